@@ -1,0 +1,193 @@
+# memtrail: hand-written Makefile.
+#
+#   make                 build lib/, the preload library and the memtrail program
+#   make check           install missing packages, build, run every test
+#   make check-asan      the unit and CLI tests with ASan + UBSan (objects in asan/)
+#   make demo            install missing packages, record a sample, print its report
+#   make bench           benchmarks against native runs and heaptrack
+#   make install         PREFIX=/usr/local DESTDIR=
+#
+# Sources are found by wildcard: a new lib/*.c, viewer/*.c, recorder/*.c,
+# tests/test_*.c or samples/*.c(pp) needs no edit here.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+PKG_CONFIG ?= pkg-config
+CC         ?= cc
+CXX        ?= c++
+VERSION    := 0.1.0
+
+# B is the prefix where objects and programs go: empty for the source tree
+# itself, asan/ for the sanitizer build.
+B ?=
+
+PKGS_LIB    := libzstd libdw
+PKGS_REC    := libunwind libzstd
+PKGS_VIEW   := ncursesw
+PKGS_TEST   := cmocka
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+OPT      ?= -O2 -g
+CFLAGS   ?= $(OPT)
+CPPFLAGS += -Iinclude -Ilib -DMT_VERSION='"$(VERSION)"' -D_GNU_SOURCE
+ALL_CFLAGS = -std=gnu11 -fPIC -MMD -MP $(WARN) $(CFLAGS) $(SAN)
+
+ifeq ($(SANITIZE),1)
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+
+LIB_SRCS  := $(wildcard lib/*.c)
+REC_SRCS  := $(wildcard recorder/*.c)
+VIEW_SRCS := $(wildcard viewer/*.c)
+TEST_SRCS := $(wildcard tests/test_*.c)
+SAMPLE_C  := $(wildcard samples/*.c)
+SAMPLE_CXX:= $(wildcard samples/*.cpp)
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)%.o)
+REC_OBJS  := $(REC_SRCS:%.c=$(B)%.rec.o)
+VIEW_OBJS := $(VIEW_SRCS:%.c=$(B)%.o)
+LIBMT     := $(B)lib/libmt.a
+RECORDER  := $(B)recorder/libmemtrail.so
+MEMTRAIL  := $(B)viewer/memtrail
+TESTS     := $(TEST_SRCS:tests/%.c=$(B)tests/bin/%)
+SAMPLES   := $(SAMPLE_C:samples/%.c=samples/bin/%) $(SAMPLE_CXX:samples/%.cpp=samples/bin/%)
+
+.PHONY: all deps deps-test check check-unit check-e2e check-asan demo bench \
+        install uninstall clean samples tests fuzz
+.DEFAULT_GOAL := all
+
+all: $(MEMTRAIL) $(RECORDER) samples
+
+# ---- the engine -----------------------------------------------------------
+$(B)lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_LIB)) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBMT): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# ---- the preload library --------------------------------------------------
+# Never sanitized: it runs inside other programs. lib/ objects it needs come
+# from a PIC archive built without sanitizers; their symbols stay hidden.
+REC_CFLAGS = -std=gnu11 -fPIC -MMD -MP $(WARN) -O2 -g -fvisibility=hidden \
+             -fexceptions -ftls-model=initial-exec -fno-omit-frame-pointer
+$(B)recorder/%.rec.o: recorder/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
+$(B)recorder/lib/%.rec.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
+# Only the parts of lib/ the recorder uses, built with the recorder's flags.
+REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c)
+$(B)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(B)recorder/lib/%.rec.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(RECORDER): $(REC_OBJS) $(B)recorder/libmt-rec.a
+	$(CC) -shared -o $@ $(REC_OBJS) $(B)recorder/libmt-rec.a \
+	    -Wl,--exclude-libs,ALL -Wl,-z,nodelete \
+	    $(call pc_libs,$(PKGS_REC)) -ldl -lpthread
+
+# ---- the memtrail program -------------------------------------------------
+$(B)viewer/%.o: viewer/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_VIEW) $(PKGS_LIB)) $(ALL_CFLAGS) -c -o $@ $<
+
+$(MEMTRAIL): $(VIEW_OBJS) $(LIBMT)
+	$(CC) $(SAN) -o $@ $(VIEW_OBJS) $(LIBMT) \
+	    $(call pc_libs,$(PKGS_VIEW) $(PKGS_LIB)) -lm
+
+# ---- samples: small programs with exactly known heap behaviour ------------
+# -O0 keeps every call visible in stacks; a sample named *_O2.c gets -O2.
+SAMPLE_FLAGS = -g -fno-omit-frame-pointer -pthread -Iinclude
+samples: $(SAMPLES)
+samples/bin/%: samples/%.c include/memtrail.h
+	@mkdir -p $(@D)
+	$(CC) $(SAMPLE_FLAGS) $(if $(findstring _O2,$*),-O2,-O0) -o $@ $<
+samples/bin/%: samples/%.cpp include/memtrail.h
+	@mkdir -p $(@D)
+	$(CXX) $(SAMPLE_FLAGS) -O0 -o $@ $<
+
+# ---- tests ----------------------------------------------------------------
+tests: $(TESTS)
+$(B)tests/bin/test_%: tests/test_%.c $(LIBMT)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_TEST) $(PKGS_LIB)) $(ALL_CFLAGS) \
+	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lm
+
+deps:
+	@sh tests/install-deps.sh
+deps-test:
+	@sh tests/install-deps.sh --test
+
+# Unit tests (cmocka) then end-to-end tests (tests/e2e/*.sh).
+check: deps-test
+	$(MAKE) all tests
+	$(MAKE) check-unit check-e2e
+	$(MAKE) check-asan
+
+check-unit: tests
+	@sh tests/run-unit.sh $(B)tests/bin
+
+check-e2e: all
+	@sh tests/run-e2e.sh $(or $(B),.)
+
+check-asan: deps-test
+	$(MAKE) B=asan/ SANITIZE=1 asan/viewer/memtrail tests
+	$(MAKE) B=asan/ SANITIZE=1 check-unit
+	MT_SANITIZED=1 sh tests/run-e2e.sh asan cli
+
+demo: deps
+	$(MAKE) all
+	@sh tests/demo.sh
+
+bench: deps
+	@sh tests/install-deps.sh --bench
+	$(MAKE) all
+	@sh tests/bench/run.sh
+
+fuzz:
+	@sh tests/fuzz/run.sh
+
+# ---- install ---------------------------------------------------------------
+memtrail.pc: Makefile
+	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: memtrail\nDescription: memtrail in-program API (header only)\nVersion: %s\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(VERSION)' > $@
+
+install: $(MEMTRAIL) $(RECORDER) memtrail.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/memtrail \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(MEMTRAIL) $(DESTDIR)$(PREFIX)/bin/memtrail
+	install -m 755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/memtrail/libmemtrail.so
+	install -m 644 include/memtrail.h $(DESTDIR)$(PREFIX)/include/memtrail.h
+	install -m 644 memtrail.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/memtrail.pc
+	install -m 644 man/memtrail.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/memtrail_snapshot.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -m 644 man/memtrail-format.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/memtrail \
+	    $(DESTDIR)$(PREFIX)/lib/memtrail/libmemtrail.so \
+	    $(DESTDIR)$(PREFIX)/include/memtrail.h \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/memtrail.pc \
+	    $(DESTDIR)$(PREFIX)/share/man/man1/memtrail.1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man3/memtrail_snapshot.3 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5/memtrail-format.5
+
+clean:
+	rm -rf asan tests/bin tests/out samples/bin tests/bench/bin tests/bench/out \
+	    tests/fuzz/bin memtrail.pc
+	find lib recorder viewer tests -name '*.[oad]' -delete
+	rm -f $(RECORDER) $(MEMTRAIL)
+
+-include $(wildcard $(B)lib/*.d $(B)recorder/*.d $(B)recorder/lib/*.d $(B)viewer/*.d $(B)tests/bin/*.d)

@@ -1,0 +1,45 @@
+/*
+ * memtrail.h - the in-program API of memtrail, the heap profiler.
+ *
+ *   #include <memtrail.h>
+ *   ...
+ *   memtrail_snapshot();                 // snapshot 0, 1, 2... in order
+ *   memtrail_snapshot_named("loaded");   // the same, with a label
+ *
+ * Header only: a program that includes it needs no link flag, and when it
+ * runs without memtrail (no libmemtrail.so preloaded) the calls do nothing.
+ * Under `memtrail record` each call appends a numbered snapshot marker to the
+ * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr.
+ *
+ * How: the preloaded library exports memtrail_snapshot_impl(). This header
+ * declares it as a weak symbol, which the dynamic linker binds at load time
+ * when libmemtrail.so is preloaded and leaves NULL otherwise; no dlsym call
+ * (which allocates when the symbol is missing) and no link flag. See
+ * memtrail_snapshot(3).
+ */
+#ifndef MEMTRAIL_H
+#define MEMTRAIL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern void memtrail_snapshot_impl(const char *label) __attribute__((weak));
+
+/* Appends a snapshot marker to the recording; a no-op without memtrail. */
+static inline void memtrail_snapshot_named(const char *label)
+{
+	if (memtrail_snapshot_impl)
+		memtrail_snapshot_impl(label ? label : "");
+}
+
+static inline void memtrail_snapshot(void)
+{
+	memtrail_snapshot_named("");
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

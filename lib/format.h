@@ -1,0 +1,215 @@
+/*
+ * format.h - the memtrail event log (memtrail.data), version 1.
+ *
+ * This is the single definition of the on-disk format shared by the writer
+ * (lib/writer.c, used inside the recorded program) and the reader
+ * (lib/reader.c, used by every tool). man/memtrail-format.5 documents the same
+ * thing for users. It holds constants and the varint helpers only; no I/O.
+ *
+ * All fixed-size integers are little-endian.
+ *
+ * FILE = HEADER CHUNK*
+ *
+ * HEADER (raw, uncompressed, at offset 0):
+ *   off  size  field
+ *   0    8     magic "MEMTRAIL"
+ *   8    2     format version (MT_FORMAT_VERSION)
+ *   10   1     pointer size in bytes (8 on x86-64 and aarch64)
+ *   11   1     flags (0)
+ *   12   4     pid of the recorded process
+ *   16   8     start time, ns since the Unix epoch (CLOCK_REALTIME)
+ *   24   4     L, length of the command line in bytes (<= MT_MAX_CMDLINE)
+ *   28   L     the command line: each argument followed by a NUL byte
+ *
+ * CHUNK (repeated until end of file):
+ *   0    4     magic "MTCK"
+ *   4    4     C, compressed size (1 <= C <= MT_MAX_CHUNK_COMPRESSED)
+ *   8    4     U, decompressed size (1 <= U <= MT_MAX_CHUNK)
+ *   12   C     exactly one zstd frame, with content size and checksum,
+ *              that decompresses to exactly U bytes of records.
+ * A chunk is written with a single write(2) once complete, so a log cut at
+ * any byte holds complete chunks followed by at most one partial one. Each
+ * chunk spans at most about one second of events. A chunk decodes on its own:
+ * its first record is CHUNK_BEGIN, which resets the delta state.
+ *
+ * RECORDS (inside a decompressed chunk), each a type byte then its fields.
+ *   uv = unsigned LEB128 varint (at most 10 bytes, value < 2^64)
+ *   sv = signed varint: zigzag-encoded then uv
+ *   str = uv length (<= MT_MAX_STRING) then that many bytes, no NUL
+ * Delta state, reset by CHUNK_BEGIN: `time` (ns since recording start,
+ * CLOCK_MONOTONIC) and `addr` (last address written, starts at 0).
+ * Every record with a dt field advances time by dt (so time never decreases);
+ * every address field updates addr.
+ *
+ *   0x01 CHUNK_BEGIN  uv seq, uv time
+ *        seq = number of events (ALLOC, FREE, REALLOC, SNAPSHOT) written in
+ *        all earlier chunks; time = absolute time of the chunk's start.
+ *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip)
+ *        A distinct call stack, written once, before any event refers to it.
+ *        ids are 0, 1, 2... in order of first use. fn is the entry point
+ *        (enum mt_fn). The n <= MT_MAX_DEPTH frames are innermost first; the
+ *        recorder's own frames are removed, so frame 0 is the return address
+ *        in the function that called the entry point. Every frame is a return
+ *        address: symbolize ip - 1. "previous ip" starts at 0 for each stack.
+ *   0x03 ALLOC        uv dt, sv (address - addr), uv size, uv stack, uv thread
+ *        A new block of `size` requested bytes at address.
+ *   0x04 FREE         uv dt, sv (address - addr), uv thread
+ *        The block at address is released. A free of an address that is not
+ *        live (allocated before recording began) is ignored by replay.
+ *   0x05 REALLOC      uv dt, sv (old - addr), sv (new - old), uv size,
+ *                     uv stack, uv thread
+ *        realloc(old, size) returned new: one free of old and one allocation
+ *        of size bytes at new, at the same instant (addr becomes new).
+ *        realloc(NULL, n) is written as ALLOC, realloc(p, 0) that frees as FREE.
+ *   0x06 THREAD       uv index, uv tid
+ *        Thread `index` (0, 1, 2... in order of first event; 0 is the first
+ *        thread seen) is kernel thread `tid`. Written before its first event.
+ *   0x07 MODULE       uv dt, uv base, str path, str build_id, uv nseg,
+ *                     nseg x (uv start, uv size)
+ *        A loaded ELF object: base = load bias (dlpi_addr), build_id the raw
+ *        GNU build-id bytes (may be empty), segments = the absolute address
+ *        ranges of its executable PT_LOAD segments. Written at start for
+ *        every module, and after each dlopen for the new ones. Path "" is the
+ *        main program when its name is unknown; "[vdso]" the vDSO.
+ *   0x08 UNLOAD       uv dt, uv base
+ *        The module loaded at base was dlclose'd and unmapped.
+ *   0x09 SNAPSHOT     uv dt, uv index, str label
+ *        memtrail_snapshot() / signal / interval marker; index 0, 1, 2...
+ *   0x0A END          uv dt, uv how, sv code
+ *        Recording ended cleanly: how = enum mt_end_how, code = exit status
+ *        or signal number. A log without END was cut short (crash, SIGKILL,
+ *        full disk): readers warn "truncated after N events".
+ *   0x0B STOP         uv dt, str reason
+ *        The recorder stopped recording early (e.g. disk full, fork child);
+ *        an END record may still follow.
+ * Unknown record types are an error (the format version changes instead).
+ */
+#ifndef MT_FORMAT_H
+#define MT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_MAGIC              "MEMTRAIL"
+#define MT_MAGIC_LEN          8
+#define MT_CHUNK_MAGIC        "MTCK"
+#define MT_FORMAT_VERSION     1
+#define MT_HEADER_FIXED       28
+#define MT_CHUNK_HEADER       12
+#define MT_MAX_CMDLINE        65536
+#define MT_MAX_CHUNK          (16u << 20)   /* decompressed bytes */
+#define MT_MAX_CHUNK_COMPRESSED (17u << 20)
+#define MT_MAX_STRING         4096
+#define MT_MAX_DEPTH          256
+#define MT_DEFAULT_DEPTH      64
+#define MT_MAX_VARINT         10
+
+enum mt_record {
+	MT_REC_CHUNK_BEGIN = 0x01,
+	MT_REC_STACK       = 0x02,
+	MT_REC_ALLOC       = 0x03,
+	MT_REC_FREE        = 0x04,
+	MT_REC_REALLOC     = 0x05,
+	MT_REC_THREAD      = 0x06,
+	MT_REC_MODULE      = 0x07,
+	MT_REC_UNLOAD      = 0x08,
+	MT_REC_SNAPSHOT    = 0x09,
+	MT_REC_END         = 0x0A,
+	MT_REC_STOP        = 0x0B,
+};
+
+/* Allocation entry points; the report shows mt_fn_name() at the tree root. */
+enum mt_fn {
+	MT_FN_MALLOC = 0,
+	MT_FN_CALLOC,
+	MT_FN_REALLOC,
+	MT_FN_REALLOCARRAY,
+	MT_FN_MEMALIGN,
+	MT_FN_POSIX_MEMALIGN,
+	MT_FN_ALIGNED_ALLOC,
+	MT_FN_VALLOC,
+	MT_FN_PVALLOC,
+	MT_FN_NEW,              /* operator new(size_t), and nothrow */
+	MT_FN_NEW_ARRAY,        /* operator new[](size_t), and nothrow */
+	MT_FN_NEW_ALIGNED,      /* operator new(size_t, align_val_t), and nothrow */
+	MT_FN_NEW_ARRAY_ALIGNED,
+	MT_FN_COUNT
+};
+
+enum mt_end_how {
+	MT_END_EXIT = 0,        /* exit()/return from main: code = status */
+	MT_END__EXIT = 1,       /* _exit()/_Exit(): code = status */
+	MT_END_SIGNAL = 2,      /* fatal signal: code = signal number */
+	MT_END_EXEC = 3,        /* the process exec'd another program */
+};
+
+static inline const char *mt_fn_name(unsigned fn)
+{
+	static const char *const names[MT_FN_COUNT] = {
+		"malloc", "calloc", "realloc", "reallocarray", "memalign",
+		"posix_memalign", "aligned_alloc", "valloc", "pvalloc",
+		"operator new", "operator new[]",
+		"operator new(align_val_t)", "operator new[](align_val_t)",
+	};
+	return fn < MT_FN_COUNT ? names[fn] : "?";
+}
+
+/* Encode v at p (room for MT_MAX_VARINT bytes); returns bytes written. */
+static inline size_t mt_put_uv(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline size_t mt_put_sv(uint8_t *p, int64_t v)
+{
+	return mt_put_uv(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/*
+ * Decode a varint from [*p, end). Returns 0 and advances *p, or -1 when the
+ * input ends early or the varint is longer than 10 bytes / overflows.
+ */
+static inline int mt_get_uv(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t r = 0;
+	unsigned shift = 0;
+	for (;;) {
+		if (q >= end || shift > 63)
+			return -1;
+		uint8_t b = *q++;
+		if (shift == 63 && (b & 0x7e))
+			return -1;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+		shift += 7;
+	}
+	*p = q;
+	*v = r;
+	return 0;
+}
+
+static inline int mt_get_sv(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t u;
+	if (mt_get_uv(p, end, &u) < 0)
+		return -1;
+	*v = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+	return 0;
+}
+
+static inline void mt_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void mt_put_u32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline void mt_put_u64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static inline uint16_t mt_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t mt_get_u32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static inline uint64_t mt_get_u64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+
+#endif

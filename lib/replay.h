@@ -1,0 +1,136 @@
+/*
+ * replay.h - replays an event log through a table of callbacks.
+ *
+ * The replay reads the log chunk by chunk (lib/reader.c), keeps the table of
+ * live blocks (address -> size, stack, allocation time) and the table of
+ * distinct stacks, and calls the consumer for each event in true order. Its
+ * memory grows with live blocks and distinct stacks, never with the number of
+ * events. Every tool (summary, trees, timeline, viewer, dump, tests) is a
+ * consumer of this interface; none parses the log itself.
+ *
+ * Not here: aggregation (lib/agg.h), symbols (lib/symbols.h).
+ */
+#ifndef MT_REPLAY_H
+#define MT_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_replay;
+
+/* The file header. Strings are owned by the replay. */
+struct mt_header {
+	unsigned version;
+	unsigned pointer_size;
+	uint32_t pid;
+	uint64_t start_realtime_ns;  /* ns since the Unix epoch */
+	const char *cmdline;         /* arguments joined with single spaces */
+	size_t argc;
+	const char *const *argv;
+};
+
+/* An allocation or free, as the consumer sees it. */
+struct mt_event {
+	uint64_t seq;         /* event number from 0 (allocs, frees, reallocs, snapshots) */
+	uint64_t time_ns;     /* since recording start */
+	uint64_t addr;
+	uint64_t size;        /* requested size of the block */
+	uint32_t stack;       /* stack id that allocated the block */
+	uint32_t thread;      /* thread index of this event */
+	uint64_t alloc_time_ns; /* on_free: when the block was allocated; on_alloc: == time_ns */
+	uint64_t alloc_seq;     /* on_free: seq of the allocating event */
+	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
+};
+
+/* A distinct call stack (see format.h STACK). Owned by the replay. */
+struct mt_stack {
+	uint32_t id;
+	uint32_t fn;          /* enum mt_fn: the entry point */
+	uint32_t depth;
+	const uint64_t *ips;  /* innermost first; return addresses */
+};
+
+struct mt_segment { uint64_t start, size; };
+
+/* A loaded module (see format.h MODULE). Owned by the replay. */
+struct mt_module {
+	uint64_t time_ns;
+	uint64_t base;
+	const char *path;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	size_t nseg;
+	const struct mt_segment *segs;
+};
+
+struct mt_snapshot {
+	uint32_t index;
+	const char *label;    /* "" when unnamed */
+	uint64_t seq;
+	uint64_t time_ns;
+};
+
+/* How the log ended. */
+struct mt_end {
+	int clean;            /* 1 if an END record was read */
+	int how;              /* enum mt_end_how, when clean */
+	int64_t code;
+	uint64_t time_ns;     /* time of the last record read */
+	uint64_t events;      /* events replayed */
+	int truncated;        /* the file ends in a partial or corrupt chunk, or lacks END */
+	uint64_t good_bytes;  /* offset just after the last good chunk */
+	const char *stop_reason; /* STOP record's reason, or NULL */
+};
+
+/*
+ * The consumer. Every callback may be NULL. Pointers passed in are valid only
+ * during the call, except mt_stack/mt_module data, which live as long as the
+ * replay. Returning non-zero from on_alloc/on_free/on_snapshot stops the
+ * replay early (mt_replay_run then returns 1).
+ */
+struct mt_replay_ops {
+	void (*on_header)(void *ctx, const struct mt_header *h);
+	void (*on_module)(void *ctx, const struct mt_module *m);
+	void (*on_unload)(void *ctx, uint64_t base, uint64_t time_ns);
+	void (*on_thread)(void *ctx, uint32_t index, uint32_t tid);
+	void (*on_stack)(void *ctx, const struct mt_stack *s);
+	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
+	int  (*on_free)(void *ctx, const struct mt_event *ev);
+	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
+	/* Called once at the end, also after truncation or an early stop. */
+	void (*on_end)(void *ctx, const struct mt_end *e);
+	/* Called at least every ~64 KiB of input: for progress bars. */
+	void (*on_progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+};
+
+/*
+ * Open a log: reads and checks the header. Returns 0 and *out, or a negative
+ * MT_E_* (*err_offset, if not NULL, gets the byte offset of the problem).
+ */
+int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offset);
+
+/* The header read by mt_replay_open. */
+const struct mt_header *mt_replay_header(const struct mt_replay *r);
+
+/*
+ * Replay the whole log from the start through ops. May be called again to
+ * replay once more (the state is reset). Returns 0 at the end of the log
+ * (truncated or not: see on_end / mt_replay_end), 1 if a callback stopped it,
+ * or a negative MT_E_* for a hard error (I/O, out of memory).
+ */
+int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx);
+
+/* How the last run ended. */
+const struct mt_end *mt_replay_end(const struct mt_replay *r);
+
+/* Stacks and modules seen so far by the last run (ids are dense from 0). */
+size_t mt_replay_nstacks(const struct mt_replay *r);
+const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id);
+size_t mt_replay_nmodules(const struct mt_replay *r);
+const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
+size_t mt_replay_nthreads(const struct mt_replay *r);
+
+/* Frees the replay; NULL is a no-op. */
+void mt_replay_free(struct mt_replay *r);
+
+#endif
