@@ -103,7 +103,7 @@ $(B)viewer/%.o: viewer/%.c
 
 $(MEMTRAIL): $(VIEW_OBJS) $(LIBMT)
 	$(CC) $(SAN) -o $@ $(VIEW_OBJS) $(LIBMT) \
-	    $(call pc_libs,$(PKGS_VIEW) $(PKGS_LIB)) -lm
+	    $(call pc_libs,$(PKGS_VIEW) $(PKGS_LIB)) -lstdc++ -lm
 
 # ---- samples: small programs with exactly known heap behaviour ------------
 # -O0 keeps every call visible in stacks; a sample named *_O2.c gets -O2.
@@ -121,7 +121,7 @@ tests: $(TESTS)
 $(B)tests/bin/test_%: tests/test_%.c $(LIBMT)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_TEST) $(PKGS_LIB)) $(ALL_CFLAGS) \
-	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lm
+	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lstdc++ -lm
 
 deps:
 	@sh tests/install-deps.sh
