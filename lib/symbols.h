@@ -1,0 +1,68 @@
+/*
+ * symbols.h - offline symbolization of recorded addresses with elfutils libdw.
+ *
+ * Built from the module map of a log (MODULE records): each module is opened
+ * from its recorded path at its recorded load bias; separate debug info is
+ * found by build-id (/usr/lib/debug/.build-id/..) and .gnu_debuglink. One
+ * address resolves to one or more frames: the inlined functions at that
+ * address, innermost first, then the function they were inlined into. C++
+ * names are demangled. Every distinct address is resolved once and cached.
+ *
+ * Not here: which frames to show (filters), tree building (lib/agg.h).
+ */
+#ifndef MT_SYMBOLS_H
+#define MT_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_symbols;
+struct mt_module;
+
+/* One frame of a resolved address. Strings live as long as the mt_symbols. */
+struct mt_frame {
+	const char *function;  /* demangled name; NULL when unknown */
+	const char *file;      /* source file (as in DWARF, may be relative); NULL when unknown */
+	unsigned line;         /* 0 when unknown */
+	const char *module;    /* module path; NULL when no module contains the address */
+	uint64_t offset;       /* address - module load bias (for module+0xOFF) */
+	int inlined;           /* 1 if this frame was inlined into the next one */
+};
+
+/* A new, empty symbolizer. Returns NULL when out of memory. */
+struct mt_symbols *mt_symbols_new(void);
+
+/*
+ * Adds a module of the log. Opening its file is deferred until an address
+ * inside it is first resolved. Returns 0 or a negative MT_E_*.
+ */
+int mt_symbols_add_module(struct mt_symbols *s, const struct mt_module *m);
+
+/*
+ * Resolves a return address (the ip as recorded: the function looks up
+ * ip - 1) to *nframes >= 1 frames, innermost first; *frames stays valid as
+ * long as s. A module that cannot be read, or whose build-id differs from
+ * the recorded one, yields one frame with function NULL (shown as
+ * module+0xOFF). Returns 0, or a negative MT_E_* (out of memory).
+ */
+int mt_symbols_resolve(struct mt_symbols *s, uint64_t ip,
+		       const struct mt_frame **frames, size_t *nframes);
+
+/*
+ * Formats a frame the way reports show it: "function [file:line]",
+ * "function", or "module+0xOFF" (basename of the module), or "0xADDR".
+ * Writes at most size bytes including the NUL; returns the length it needed.
+ */
+size_t mt_frame_format(const struct mt_frame *f, char *buf, size_t size);
+
+/*
+ * Warnings collected so far (one line each, no prefix), e.g. a module whose
+ * build-id on disk differs from the recorded one, or that cannot be opened;
+ * each module is warned about once. Returns the count; *lines owned by s.
+ */
+size_t mt_symbols_warnings(const struct mt_symbols *s, const char *const **lines);
+
+/* Frees the symbolizer; NULL is a no-op. */
+void mt_symbols_free(struct mt_symbols *s);
+
+#endif
