@@ -1,0 +1,321 @@
+/*
+ * series.c - live heap over time in a fixed number of doubling buckets
+ * (see series.h). A replay consumer: it never reads the log itself and never
+ * draws; the timeline of `report` and the viewer's graph draw from it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "replay.h"
+#include "series.h"
+
+#define NBUCKETS        4096u     /* even, so pairs merge evenly */
+#define FIRST_WIDTH_NS  1024u
+
+struct bucket {
+	uint64_t max, min;
+	uint64_t end_bytes, end_blocks, end_events;
+};
+
+struct mt_series {
+	struct bucket *b;         /* NBUCKETS of them */
+	size_t used;              /* buckets [0, used) hold data */
+	uint64_t width;           /* ns per bucket */
+
+	uint64_t live_bytes, live_blocks, events;
+	uint64_t allocs, frees, bytes_allocated;
+	uint64_t end_time;
+	struct mt_series_peak peak;
+
+	struct mt_series_snap *snaps;
+	size_t nsnaps, cap_snaps;
+	int err;
+};
+
+struct mt_series *mt_series_new(void)
+{
+	struct mt_series *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->b = calloc(NBUCKETS, sizeof(*s->b));
+	if (!s->b) {
+		free(s);
+		return NULL;
+	}
+	s->width = FIRST_WIDTH_NS;
+	return s;
+}
+
+void mt_series_free(struct mt_series *s)
+{
+	if (!s)
+		return;
+	mt_series_reset(s);
+	free(s->snaps);
+	free(s->b);
+	free(s);
+}
+
+void mt_series_reset(struct mt_series *s)
+{
+	for (size_t i = 0; i < s->nsnaps; i++)
+		free((char *)s->snaps[i].label);
+	s->nsnaps = 0;
+	memset(s->b, 0, NBUCKETS * sizeof(*s->b));
+	s->used = 0;
+	s->width = FIRST_WIDTH_NS;
+	s->live_bytes = s->live_blocks = s->events = 0;
+	s->allocs = s->frees = s->bytes_allocated = 0;
+	s->end_time = 0;
+	memset(&s->peak, 0, sizeof(s->peak));
+	s->err = 0;
+}
+
+void mt_series_ops(struct mt_replay_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->on_alloc = mt_series_on_alloc;
+	ops->on_free = mt_series_on_free;
+	ops->on_snapshot = mt_series_on_snapshot;
+	ops->on_end = mt_series_on_end;
+}
+
+/* Halves the resolution: bucket k becomes the merge of 2k and 2k+1. */
+static void widen(struct mt_series *s)
+{
+	size_t n = (s->used + 1) / 2;
+
+	for (size_t k = 0; k < n; k++) {
+		struct bucket a = s->b[2 * k];
+
+		if (2 * k + 1 < s->used) {
+			const struct bucket *c = &s->b[2 * k + 1];
+
+			if (c->max > a.max)
+				a.max = c->max;
+			if (c->min < a.min)
+				a.min = c->min;
+			a.end_bytes = c->end_bytes;
+			a.end_blocks = c->end_blocks;
+			a.end_events = c->end_events;
+		}
+		s->b[k] = a;
+	}
+	memset(s->b + n, 0, (NBUCKETS - n) * sizeof(*s->b));
+	s->used = n;
+	s->width *= 2;
+}
+
+/* A bucket that holds the current state and nothing else happened in it. */
+static void flat(struct mt_series *s, struct bucket *b)
+{
+	b->max = b->min = b->end_bytes = s->live_bytes;
+	b->end_blocks = s->live_blocks;
+	b->end_events = s->events;
+}
+
+/*
+ * Makes the bucket of time t current (filling the quiet buckets before it
+ * with the unchanged state) and returns it.
+ */
+static struct bucket *bucket_at(struct mt_series *s, uint64_t t)
+{
+	while (t / s->width >= NBUCKETS)
+		widen(s);
+	size_t k = (size_t)(t / s->width);
+	/* Time never goes back; a bucket before the last is only a guard. */
+	if (k < s->used)
+		return &s->b[s->used - 1];
+	while (s->used <= k)
+		flat(s, &s->b[s->used++]);
+	return &s->b[k];
+}
+
+static void after_event(struct mt_series *s, struct bucket *b, uint64_t seq)
+{
+	if (s->live_bytes > b->max)
+		b->max = s->live_bytes;
+	if (s->live_bytes < b->min)
+		b->min = s->live_bytes;
+	b->end_bytes = s->live_bytes;
+	b->end_blocks = s->live_blocks;
+	if (seq + 1 > s->events)
+		s->events = seq + 1;
+	b->end_events = s->events;
+}
+
+int mt_series_on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_series *s = ctx;
+	struct bucket *b = bucket_at(s, ev->time_ns);
+
+	s->live_bytes += ev->size;
+	s->live_blocks++;
+	s->allocs++;
+	s->bytes_allocated += ev->size;
+	if (s->live_bytes > s->peak.bytes) {
+		s->peak.bytes = s->live_bytes;
+		s->peak.blocks = s->live_blocks;
+		s->peak.time_ns = ev->time_ns;
+		s->peak.seq = ev->seq;
+	}
+	if (ev->time_ns > s->end_time)
+		s->end_time = ev->time_ns;
+	after_event(s, b, ev->seq);
+	return 0;
+}
+
+int mt_series_on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_series *s = ctx;
+	struct bucket *b = bucket_at(s, ev->time_ns);
+
+	/* The replay only reports frees of live blocks; guard anyway. */
+	s->live_bytes -= ev->size <= s->live_bytes ? ev->size : s->live_bytes;
+	if (s->live_blocks)
+		s->live_blocks--;
+	s->frees++;
+	if (ev->time_ns > s->end_time)
+		s->end_time = ev->time_ns;
+	after_event(s, b, ev->seq);
+	return 0;
+}
+
+int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap)
+{
+	struct mt_series *s = ctx;
+	struct bucket *b = bucket_at(s, snap->time_ns);
+	struct mt_series_snap *x;
+	char *label;
+
+	if (snap->time_ns > s->end_time)
+		s->end_time = snap->time_ns;
+	after_event(s, b, snap->seq);
+	if (s->err)
+		return 0;
+	if (s->nsnaps == s->cap_snaps) {
+		size_t cap = s->cap_snaps ? 2 * s->cap_snaps : 16;
+		x = realloc(s->snaps, cap * sizeof(*x));
+		if (!x)
+			goto fail;
+		s->snaps = x;
+		s->cap_snaps = cap;
+	}
+	label = strdup(snap->label ? snap->label : "");
+	if (!label)
+		goto fail;
+	x = &s->snaps[s->nsnaps++];
+	x->index = snap->index;
+	x->label = label;
+	x->time_ns = snap->time_ns;
+	x->seq = snap->seq;
+	x->live_bytes = s->live_bytes;
+	x->live_blocks = s->live_blocks;
+	return 0;
+fail:
+	s->err = MT_E_NOMEM;
+	return 0;
+}
+
+void mt_series_on_end(void *ctx, const struct mt_end *end)
+{
+	struct mt_series *s = ctx;
+
+	if (end->time_ns > s->end_time)
+		s->end_time = end->time_ns;
+	/* The graph stays flat up to the last record. */
+	bucket_at(s, s->end_time);
+}
+
+int mt_series_error(const struct mt_series *s)
+{
+	return s->err;
+}
+
+void mt_series_peak(const struct mt_series *s, struct mt_series_peak *p)
+{
+	*p = s->peak;
+}
+
+void mt_series_end(const struct mt_series *s, struct mt_series_end *e)
+{
+	e->time_ns = s->end_time;
+	e->live_bytes = s->live_bytes;
+	e->live_blocks = s->live_blocks;
+	e->events = s->events;
+	e->allocs = s->allocs;
+	e->frees = s->frees;
+	e->bytes_allocated = s->bytes_allocated;
+}
+
+size_t mt_series_nsnapshots(const struct mt_series *s)
+{
+	return s->nsnaps;
+}
+
+const struct mt_series_snap *mt_series_snapshot(const struct mt_series *s, size_t i)
+{
+	return i < s->nsnaps ? &s->snaps[i] : NULL;
+}
+
+uint64_t mt_series_bucket_ns(const struct mt_series *s)
+{
+	return s->width;
+}
+
+int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
+		       size_t n, struct mt_series_col *out)
+{
+	uint64_t span;
+	int peak_done = 0;
+
+	if (!n || t1_ns <= t0_ns)
+		return MT_E_ARG;
+	span = t1_ns - t0_ns;
+	for (size_t i = 0; i < n; i++) {
+		struct mt_series_col *c = &out[i];
+		/* 128-bit so a long run times a wide terminal cannot overflow */
+		uint64_t c0 = t0_ns + (uint64_t)((unsigned __int128)span * i / n);
+		uint64_t c1 = t0_ns + (uint64_t)((unsigned __int128)span * (i + 1) / n);
+		size_t k0, k1;
+		int any = 0;
+
+		if (c1 <= c0)
+			c1 = c0 + 1;
+		memset(c, 0, sizeof(*c));
+		c->t0_ns = c0;
+		c->t1_ns = c1;
+		k0 = (size_t)(c0 / s->width < NBUCKETS ? c0 / s->width : NBUCKETS);
+		k1 = (size_t)((c1 - 1) / s->width < NBUCKETS ? (c1 - 1) / s->width : NBUCKETS);
+		for (size_t k = k0; k <= k1 && k < s->used; k++) {
+			const struct bucket *b = &s->b[k];
+
+			if (!any || b->max > c->max_bytes)
+				c->max_bytes = b->max;
+			if (!any || b->min < c->min_bytes)
+				c->min_bytes = b->min;
+			c->end_bytes = b->end_bytes;
+			c->end_blocks = b->end_blocks;
+			c->end_events = b->end_events;
+			any = 1;
+		}
+		if (k1 >= s->used) {
+			/* past the data: the end state */
+			if (!any || s->live_bytes > c->max_bytes)
+				c->max_bytes = s->live_bytes;
+			if (!any || s->live_bytes < c->min_bytes)
+				c->min_bytes = s->live_bytes;
+			c->end_bytes = s->live_bytes;
+			c->end_blocks = s->live_blocks;
+			c->end_events = s->events;
+		}
+		if (!peak_done && s->peak.bytes && s->peak.time_ns >= c0 &&
+		    s->peak.time_ns < c1) {
+			c->has_peak = 1;
+			peak_done = 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,126 @@
+/*
+ * series.h - live heap over time: a replay consumer that keeps the heap's
+ * size through the run in bounded memory, for `report --timeline` and the
+ * timeline pane of `memtrail view`.
+ *
+ * The series counts live bytes and blocks after every event (an allocation
+ * adds its requested size, a free subtracts the size of the block it frees;
+ * the two halves of a realloc are two events at the same instant). It keeps
+ * a fixed number of time buckets whose width doubles, merging neighbours, as
+ * the run gets longer, so its memory does not grow with the number of events.
+ * Each bucket keeps the maximum and minimum live bytes reached inside it and
+ * the state at its end, so a resampled column never loses a spike: the
+ * maximum of a column is the maximum of every event inside it.
+ *
+ * The peak is exact: the first event after which live bytes reach their
+ * maximum over the whole run (ties keep the earliest). Snapshots are kept
+ * with the live bytes and blocks at the moment they were taken.
+ *
+ * Not here: who holds the heap (lib/agg.h), drawing (report.c, viewer/).
+ */
+#ifndef MT_SERIES_H
+#define MT_SERIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_series;
+struct mt_replay_ops;
+struct mt_event;
+struct mt_snapshot;
+struct mt_end;
+
+/* One column of a resampled series: the slice [t0_ns, t1_ns). */
+struct mt_series_col {
+	uint64_t t0_ns, t1_ns;
+	uint64_t max_bytes;   /* maximum live bytes in the slice, including at its start */
+	uint64_t min_bytes;   /* minimum live bytes in the slice, including at its start */
+	/*
+	 * The state at the end of the slice, to the series' resolution: at the
+	 * end of the bucket that holds t1_ns - 1 (mt_series_bucket_ns() wide).
+	 * end_events is the number of event seq numbers consumed by then: the
+	 * state after event end_events - 1 (0: before any event).
+	 */
+	uint64_t end_bytes, end_blocks;
+	uint64_t end_events;
+	int has_peak;         /* the run's peak falls in this slice */
+};
+
+/* The run's peak (all zero when nothing was allocated). */
+struct mt_series_peak {
+	uint64_t bytes, blocks;
+	uint64_t time_ns;
+	uint64_t seq;         /* the event after which the peak was reached */
+};
+
+/* A snapshot marker with the heap at that moment. */
+struct mt_series_snap {
+	uint32_t index;
+	const char *label;    /* "" when unnamed; owned by the series */
+	uint64_t time_ns;
+	uint64_t seq;
+	uint64_t live_bytes, live_blocks;
+};
+
+/* Totals at the end of the run (what leaked) once on_end was seen. */
+struct mt_series_end {
+	uint64_t time_ns;     /* duration: time of the last record */
+	uint64_t live_bytes, live_blocks;
+	uint64_t events;      /* events consumed */
+	uint64_t allocs, frees;
+	uint64_t bytes_allocated;
+};
+
+/* A new, empty series. Returns NULL when out of memory. */
+struct mt_series *mt_series_new(void);
+
+/*
+ * Fills *ops with the series' callbacks (everything else NULL), to replay
+ * with ctx = the series. A consumer that feeds several modules from one
+ * replay calls the mt_series_on_* functions below from its own callbacks.
+ */
+void mt_series_ops(struct mt_replay_ops *ops);
+
+/* The callbacks, ctx = struct mt_series *. They always return 0. */
+int mt_series_on_alloc(void *ctx, const struct mt_event *ev);
+int mt_series_on_free(void *ctx, const struct mt_event *ev);
+int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);
+void mt_series_on_end(void *ctx, const struct mt_end *end);
+
+/*
+ * 0, or a negative MT_E_* if a callback ran out of memory (a snapshot could
+ * not be stored); the error is sticky until mt_series_reset().
+ */
+int mt_series_error(const struct mt_series *s);
+
+/* Empties the series for another replay. */
+void mt_series_reset(struct mt_series *s);
+
+/* The peak; *p all zero when nothing was allocated. */
+void mt_series_peak(const struct mt_series *s, struct mt_series_peak *p);
+
+/* The end totals; before on_end, the totals so far. */
+void mt_series_end(const struct mt_series *s, struct mt_series_end *e);
+
+/* Snapshots in the order taken; a pointer is valid until the next on_snapshot. */
+size_t mt_series_nsnapshots(const struct mt_series *s);
+const struct mt_series_snap *mt_series_snapshot(const struct mt_series *s, size_t i);
+
+/*
+ * Resamples [t0_ns, t1_ns) into n equal columns (column i covers
+ * [t0 + i*(t1-t0)/n, t0 + (i+1)*(t1-t0)/n)). A column narrower than the
+ * series' bucket still gets the exact maximum of the bucket it falls in, so
+ * neighbours may share a spike, but no column ever misses one. Columns past
+ * the end of the run hold the end state. Returns 0, or MT_E_ARG when n is 0
+ * or t1_ns <= t0_ns.
+ */
+int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
+		       size_t n, struct mt_series_col *out);
+
+/* The width of one bucket in ns (it doubles as the run gets longer). */
+uint64_t mt_series_bucket_ns(const struct mt_series *s);
+
+/* Frees the series; NULL is a no-op. */
+void mt_series_free(struct mt_series *s);
+
+#endif
