@@ -1,0 +1,174 @@
+/*
+ * agg.h - aggregation: who holds the heap, per call stack, at any point of
+ * a run. A replay consumer (struct mt_agg) that the report, the viewer and
+ * the tests share, so every tool shows the same numbers.
+ *
+ * A profile (struct mt_profile) holds one struct mt_cost per stack id:
+ *   bytes, blocks  live requested bytes and live blocks at the point; in a
+ *                  diff, the signed change B - A.
+ *   allocs         allocations made by the stack from the start of the run
+ *                  up to and including the point (a realloc's new block is
+ *                  one allocation); in a diff, the allocations made between
+ *                  A (excluded) and B (included).
+ * A point is "after event seq S": the state once every event with seq <= S
+ * has been applied (both halves of a realloc share one seq and are applied
+ * together). start is before any event, end after the last one. The peak is
+ * the event after which live bytes reach their maximum over the run, the
+ * earliest one when the maximum is reached more than once; a run that never
+ * has a live byte peaks at start.
+ *
+ * Temporary allocations (heaptrack's definition): an allocation whose block
+ * is freed by the very next allocation-related event of the same thread,
+ * with no other allocation of that thread in between (the free half of a
+ * realloc counts as a free, its alloc half as an allocation).
+ *
+ * Memory grows with distinct stacks, threads, snapshots and the number of
+ * profiles asked for, never with the number of events.
+ *
+ * Not here: replaying the log (lib/replay.h), symbols (lib/symbols.h), call
+ * trees (lib/tree.h), printing (lib/report.c).
+ */
+#ifndef MT_AGG_H
+#define MT_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_agg;
+struct mt_profile;
+struct mt_replay;
+struct mt_replay_ops;
+
+/* The cost of one stack (or tree node); signed so that diffs fit. */
+struct mt_cost {
+	int64_t bytes;
+	int64_t blocks;
+	int64_t allocs;
+};
+
+/* Where to take a profile. */
+enum mt_at_kind {
+	MT_AT_START = 0,    /* before any event */
+	MT_AT_SEQ,          /* after the event with seq `value` */
+	MT_AT_TIME,         /* after every event with time_ns <= `value` */
+	MT_AT_END,          /* after the last event */
+};
+struct mt_at {
+	enum mt_at_kind kind;
+	uint64_t value;
+};
+
+/* A snapshot marker and the heap when it was taken. */
+struct mt_agg_snapshot {
+	uint32_t index;
+	const char *label;        /* "" when unnamed; owned by the mt_agg */
+	uint64_t seq;
+	uint64_t time_ns;
+	int64_t live_bytes, live_blocks;
+};
+
+/* Figures of the whole run, complete once the replay has ended. */
+struct mt_agg_stats {
+	uint64_t events;          /* event seqs seen (allocs, frees, reallocs, snapshots) */
+	uint64_t allocations, frees;
+	uint64_t bytes_allocated;
+	int64_t peak_bytes, peak_blocks;
+	int peak_at_start;        /* 1 when live bytes never rose above 0 */
+	uint64_t peak_seq, peak_time_ns;
+	int64_t end_bytes, end_blocks;  /* still live at the end: leaked */
+	uint64_t end_time_ns;     /* time of the last event */
+	uint64_t temporary;       /* temporary allocations */
+	size_t nsnapshots;
+	const struct mt_agg_snapshot *snapshots;  /* owned by the mt_agg */
+};
+
+/* A new aggregator. Returns NULL when out of memory. */
+struct mt_agg *mt_agg_new(void);
+
+/*
+ * Fills *ops with the aggregator's callbacks (ctx = the mt_agg). Tests may
+ * call them directly with synthetic events, in the replay's order: events by
+ * increasing seq, a realloc as its free half then its alloc half with the
+ * same seq and realloc = 1, on_end last.
+ */
+void mt_agg_ops(struct mt_replay_ops *ops);
+
+/*
+ * Asks the next replay through the ops to capture profiles at n points (any
+ * order; duplicates allowed), replacing earlier requests and results; also
+ * resets the run's figures. When stop_early is non-zero the callbacks stop
+ * the replay once every point is captured (the stats are then partial).
+ * Returns 0 or MT_E_NOMEM.
+ */
+int mt_agg_request(struct mt_agg *a, const struct mt_at *at, size_t n, int stop_early);
+
+/*
+ * Takes the profile captured for request i of the last mt_agg_request(); the
+ * caller owns it (mt_profile_free). Returns NULL if i is out of range or the
+ * point was not reached (the replay has not ended).
+ */
+struct mt_profile *mt_agg_take(struct mt_agg *a, size_t i);
+
+/* Figures of the last replay; valid until the next mt_agg_request/replay. */
+const struct mt_agg_stats *mt_agg_stats(const struct mt_agg *a);
+
+/*
+ * The live profile at the end (what leaked) and the temporary profile (per
+ * stack: bytes = bytes of its temporary allocations, blocks = their number,
+ * allocs = all its allocations) of the last replay; new profiles owned by
+ * the caller, or NULL when out of memory.
+ */
+struct mt_profile *mt_agg_end_profile(const struct mt_agg *a);
+struct mt_profile *mt_agg_temporary_profile(const struct mt_agg *a);
+
+/*
+ * 0, or the sticky negative MT_E_* a callback met (out of memory); reset by
+ * mt_agg_request.
+ */
+int mt_agg_error(const struct mt_agg *a);
+
+/*
+ * Convenience: replays r through a, capturing n points; outs[i] gets the
+ * profile at at[i] (owned by the caller). progress, if not NULL, is called
+ * as the replay's on_progress. Returns 0 or a negative MT_E_* (outs are
+ * then all NULL).
+ */
+int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, size_t n,
+	       struct mt_profile **outs,
+	       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx);
+
+/* Frees the aggregator; NULL is a no-op. */
+void mt_agg_free(struct mt_agg *a);
+
+/* A new empty profile (every stack costs zero). NULL when out of memory. */
+struct mt_profile *mt_profile_new(void);
+
+/* Stacks covered: ids 0 .. n-1 (higher ids cost zero). */
+size_t mt_profile_nstacks(const struct mt_profile *p);
+
+/* The cost of one stack; a zero cost for ids beyond mt_profile_nstacks. */
+struct mt_cost mt_profile_get(const struct mt_profile *p, uint32_t stack);
+
+/* Adds c to a stack's cost (grows the profile). 0 or MT_E_NOMEM. */
+int mt_profile_add(struct mt_profile *p, uint32_t stack, const struct mt_cost *c);
+
+/* The sum over all stacks. */
+struct mt_cost mt_profile_total(const struct mt_profile *p);
+
+/*
+ * Where the profile was taken: the number of event seqs applied (the state
+ * after event events - 1; 0 is the start) and the time of the last one.
+ */
+uint64_t mt_profile_events(const struct mt_profile *p);
+uint64_t mt_profile_time(const struct mt_profile *p);
+
+/*
+ * b - a, per stack (bytes, blocks and allocs); a new profile owned by the
+ * caller, taken at b's point; NULL when out of memory.
+ */
+struct mt_profile *mt_profile_diff(const struct mt_profile *a, const struct mt_profile *b);
+
+/* Frees a profile; NULL is a no-op. */
+void mt_profile_free(struct mt_profile *p);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * tree.h - call trees built from a profile (lib/agg.h): the model behind
+ * every tree of `memtrail report` and the tree pane of `memtrail view`.
+ *
+ * Each stack of the profile becomes one branch. Each recorded ip expands to
+ * its frames (the inlined functions at that address, innermost first, then
+ * the function they were inlined into), and a frame is identified by its
+ * label, mt_frame_format()'s "function [file:line]" or "module+0xOFF".
+ *   callee first (default): root -> entry point (mt_fn_name: "malloc",
+ *     "operator new"...) -> frame 0 -> frame 1 ... outward to main/_start.
+ *   inverted (caller first): root -> outermost frame ... -> frame 0 ->
+ *     entry point.
+ * Siblings with the same label are merged; a node's cost is the sum of the
+ * stacks through it, the root's the total of the stacks kept.
+ *
+ * Filters, applied per stack before building: include_function keeps only
+ * stacks with a frame whose function name (or label, when the function is
+ * unknown) or entry point name matches; exclude_function drops every stack
+ * with such a frame; include_module / exclude_module do the same with the
+ * frames' module paths. Patterns are POSIX extended regexes, unanchored.
+ *
+ * Not here: folding below a threshold and --top (printing, lib/report.c),
+ * the viewer's expanded/selected state (viewer/).
+ */
+#ifndef MT_TREE_H
+#define MT_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+
+struct mt_tree;
+struct mt_tree_node;
+struct mt_frame;
+struct mt_stack;
+struct mt_replay;
+struct mt_symbols;
+
+/*
+ * Where the builder gets stacks and frames. stack() returns the stack with
+ * that id or NULL (then the stack's cost is put under one "?" branch).
+ * resolve() maps a recorded ip to >= 1 frames, innermost first, valid while
+ * the tree is being built; it returns 0 or a negative MT_E_*.
+ */
+struct mt_tree_source {
+	const struct mt_stack *(*stack)(void *ctx, uint32_t id);
+	int (*resolve)(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *nframes);
+	void *ctx;
+};
+
+/* The usual source: a replay's stacks and a symbolizer of its modules. */
+struct mt_tree_std {
+	struct mt_replay *replay;
+	struct mt_symbols *symbols;
+	struct mt_tree_source source;
+};
+
+/*
+ * Fills *std for the replay r after a run: creates a symbolizer with r's
+ * modules and points std->source at both. Returns 0 or a negative MT_E_*.
+ * mt_tree_std_fini frees the symbolizer (the replay stays the caller's).
+ */
+int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r);
+void mt_tree_std_fini(struct mt_tree_std *std);
+
+struct mt_tree_opts {
+	int inverted;               /* caller first */
+	unsigned depth;             /* frames kept per branch (entry point not counted); 0 = all */
+	int all_stacks;             /* also stacks whose only cost is allocs (bytes = blocks = 0) */
+	const char *include_function, *exclude_function;  /* POSIX EREs or NULL */
+	const char *include_module, *exclude_module;
+};
+
+/* How children are ordered. */
+enum mt_tree_key {
+	MT_TREE_BY_BYTES = 0,   /* bytes, largest first; with negative costs (diffs),
+				   grown first (largest growth first), then shrunk
+				   (largest shrink first) */
+	MT_TREE_BY_BLOCKS,      /* the same on blocks */
+	MT_TREE_BY_ALLOCS,      /* the same on allocs */
+	MT_TREE_BY_NAME,        /* label, ascending (strcmp) */
+};
+
+/*
+ * Builds the tree of profile p with source src and options o (NULL: the
+ * defaults, all zero). Children come sorted by MT_TREE_BY_BYTES, ties by
+ * label. Returns 0 and *out (owned by the caller), MT_E_ARG for a bad regex,
+ * or another negative MT_E_*.
+ */
+int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
+		  const struct mt_tree_opts *o, struct mt_tree **out);
+
+/* Re-sorts every node's children by key; ties by label, then first seen. */
+void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key);
+
+/* The root (label "", cost = the total). Never NULL. */
+const struct mt_tree_node *mt_tree_root(const struct mt_tree *t);
+
+/* Number of nodes, root included. */
+size_t mt_tree_nnodes(const struct mt_tree *t);
+
+/* A node's label: the entry point name, a frame label, or "" for the root. */
+const char *mt_tree_node_label(const struct mt_tree_node *n);
+
+/* A node's cost: the sum over the stacks through it. */
+const struct mt_cost *mt_tree_node_cost(const struct mt_tree_node *n);
+
+/*
+ * The frame a node stands for (the first one seen with its label), or NULL
+ * for the root and entry-point nodes. Valid as long as the source's frames.
+ */
+const struct mt_frame *mt_tree_node_frame(const struct mt_tree_node *n);
+
+/* 1 for an entry-point node (malloc, operator new...), else 0. */
+int mt_tree_node_is_entry(const struct mt_tree_node *n);
+
+/* The parent (NULL for the root) and depth (0 for the root). */
+const struct mt_tree_node *mt_tree_node_parent(const struct mt_tree_node *n);
+unsigned mt_tree_node_depth(const struct mt_tree_node *n);
+
+/* Children in the current order; child(i) is NULL when i is out of range. */
+size_t mt_tree_node_nchildren(const struct mt_tree_node *n);
+const struct mt_tree_node *mt_tree_node_child(const struct mt_tree_node *n, size_t i);
+
+/* Frees a tree; NULL is a no-op. */
+void mt_tree_free(struct mt_tree *t);
+
+#endif
