@@ -265,10 +265,18 @@ uint64_t mt_series_bucket_ns(const struct mt_series *s)
 	return s->width;
 }
 
+static size_t ceil_div(uint64_t a, uint64_t b)
+{
+	uint64_t q = a / b + (a % b != 0);
+
+	return q < SIZE_MAX ? (size_t)q : SIZE_MAX;
+}
+
 int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
 		       size_t n, struct mt_series_col *out)
 {
 	uint64_t span;
+	size_t kpeak = (size_t)(s->peak.time_ns / s->width);
 	int peak_done = 0;
 
 	if (!n || t1_ns <= t0_ns)
@@ -287,8 +295,13 @@ int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns
 		memset(c, 0, sizeof(*c));
 		c->t0_ns = c0;
 		c->t1_ns = c1;
-		k0 = (size_t)(c0 / s->width < NBUCKETS ? c0 / s->width : NBUCKETS);
-		k1 = (size_t)((c1 - 1) / s->width < NBUCKETS ? (c1 - 1) / s->width : NBUCKETS);
+		/* the buckets that start in [c0, c1) belong to this column */
+		k0 = ceil_div(c0, s->width);
+		k1 = ceil_div(c1, s->width);
+		if (k1 > k0)
+			k1--;
+		else
+			k0 = k1 = (size_t)(c0 / s->width);  /* narrower than a bucket */
 		for (size_t k = k0; k <= k1 && k < s->used; k++) {
 			const struct bucket *b = &s->b[k];
 
@@ -311,8 +324,7 @@ int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns
 			c->end_blocks = s->live_blocks;
 			c->end_events = s->events;
 		}
-		if (!peak_done && s->peak.bytes && s->peak.time_ns >= c0 &&
-		    s->peak.time_ns < c1) {
+		if (!peak_done && s->peak.bytes && kpeak >= k0 && kpeak <= k1) {
 			c->has_peak = 1;
 			peak_done = 1;
 		}

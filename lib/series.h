@@ -108,10 +108,11 @@ const struct mt_series_snap *mt_series_snapshot(const struct mt_series *s, size_
 
 /*
  * Resamples [t0_ns, t1_ns) into n equal columns (column i covers
- * [t0 + i*(t1-t0)/n, t0 + (i+1)*(t1-t0)/n)). A column narrower than the
- * series' bucket still gets the exact maximum of the bucket it falls in, so
- * neighbours may share a spike, but no column ever misses one. Columns past
- * the end of the run hold the end state. Returns 0, or MT_E_ARG when n is 0
+ * [t0 + i*(t1-t0)/n, t0 + (i+1)*(t1-t0)/n)). Each bucket counts in the
+ * column where it starts, so with columns wider than a bucket every spike
+ * shows in exactly one column, and the one with has_peak set holds the peak;
+ * a column narrower than a bucket gets the bucket it falls in (neighbours
+ * then share it). Columns past the end of the run hold the end state. Returns 0, or MT_E_ARG when n is 0
  * or t1_ns <= t0_ns.
  */
 int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,

@@ -1,0 +1,343 @@
+/*
+ * test_series.c - unit tests of lib/series (live heap over time), driven by
+ * synthetic events through the replay callbacks: no log file is read.
+ *
+ * The main scenario replays the event sequence that samples/phases.c
+ * documents in its header comment (the same blocks, in the same order), so
+ * the expected figures are the sample's own: 67,712 B at snapshot 0, a peak
+ * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. Not here: reading
+ * real logs (test_replay), trees (test_view_model).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "error.h"
+#include "replay.h"
+#include "series.h"
+
+struct fixture {
+	struct mt_series *s;
+	struct mt_replay_ops ops;
+	uint64_t seq, time;
+	/* the synthetic heap: address -> size of the block */
+	uint64_t size[64];
+	uint64_t atime[64];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	f->s = mt_series_new();
+	if (!f->s) {
+		free(f);
+		return -1;
+	}
+	mt_series_ops(&f->ops);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	mt_series_free(f->s);
+	free(f);
+	return 0;
+}
+
+/* An allocation of n bytes into slot a, 1 µs after the previous event. */
+static void alloc_(struct fixture *f, unsigned a, uint64_t n)
+{
+	struct mt_event ev = { 0 };
+
+	f->time += 1000;
+	ev.seq = f->seq++;
+	ev.time_ns = ev.alloc_time_ns = f->time;
+	ev.addr = 0x1000 + a;
+	ev.size = n;
+	f->size[a] = n;
+	f->atime[a] = f->time;
+	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
+}
+
+static void free_(struct fixture *f, unsigned a)
+{
+	struct mt_event ev = { 0 };
+
+	f->time += 1000;
+	ev.seq = f->seq++;
+	ev.time_ns = f->time;
+	ev.addr = 0x1000 + a;
+	ev.size = f->size[a];
+	ev.alloc_time_ns = f->atime[a];
+	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
+}
+
+/* realloc: one seq number, the free half then the alloc half. */
+static void realloc_(struct fixture *f, unsigned a, uint64_t n)
+{
+	struct mt_event ev = { 0 };
+
+	f->time += 1000;
+	ev.seq = f->seq++;
+	ev.time_ns = f->time;
+	ev.addr = 0x1000 + a;
+	ev.size = f->size[a];
+	ev.realloc = 1;
+	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
+	ev.size = n;
+	ev.alloc_time_ns = f->time;
+	f->size[a] = n;
+	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
+}
+
+static void snapshot_(struct fixture *f, uint32_t index, const char *label)
+{
+	struct mt_snapshot sn = { .index = index, .label = label };
+
+	f->time += 1000;
+	sn.seq = f->seq++;
+	sn.time_ns = f->time;
+	assert_int_equal(f->ops.on_snapshot(f->s, &sn), 0);
+}
+
+static void end_(struct fixture *f)
+{
+	struct mt_end e = { .clean = 1 };
+
+	f->time += 1000;
+	e.time_ns = f->time;
+	e.events = f->seq;
+	f->ops.on_end(f->s, &e);
+}
+
+/*
+ * The phases sample: slots 0 config, 1-4 entries, 5 row table, 6-21 rows,
+ * 22 scratch.
+ */
+static void play_phases(struct fixture *f)
+{
+	int i;
+
+	alloc_(f, 0, 1024);
+	for (i = 1; i <= 4; i++)
+		alloc_(f, i, 256);
+	alloc_(f, 5, 128);
+	for (i = 0; i < 16; i++)
+		alloc_(f, 6 + i, 4096);
+	snapshot_(f, 0, "loaded");
+	for (i = 0; i < 8; i++)
+		realloc_(f, 6 + i, 8192);
+	alloc_(f, 22, 262144);
+	free_(f, 22);
+	for (i = 8; i < 12; i++) {
+		free_(f, 6 + i);
+		alloc_(f, 6 + i, 2048);
+	}
+	snapshot_(f, 1, "grown");
+	for (i = 1; i <= 4; i++)
+		free_(f, i);
+	for (i = 0; i < 14; i++)
+		free_(f, 6 + i);
+	free_(f, 5);
+	snapshot_(f, 2, "freed");
+	end_(f);
+}
+
+static void test_phases_totals(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_peak p;
+	struct mt_series_end e;
+
+	play_phases(f);
+	assert_int_equal(mt_series_error(f->s), 0);
+	mt_series_peak(f->s, &p);
+	assert_int_equal(p.bytes, 362624);
+	assert_int_equal(p.blocks, 23);
+	mt_series_end(f->s, &e);
+	assert_int_equal(e.live_bytes, 9216);
+	assert_int_equal(e.live_blocks, 3);
+	assert_int_equal(e.allocs, 35);
+	assert_int_equal(e.frees, 32);
+	assert_int_equal(e.bytes_allocated, 403584);
+	assert_int_equal(e.time_ns, f->time);
+	assert_int_equal(e.events, f->seq);
+}
+
+static void test_phases_snapshots(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { const char *label; uint64_t bytes, blocks; } want[3] = {
+		{ "loaded", 67712, 22 }, { "grown", 92288, 22 }, { "freed", 9216, 3 },
+	};
+
+	play_phases(f);
+	assert_int_equal(mt_series_nsnapshots(f->s), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct mt_series_snap *sn = mt_series_snapshot(f->s, i);
+
+		assert_non_null(sn);
+		assert_int_equal(sn->index, i);
+		assert_string_equal(sn->label, want[i].label);
+		assert_int_equal(sn->live_bytes, want[i].bytes);
+		assert_int_equal(sn->live_blocks, want[i].blocks);
+	}
+	assert_null(mt_series_snapshot(f->s, 3));
+}
+
+/* The peak is the event after which the scratch buffer was live. */
+static void test_peak_position(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_peak p;
+
+	play_phases(f);
+	mt_series_peak(f->s, &p);
+	/* 22 allocations, snapshot 0, 8 reallocs: the scratch is event 31 */
+	assert_int_equal(p.seq, 22 + 1 + 8);
+	assert_int_equal(p.time_ns, (22 + 1 + 8 + 1) * 1000);
+}
+
+/*
+ * Resampled into any number of columns, the maximum over the columns is the
+ * peak, exactly one column has the peak flag and holds the peak, and the
+ * last column ends with the leak.
+ */
+static void test_resample_keeps_peak(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_peak p;
+	struct mt_series_col cols[300];
+	size_t widths[] = { 1, 2, 7, 72, 80, 300 };
+
+	play_phases(f);
+	mt_series_peak(f->s, &p);
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+		size_t n = widths[w], flagged = 0;
+		uint64_t max = 0;
+
+		assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, n, cols), 0);
+		for (size_t i = 0; i < n; i++) {
+			if (cols[i].max_bytes > max)
+				max = cols[i].max_bytes;
+			assert_true(cols[i].min_bytes <= cols[i].max_bytes);
+			assert_true(cols[i].end_bytes <= cols[i].max_bytes);
+			if (cols[i].has_peak) {
+				flagged++;
+				assert_int_equal(cols[i].max_bytes, 362624);
+			}
+		}
+		assert_int_equal(max, p.bytes);
+		assert_int_equal(flagged, 1);
+		assert_int_equal(cols[n - 1].end_bytes, 9216);
+		assert_int_equal(cols[n - 1].end_blocks, 3);
+		assert_int_equal(cols[n - 1].end_events, f->seq);
+	}
+}
+
+/* At 1 µs per bucket, a column per event boundary gives exact end states. */
+static void test_resample_end_states(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_col cols[2];
+
+	play_phases(f);
+	assert_true(mt_series_bucket_ns(f->s) <= 1024);
+	/* snapshot 0 is event 22 at 23 µs: the state just after it */
+	assert_int_equal(mt_series_resample(f->s, 0, 2 * 23 * 1024, 2, cols), 0);
+	assert_int_equal(cols[0].end_bytes, 67712);
+	assert_int_equal(cols[0].end_blocks, 22);
+	assert_int_equal(cols[0].end_events, 23);
+}
+
+/*
+ * A run long enough to widen the buckets many times: a 1 µs spike early on
+ * still shows as the maximum of its column, and the quiet stretches are flat.
+ */
+static void test_long_run_spike(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_col cols[100];
+	struct mt_series_peak p;
+	size_t spike_col = 100;
+
+	alloc_(f, 0, 100);
+	f->time = 5000000000ull;          /* 5 s later */
+	alloc_(f, 1, 1 << 20);
+	f->time += 1;
+	free_(f, 1);
+	f->time = 100000000000ull;        /* 100 s */
+	alloc_(f, 2, 50);
+	end_(f);
+	assert_true(mt_series_bucket_ns(f->s) > 1024);
+	mt_series_peak(f->s, &p);
+	assert_int_equal(p.bytes, 100 + (1 << 20));
+	assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, 100, cols), 0);
+	for (size_t i = 0; i < 100; i++) {
+		if (cols[i].max_bytes == 100 + (1 << 20)) {
+			assert_int_equal(spike_col, 100);
+			spike_col = i;
+			assert_true(cols[i].has_peak);
+		}
+	}
+	/*
+	 * The spike's bucket counts in the column where that bucket starts: the
+	 * column of the spike's time (5.000001 s of 100.000002 s: column 5) or,
+	 * when its bucket began before that column, the one before.
+	 */
+	{
+		uint64_t w = mt_series_bucket_ns(f->s), span = f->time + 1;
+		uint64_t start = (5000001000ull / w) * w;
+
+		assert_int_equal(spike_col, (size_t)((unsigned __int128)start * 100 / span));
+		assert_true(spike_col == 4 || spike_col == 5);
+	}
+	assert_int_equal(cols[50].max_bytes, 100);
+	assert_int_equal(cols[50].min_bytes, 100);
+	assert_int_equal(cols[99].end_bytes, 150);
+}
+
+static void test_reset_and_args(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_col c;
+	struct mt_series_peak p;
+
+	play_phases(f);
+	mt_series_reset(f->s);
+	mt_series_peak(f->s, &p);
+	assert_int_equal(p.bytes, 0);
+	assert_int_equal(mt_series_nsnapshots(f->s), 0);
+	assert_int_equal(mt_series_resample(f->s, 10, 10, 1, &c), MT_E_ARG);
+	assert_int_equal(mt_series_resample(f->s, 0, 10, 0, &c), MT_E_ARG);
+	/* an empty series resamples to zeros */
+	assert_int_equal(mt_series_resample(f->s, 0, 10, 1, &c), 0);
+	assert_int_equal(c.max_bytes, 0);
+	assert_int_equal(c.has_peak, 0);
+	mt_series_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_phases_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_phases_snapshots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_position, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resample_keeps_peak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resample_end_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_run_spike, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_and_args, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
