@@ -25,12 +25,26 @@ struct mt_frame {
 	const char *file;      /* source file (as in DWARF, may be relative); NULL when unknown */
 	unsigned line;         /* 0 when unknown */
 	const char *module;    /* module path; NULL when no module contains the address */
-	uint64_t offset;       /* address - module load bias (for module+0xOFF) */
+	uint64_t offset;       /* ip - module load bias (for module+0xOFF);
+				  the ip itself when module is NULL */
 	int inlined;           /* 1 if this frame was inlined into the next one */
 };
 
 /* A new, empty symbolizer. Returns NULL when out of memory. */
 struct mt_symbols *mt_symbols_new(void);
+
+/*
+ * Sets where separate debug info is searched, in libdw's debuginfo_path
+ * syntax (libdwfl.h, dwfl_standard_find_debuginfo): colon-separated
+ * directories; an absolute DIR is searched by build-id as
+ * DIR/.build-id/xx/yyyy.debug and by .gnu_debuglink as DIR/<module dir>/;
+ * an empty element means the module's own directory, a relative one a
+ * subdirectory of it. NULL restores libdw's default ":.debug:/usr/lib/debug".
+ * mt_symbols_new() starts from the environment variable
+ * MEMTRAIL_DEBUGINFO_PATH when it is set. Applies to modules first opened
+ * after the call. Returns 0 or a negative MT_E_*.
+ */
+int mt_symbols_set_debuginfo_path(struct mt_symbols *s, const char *path);
 
 /*
  * Adds a module of the log. Opening its file is deferred until an address
