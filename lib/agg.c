@@ -1,0 +1,522 @@
+/*
+ * agg.c - per-stack aggregation of a replay: live costs, allocation counts,
+ * temporary allocations, the exact peak, snapshots, and profiles captured at
+ * requested points (see agg.h for the definitions).
+ *
+ * One array of struct mt_cost indexed by stack id is the current state; a
+ * capture copies it. The callbacks do O(1) work per event, except when a
+ * requested point is passed (a scan of the pending requests). Not here: the
+ * replay itself, trees, printing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "error.h"
+#include "replay.h"
+
+struct mt_profile {
+	struct mt_cost *c;
+	size_t n, cap;
+	uint64_t events;          /* event seqs applied */
+	uint64_t time_ns;         /* time of the last one */
+};
+
+struct mt_agg_req {
+	struct mt_at at;
+	struct mt_profile *p;     /* captured profile, NULL until then or once taken */
+	int done;
+};
+
+/* The last allocation of one thread, for temporary allocations. */
+struct mt_agg_thread {
+	uint64_t seq;             /* its seq */
+	int valid;                /* no allocation-related event of the thread since */
+};
+
+struct mt_agg {
+	struct mt_profile cur;    /* live bytes/blocks and allocs so far, per stack */
+	struct mt_profile temp;   /* temporary bytes (bytes) and count (blocks) per stack */
+	struct mt_agg_thread *thr;
+	size_t nthr;
+	int64_t live_bytes, live_blocks;
+	struct mt_agg_stats st;
+	struct mt_agg_snapshot *snaps;
+	size_t snaps_cap;
+
+	struct mt_agg_req *req;
+	size_t nreq, npending;
+	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
+	int stop_early;
+
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	int err;
+};
+
+/* ---- profiles ------------------------------------------------------------ */
+
+struct mt_profile *mt_profile_new(void)
+{
+	return calloc(1, sizeof(struct mt_profile));
+}
+
+void mt_profile_free(struct mt_profile *p)
+{
+	if (!p)
+		return;
+	free(p->c);
+	free(p);
+}
+
+static int profile_grow(struct mt_profile *p, size_t n)
+{
+	size_t cap;
+	struct mt_cost *c;
+
+	if (n <= p->n)
+		return 0;
+	if (n > p->cap) {
+		cap = p->cap ? p->cap : 64;
+		while (cap < n)
+			cap *= 2;
+		c = realloc(p->c, cap * sizeof(*c));
+		if (!c)
+			return MT_E_NOMEM;
+		p->c = c;
+		p->cap = cap;
+	}
+	memset(p->c + p->n, 0, (n - p->n) * sizeof(*p->c));
+	p->n = n;
+	return 0;
+}
+
+static struct mt_profile *profile_copy(const struct mt_profile *src)
+{
+	struct mt_profile *p = mt_profile_new();
+
+	if (!p)
+		return NULL;
+	if (profile_grow(p, src->n) < 0) {
+		mt_profile_free(p);
+		return NULL;
+	}
+	if (src->n)
+		memcpy(p->c, src->c, src->n * sizeof(*p->c));
+	p->events = src->events;
+	p->time_ns = src->time_ns;
+	return p;
+}
+
+size_t mt_profile_nstacks(const struct mt_profile *p)
+{
+	return p->n;
+}
+
+struct mt_cost mt_profile_get(const struct mt_profile *p, uint32_t stack)
+{
+	struct mt_cost zero = { 0, 0, 0 };
+
+	return stack < p->n ? p->c[stack] : zero;
+}
+
+int mt_profile_add(struct mt_profile *p, uint32_t stack, const struct mt_cost *c)
+{
+	if (profile_grow(p, (size_t)stack + 1) < 0)
+		return MT_E_NOMEM;
+	p->c[stack].bytes += c->bytes;
+	p->c[stack].blocks += c->blocks;
+	p->c[stack].allocs += c->allocs;
+	return 0;
+}
+
+struct mt_cost mt_profile_total(const struct mt_profile *p)
+{
+	struct mt_cost t = { 0, 0, 0 };
+
+	for (size_t i = 0; i < p->n; i++) {
+		t.bytes += p->c[i].bytes;
+		t.blocks += p->c[i].blocks;
+		t.allocs += p->c[i].allocs;
+	}
+	return t;
+}
+
+uint64_t mt_profile_events(const struct mt_profile *p)
+{
+	return p->events;
+}
+
+uint64_t mt_profile_time(const struct mt_profile *p)
+{
+	return p->time_ns;
+}
+
+struct mt_profile *mt_profile_diff(const struct mt_profile *a, const struct mt_profile *b)
+{
+	struct mt_profile *d = profile_copy(b);
+
+	if (!d)
+		return NULL;
+	if (profile_grow(d, a->n) < 0) {
+		mt_profile_free(d);
+		return NULL;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		d->c[i].bytes -= a->c[i].bytes;
+		d->c[i].blocks -= a->c[i].blocks;
+		d->c[i].allocs -= a->c[i].allocs;
+	}
+	return d;
+}
+
+/* ---- the aggregator ------------------------------------------------------ */
+
+struct mt_agg *mt_agg_new(void)
+{
+	struct mt_agg *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->st.peak_at_start = 1;
+	return a;
+}
+
+static void clear_requests(struct mt_agg *a)
+{
+	for (size_t i = 0; i < a->nreq; i++)
+		mt_profile_free(a->req[i].p);
+	free(a->req);
+	a->req = NULL;
+	a->nreq = a->npending = 0;
+}
+
+static void clear_snapshots(struct mt_agg *a)
+{
+	for (size_t i = 0; i < a->st.nsnapshots; i++)
+		free((char *)a->snaps[i].label);
+	a->st.nsnapshots = 0;
+}
+
+void mt_agg_free(struct mt_agg *a)
+{
+	if (!a)
+		return;
+	clear_requests(a);
+	clear_snapshots(a);
+	free(a->snaps);
+	free(a->cur.c);
+	free(a->temp.c);
+	free(a->thr);
+	free(a);
+}
+
+static void reset_run(struct mt_agg *a)
+{
+	a->cur.n = 0;
+	a->cur.events = a->cur.time_ns = 0;
+	a->temp.n = 0;
+	a->nthr = 0;
+	a->live_bytes = a->live_blocks = 0;
+	clear_snapshots(a);
+	memset(&a->st, 0, sizeof(a->st));
+	a->st.peak_at_start = 1;
+	a->st.snapshots = a->snaps;
+	a->err = 0;
+}
+
+static void update_next(struct mt_agg *a)
+{
+	a->next_seq = a->next_time = UINT64_MAX;
+	for (size_t i = 0; i < a->nreq; i++) {
+		const struct mt_agg_req *q = &a->req[i];
+
+		if (q->done)
+			continue;
+		if (q->at.kind == MT_AT_SEQ && q->at.value < a->next_seq)
+			a->next_seq = q->at.value;
+		else if (q->at.kind == MT_AT_TIME && q->at.value < a->next_time)
+			a->next_time = q->at.value;
+	}
+}
+
+static void capture(struct mt_agg *a, struct mt_agg_req *q)
+{
+	q->p = profile_copy(&a->cur);
+	if (!q->p)
+		a->err = MT_E_NOMEM;
+	q->done = 1;
+	a->npending--;
+}
+
+int mt_agg_request(struct mt_agg *a, const struct mt_at *at, size_t n, int stop_early)
+{
+	clear_requests(a);
+	reset_run(a);
+	a->stop_early = stop_early;
+	if (n) {
+		a->req = calloc(n, sizeof(*a->req));
+		if (!a->req)
+			return MT_E_NOMEM;
+	}
+	a->nreq = a->npending = n;
+	for (size_t i = 0; i < n; i++) {
+		a->req[i].at = at[i];
+		if (at[i].kind == MT_AT_START)
+			capture(a, &a->req[i]);
+	}
+	update_next(a);
+	return a->err;
+}
+
+/*
+ * Called before applying an event with this seq and time: captures every
+ * pending point the event goes past. Returns 1 when the replay may stop.
+ */
+static int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+{
+	if (a->npending && (seq > a->next_seq || time_ns > a->next_time)) {
+		for (size_t i = 0; i < a->nreq; i++) {
+			struct mt_agg_req *q = &a->req[i];
+
+			if (q->done)
+				continue;
+			if ((q->at.kind == MT_AT_SEQ && seq > q->at.value) ||
+			    (q->at.kind == MT_AT_TIME && time_ns > q->at.value))
+				capture(a, q);
+		}
+		update_next(a);
+	}
+	return a->stop_early && a->nreq && !a->npending;
+}
+
+static void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+{
+	if (seq + 1 > a->cur.events)
+		a->cur.events = seq + 1;
+	a->cur.time_ns = time_ns;
+	a->st.events = a->cur.events;
+	a->st.end_time_ns = time_ns;
+}
+
+static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
+{
+	if (t >= a->nthr) {
+		size_t n = (size_t)t + 1;
+		struct mt_agg_thread *p = realloc(a->thr, n * sizeof(*p));
+
+		if (!p) {
+			a->err = MT_E_NOMEM;
+			return NULL;
+		}
+		memset(p + a->nthr, 0, (n - a->nthr) * sizeof(*p));
+		a->thr = p;
+		a->nthr = n;
+	}
+	return &a->thr[t];
+}
+
+static int agg_on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+	struct mt_agg_thread *t;
+	struct mt_cost *c;
+
+	if (before_event(a, ev->seq, ev->time_ns))
+		return 1;
+	if (profile_grow(&a->cur, (size_t)ev->stack + 1) < 0) {
+		a->err = MT_E_NOMEM;
+		return 0;
+	}
+	c = &a->cur.c[ev->stack];
+	c->bytes += (int64_t)ev->size;
+	c->blocks++;
+	c->allocs++;
+	a->live_bytes += (int64_t)ev->size;
+	a->live_blocks++;
+	a->st.allocations++;
+	a->st.bytes_allocated += ev->size;
+	if (a->live_bytes > a->st.peak_bytes) {
+		a->st.peak_bytes = a->live_bytes;
+		a->st.peak_blocks = a->live_blocks;
+		a->st.peak_seq = ev->seq;
+		a->st.peak_time_ns = ev->time_ns;
+		a->st.peak_at_start = 0;
+	}
+	t = thread_of(a, ev->thread);
+	if (t) {
+		t->seq = ev->seq;
+		t->valid = 1;
+	}
+	after_event(a, ev->seq, ev->time_ns);
+	return 0;
+}
+
+static int agg_on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+	struct mt_agg_thread *t;
+	struct mt_cost *c;
+
+	if (before_event(a, ev->seq, ev->time_ns))
+		return 1;
+	if (profile_grow(&a->cur, (size_t)ev->stack + 1) < 0) {
+		a->err = MT_E_NOMEM;
+		return 0;
+	}
+	c = &a->cur.c[ev->stack];
+	c->bytes -= (int64_t)ev->size;
+	c->blocks--;
+	a->live_bytes -= (int64_t)ev->size;
+	a->live_blocks--;
+	a->st.frees++;
+	t = thread_of(a, ev->thread);
+	if (t) {
+		if (t->valid && t->seq == ev->alloc_seq) {
+			struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
+
+			if (mt_profile_add(&a->temp, ev->stack, &tc) < 0)
+				a->err = MT_E_NOMEM;
+			a->st.temporary++;
+		}
+		t->valid = 0;
+	}
+	after_event(a, ev->seq, ev->time_ns);
+	return 0;
+}
+
+static int agg_on_snapshot(void *ctx, const struct mt_snapshot *s)
+{
+	struct mt_agg *a = ctx;
+	struct mt_agg_snapshot *sn;
+	char *label;
+
+	if (before_event(a, s->seq, s->time_ns))
+		return 1;
+	if (a->st.nsnapshots == a->snaps_cap) {
+		size_t cap = a->snaps_cap ? 2 * a->snaps_cap : 16;
+		struct mt_agg_snapshot *p = realloc(a->snaps, cap * sizeof(*p));
+
+		if (!p) {
+			a->err = MT_E_NOMEM;
+			return 0;
+		}
+		a->snaps = p;
+		a->snaps_cap = cap;
+		a->st.snapshots = p;
+	}
+	label = strdup(s->label ? s->label : "");
+	if (!label) {
+		a->err = MT_E_NOMEM;
+		return 0;
+	}
+	sn = &a->snaps[a->st.nsnapshots++];
+	sn->index = s->index;
+	sn->label = label;
+	sn->seq = s->seq;
+	sn->time_ns = s->time_ns;
+	sn->live_bytes = a->live_bytes;
+	sn->live_blocks = a->live_blocks;
+	after_event(a, s->seq, s->time_ns);
+	return 0;
+}
+
+static void agg_on_end(void *ctx, const struct mt_end *e)
+{
+	struct mt_agg *a = ctx;
+
+	if (e->time_ns > a->st.end_time_ns)
+		a->st.end_time_ns = e->time_ns;
+	/* Points past the end (and MT_AT_END) get the final state. */
+	for (size_t i = 0; i < a->nreq; i++)
+		if (!a->req[i].done)
+			capture(a, &a->req[i]);
+	a->st.end_bytes = a->live_bytes;
+	a->st.end_blocks = a->live_blocks;
+}
+
+static void agg_on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct mt_agg *a = ctx;
+
+	if (a->progress)
+		a->progress(a->progress_ctx, done, total);
+}
+
+void mt_agg_ops(struct mt_replay_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->on_alloc = agg_on_alloc;
+	ops->on_free = agg_on_free;
+	ops->on_snapshot = agg_on_snapshot;
+	ops->on_end = agg_on_end;
+	ops->on_progress = agg_on_progress;
+}
+
+struct mt_profile *mt_agg_take(struct mt_agg *a, size_t i)
+{
+	struct mt_profile *p;
+
+	if (i >= a->nreq)
+		return NULL;
+	p = a->req[i].p;
+	a->req[i].p = NULL;
+	return p;
+}
+
+const struct mt_agg_stats *mt_agg_stats(const struct mt_agg *a)
+{
+	return &a->st;
+}
+
+struct mt_profile *mt_agg_end_profile(const struct mt_agg *a)
+{
+	return profile_copy(&a->cur);
+}
+
+struct mt_profile *mt_agg_temporary_profile(const struct mt_agg *a)
+{
+	struct mt_profile *p = profile_copy(&a->temp);
+
+	if (!p)
+		return NULL;
+	if (profile_grow(p, a->cur.n) < 0) {
+		mt_profile_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < a->cur.n; i++)
+		p->c[i].allocs = a->cur.c[i].allocs;
+	p->events = a->cur.events;
+	p->time_ns = a->cur.time_ns;
+	return p;
+}
+
+int mt_agg_error(const struct mt_agg *a)
+{
+	return a->err;
+}
+
+int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, size_t n,
+	       struct mt_profile **outs,
+	       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx)
+{
+	struct mt_replay_ops ops;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		outs[i] = NULL;
+	rc = mt_agg_request(a, at, n, 0);
+	if (rc < 0)
+		return rc;
+	a->progress = progress;
+	a->progress_ctx = progress_ctx;
+	mt_agg_ops(&ops);
+	rc = mt_replay_run(r, &ops, a);
+	a->progress = NULL;
+	if (rc < 0)
+		return rc;
+	if (a->err < 0)
+		return a->err;
+	for (size_t i = 0; i < n; i++)
+		outs[i] = mt_agg_take(a, i);
+	return 0;
+}
