@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+# expect.py - figures for the accuracy tests: reads a sample's memtrail-expect
+# block, valgrind memcheck's output, and memtrail's JSON summary, and compares
+# them field by field, printing one line per mismatch.
+#
+# For: tests/e2e/accuracy_*.sh and tests/e2e/realprog_*.sh. Not for: anything
+# the product itself runs (memtrail never needs python).
+#
+#   expect.py expect SAMPLE.c                  the expect block as JSON
+#   expect.py memcheck LOG                     memcheck's HEAP SUMMARY as JSON
+#   expect.py trace LOG                        figures recomputed from a
+#                                              --trace-malloc=yes log, as JSON
+#   expect.py check-memcheck SAMPLE.c LOG      expect block vs memcheck (totals,
+#                                              leaks; peak too if LOG has a trace)
+#   expect.py check-memtrail SAMPLE.c JSON     expect block vs memtrail's
+#                                              `report --summary --format json`
+#   expect.py compare NAME A.json B.json KEY[:TOL]...
+#                                              KEY of A and B equal within TOL
+#
+# Exit status: 0 all equal, 1 a mismatch (each printed as
+# "MISMATCH <what>: <field> expected X, got Y"), 2 bad input.
+#
+# memcheck's log may hold several processes (a forked child under valgrind
+# prints its own summary): only the first process in the log, the one
+# valgrind started, is read.
+
+import json
+import re
+import sys
+
+FIELDS = ("allocations", "frees", "bytes_allocated", "peak_bytes",
+          "peak_blocks", "leaked_bytes", "leaked_blocks")
+
+
+def die(msg):
+    print("expect.py: error: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_expect(path):
+    """The memtrail-expect block of a sample's top comment.
+
+    Lines `KEY INT`, `snapshot N [label L] live_bytes X live_blocks Y`,
+    `memcheck skip REASON...` (memcheck cannot run this sample) and
+    `exit N` (the sample's exit status, default 0)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"memtrail-expect:\s*\n(.*?)(?:\n\s*\*?\s*\n|\*/)", text, re.S)
+    if not m:
+        die(path + ": no memtrail-expect block")
+    exp = {"snapshots": [], "exit": 0}
+    for raw in m.group(1).splitlines():
+        line = raw.strip().lstrip("*").strip()
+        if not line:
+            continue
+        w = line.split()
+        if w[0] == "snapshot":
+            snap = {"index": int(w[1])}
+            i = 2
+            while i + 1 < len(w):
+                k, v = w[i], w[i + 1]
+                snap[k] = v if k == "label" else int(v)
+                i += 2
+            snap.setdefault("label", "")
+            exp["snapshots"].append(snap)
+        elif w[0] == "memcheck":
+            exp["memcheck"] = " ".join(w[1:])
+        elif len(w) == 2 and (w[0] in FIELDS or w[0] == "exit"):
+            exp[w[0]] = int(w[1])
+        else:
+            die("%s: bad expect line: %s" % (path, line))
+    missing = [k for k in FIELDS if k not in exp]
+    if missing:
+        die("%s: expect block lacks %s" % (path, " ".join(missing)))
+    for i, s in enumerate(exp["snapshots"]):
+        if s["index"] != i or "live_bytes" not in s or "live_blocks" not in s:
+            die("%s: bad snapshot line %d" % (path, i))
+    return exp
+
+
+def main_pid(text):
+    m = re.search(r"^(?:==|--)(\d+)(?:==|--)", text, re.M)
+    if not m:
+        die("not a valgrind log")
+    return m.group(1)
+
+
+def num(s):
+    return int(s.replace(",", ""))
+
+
+def parse_memcheck(path):
+    """memcheck's `in use at exit` and `total heap usage` of the first process."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    pid = main_pid(text)
+    use = re.search(r"^==%s==\s+in use at exit: ([\d,]+) bytes in ([\d,]+) blocks"
+                    % pid, text, re.M)
+    tot = re.search(r"^==%s==\s+total heap usage: ([\d,]+) allocs, ([\d,]+) frees, "
+                    r"([\d,]+) bytes allocated" % pid, text, re.M)
+    if not use or not tot:
+        die(path + ": no HEAP SUMMARY for process " + pid)
+    return {"allocations": num(tot.group(1)), "frees": num(tot.group(2)),
+            "bytes_allocated": num(tot.group(3)),
+            "leaked_bytes": num(use.group(1)), "leaked_blocks": num(use.group(2))}
+
+
+CALL = re.compile(r"([A-Za-z_]\w*)\(([^()]*)\)(?: = (0x[0-9A-Fa-f]+))?")
+FISHY = re.compile(r"Argument '\w+' of function \w+ has a fishy \(possibly negative\) "
+                   r"value: -?\d+")
+
+
+def parse_trace(path):
+    """Recomputes every figure from memcheck's --trace-malloc=yes lines of the
+    first process: the same counting rules as memtrail's (SPEC section 2),
+    peak evaluated after each call, a realloc as one step. Returns None if
+    the log has no trace."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    pid = main_pid(text)
+    prefix = "--%s-- " % pid
+    # A call and its result may be split over two lines when memcheck warns
+    # in between: join the payloads, then drop the warnings.
+    stream = "\n".join(FISHY.sub("", l[len(prefix):]) for l in text.splitlines()
+                       if l.startswith(prefix))
+    stream = stream.replace("\n = 0x", " = 0x")
+    calls = CALL.findall(stream)
+    if not calls:
+        return None
+    live = {}
+    r = dict.fromkeys(FIELDS, 0)
+    cur = 0
+
+    def alloc(addr, size):
+        nonlocal cur
+        live[addr] = size
+        cur += size
+        r["allocations"] += 1
+        r["bytes_allocated"] += size
+
+    def free(addr):
+        nonlocal cur
+        if addr in live:
+            cur -= live.pop(addr)
+            r["frees"] += 1
+
+    for name, args, res in calls:
+        a = [x.strip() for x in args.split(",")] if args else []
+        ret = int(res, 16) if res else None
+        if name in ("free", "cfree") or name.startswith("_Zd"):
+            free(int(a[0], 16))
+        elif name == "realloc":
+            if ret is None:
+                continue        # realloc(0x0,n) reports a nested malloc
+            if ret:
+                free(int(a[0], 16))
+                alloc(ret, int(a[1]))
+        elif ret:
+            if name == "calloc":
+                size = int(a[0]) * int(a[1])
+            elif len(a) == 1:
+                size = int(a[0])          # malloc, _Znwm, _Znam, nothrow
+            else:
+                kv = dict(x.split() for x in a)   # "al 64", "size 100"
+                size = int(kv["size"])
+            alloc(ret, size)
+        else:
+            continue
+        if cur > r["peak_bytes"]:
+            r["peak_bytes"] = cur
+            r["peak_blocks"] = len(live)
+    r["leaked_bytes"] = cur
+    r["leaked_blocks"] = len(live)
+    return r
+
+
+def compare(what, exp, got, keys):
+    bad = 0
+    for k in keys:
+        if exp.get(k) != got.get(k):
+            print("MISMATCH %s: %s expected %s, got %s" % (what, k, exp.get(k), got.get(k)))
+            bad = 1
+    return bad
+
+
+def check_memtrail(src, path):
+    exp = parse_expect(src)
+    try:
+        with open(path, encoding="utf-8") as f:
+            got = json.load(f)
+    except (OSError, ValueError) as e:
+        print("MISMATCH %s memtrail: cannot read JSON summary: %s" % (src, e))
+        return 1
+    what = src + " memtrail"
+    bad = compare(what, exp, got, FIELDS)
+    snaps = got.get("snapshots")
+    if not isinstance(snaps, list):
+        print("MISMATCH %s: snapshots missing or not a list" % what)
+        return 1
+    if len(snaps) != len(exp["snapshots"]):
+        print("MISMATCH %s: number of snapshots expected %d, got %d"
+              % (what, len(exp["snapshots"]), len(snaps)))
+        bad = 1
+    for e, g in zip(exp["snapshots"], snaps):
+        bad |= compare("%s snapshot %d" % (what, e["index"]), e, g,
+                       ("index", "label", "live_bytes", "live_blocks"))
+    return bad
+
+
+def check_memcheck(src, log):
+    exp = parse_expect(src)
+    what = src + " memcheck"
+    bad = compare(what, exp, parse_memcheck(log),
+                  ("allocations", "frees", "bytes_allocated",
+                   "leaked_bytes", "leaked_blocks"))
+    tr = parse_trace(log)
+    if tr is not None:
+        bad |= compare(what + " trace", exp, tr, FIELDS)
+    return bad
+
+
+def compare_files(name, a, b, specs):
+    with open(a, encoding="utf-8") as f:
+        ja = json.load(f)
+    with open(b, encoding="utf-8") as f:
+        jb = json.load(f)
+    bad = 0
+    for spec in specs:
+        key, _, tol = spec.partition(":")
+        tol = int(tol or 0)
+        va, vb = ja.get(key), jb.get(key)
+        if va is None or vb is None or abs(va - vb) > tol:
+            print("MISMATCH %s: %s %s vs %s (tolerance %d)" % (name, key, va, vb, tol))
+            bad = 1
+        else:
+            print("ok %s: %s %s vs %s (tolerance %d)" % (name, key, va, vb, tol))
+    return bad
+
+
+def main(argv):
+    if len(argv) < 3:
+        die("usage: expect.py expect|memcheck|trace|check-memcheck|check-memtrail|compare ...")
+    cmd = argv[1]
+    if cmd == "expect":
+        print(json.dumps(parse_expect(argv[2]), indent=1))
+    elif cmd == "memcheck":
+        print(json.dumps(parse_memcheck(argv[2]), indent=1))
+    elif cmd == "trace":
+        print(json.dumps(parse_trace(argv[2]), indent=1))
+    elif cmd == "check-memcheck" and len(argv) == 4:
+        return check_memcheck(argv[2], argv[3])
+    elif cmd == "check-memtrail" and len(argv) == 4:
+        return check_memtrail(argv[2], argv[3])
+    elif cmd == "compare" and len(argv) >= 6:
+        return compare_files(argv[2], argv[3], argv[4], argv[5:])
+    else:
+        die("bad command line")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
