@@ -80,6 +80,8 @@ struct mt_end {
 	int truncated;        /* the file ends in a partial or corrupt chunk, or lacks END */
 	uint64_t good_bytes;  /* offset just after the last good chunk */
 	const char *stop_reason; /* STOP record's reason, or NULL */
+	int error;            /* MT_E_* that stopped reading (0: none, or only END missing) */
+	uint64_t error_offset; /* file offset of the chunk (or record) at fault */
 };
 
 /*

@@ -1,0 +1,268 @@
+/*
+ * reader.c - reads the container of an event log: the header, then one
+ * zstd-compressed chunk at a time (see reader.h, format.h).
+ *
+ * For: checking magics, version, sizes and frames, and handing out one
+ * chunk's decompressed records. Not for: decoding records (lib/replay.c).
+ * Memory: the header, plus one compressed and one decompressed chunk buffer
+ * that grow to the largest chunk seen (bounded by the format's limits).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <zstd.h>
+
+#include "error.h"
+#include "format.h"
+#include "reader.h"
+
+struct mt_reader {
+	FILE *f;
+	uint64_t file_size;       /* 0 when unknown (not a regular file) */
+	uint64_t data_start;      /* offset of the first chunk */
+	uint64_t pos;             /* offset of the next byte to read */
+	uint64_t good;            /* offset after the last good chunk */
+	uint64_t err_off;
+	int err;                  /* sticky error, 0 if none */
+	struct mt_reader_header hdr;
+	uint8_t *cmdline;
+	uint8_t *cbuf, *dbuf;
+	size_t ccap, dcap;
+	ZSTD_DCtx *dctx;
+};
+
+/* Reads exactly n bytes; returns the number read (short at end of file). */
+static size_t read_full(struct mt_reader *r, void *buf, size_t n)
+{
+	size_t got = fread(buf, 1, n, r->f);
+
+	r->pos += got;
+	return got;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	uint8_t *p;
+
+	if (*cap >= need)
+		return 0;
+	p = realloc(*buf, need);
+	if (!p)
+		return MT_E_NOMEM;
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
+int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offset)
+{
+	struct mt_reader *r;
+	uint8_t fixed[MT_HEADER_FIXED];
+	struct stat st;
+	uint64_t off = 0;
+	uint32_t len;
+	size_t got;
+	int err, saved;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MT_E_NOMEM;
+	r->f = fopen(path, "rb");
+	if (!r->f) {
+		err = MT_E_IO;
+		goto fail;
+	}
+	if (fstat(fileno(r->f), &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			err = MT_E_IO;
+			goto fail;
+		}
+		if (S_ISREG(st.st_mode))
+			r->file_size = (uint64_t)st.st_size;
+	}
+
+	got = read_full(r, fixed, sizeof(fixed));
+	if (ferror(r->f)) {
+		err = MT_E_IO;
+		goto fail;
+	}
+	if (got < MT_MAGIC_LEN || memcmp(fixed, MT_MAGIC, MT_MAGIC_LEN)) {
+		/* A short file that starts like a log is a truncated log. */
+		err = got < MT_MAGIC_LEN && got > 0 && !memcmp(fixed, MT_MAGIC, got)
+			? MT_E_TRUNCATED : MT_E_MAGIC;
+		off = err == MT_E_TRUNCATED ? got : 0;
+		goto fail;
+	}
+	if (got < sizeof(fixed)) {
+		err = MT_E_TRUNCATED;
+		off = got;
+		goto fail;
+	}
+	r->hdr.version = mt_get_u16(fixed + 8);
+	if (r->hdr.version != MT_FORMAT_VERSION) {
+		err = MT_E_VERSION;
+		off = 8;
+		goto fail;
+	}
+	r->hdr.pointer_size = fixed[10];
+	if (r->hdr.pointer_size != 4 && r->hdr.pointer_size != 8) {
+		err = MT_E_RANGE;
+		off = 10;
+		goto fail;
+	}
+	r->hdr.flags = fixed[11];
+	r->hdr.pid = mt_get_u32(fixed + 12);
+	r->hdr.start_realtime_ns = mt_get_u64(fixed + 16);
+	len = mt_get_u32(fixed + 24);
+	if (len > MT_MAX_CMDLINE) {
+		err = MT_E_RANGE;
+		off = 24;
+		goto fail;
+	}
+	r->cmdline = malloc(len + 1);
+	if (!r->cmdline) {
+		err = MT_E_NOMEM;
+		goto fail;
+	}
+	got = read_full(r, r->cmdline, len);
+	if (got < len) {
+		err = ferror(r->f) ? MT_E_IO : MT_E_TRUNCATED;
+		off = r->pos;
+		goto fail;
+	}
+	if (len > 0 && r->cmdline[len - 1] != 0) {
+		err = MT_E_CORRUPT;
+		off = MT_HEADER_FIXED + len - 1;
+		goto fail;
+	}
+	r->cmdline[len] = 0;
+	r->hdr.cmdline = r->cmdline;
+	r->hdr.cmdline_len = len;
+	r->data_start = r->pos;
+	r->good = r->pos;
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		err = MT_E_NOMEM;
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	saved = errno;
+	if (err_offset)
+		*err_offset = off;
+	mt_reader_free(r);
+	errno = saved;
+	return err;
+}
+
+const struct mt_reader_header *mt_reader_header(const struct mt_reader *r)
+{
+	return &r->hdr;
+}
+
+static int set_error(struct mt_reader *r, int err, uint64_t off)
+{
+	r->err = err;
+	r->err_off = off;
+	return err;
+}
+
+int mt_reader_next(struct mt_reader *r, const uint8_t **data, size_t *len,
+		   uint64_t *offset)
+{
+	uint8_t h[MT_CHUNK_HEADER];
+	uint64_t start = r->pos;
+	uint32_t c, u;
+	unsigned long long content;
+	size_t got, n;
+
+	if (r->err)
+		return r->err;
+	got = read_full(r, h, sizeof(h));
+	if (ferror(r->f))
+		return set_error(r, MT_E_IO, start);
+	if (got == 0)
+		return 0;
+	if (memcmp(h, MT_CHUNK_MAGIC, got < 4 ? got : 4))
+		return set_error(r, MT_E_CORRUPT, start);
+	if (got < sizeof(h))
+		return set_error(r, MT_E_TRUNCATED, start);
+	c = mt_get_u32(h + 4);
+	u = mt_get_u32(h + 8);
+	if (c < 1 || c > MT_MAX_CHUNK_COMPRESSED || u < 1 || u > MT_MAX_CHUNK)
+		return set_error(r, MT_E_RANGE, start);
+	/* Do not allocate for a chunk the file cannot hold. */
+	if (r->file_size && start + MT_CHUNK_HEADER + c > r->file_size)
+		return set_error(r, MT_E_TRUNCATED, start);
+	if (grow(&r->cbuf, &r->ccap, c) < 0)
+		return set_error(r, MT_E_NOMEM, start);
+	got = read_full(r, r->cbuf, c);
+	if (got < c)
+		return set_error(r, ferror(r->f) ? MT_E_IO : MT_E_TRUNCATED, start);
+	/* Exactly one frame filling the chunk, announcing exactly U bytes. */
+	if (ZSTD_findFrameCompressedSize(r->cbuf, c) != c)
+		return set_error(r, MT_E_CORRUPT, start);
+	content = ZSTD_getFrameContentSize(r->cbuf, c);
+	if (content != u)
+		return set_error(r, MT_E_CORRUPT, start);
+	if (grow(&r->dbuf, &r->dcap, u) < 0)
+		return set_error(r, MT_E_NOMEM, start);
+	n = ZSTD_decompressDCtx(r->dctx, r->dbuf, u, r->cbuf, c);
+	if (ZSTD_isError(n))
+		return set_error(r, MT_E_ZSTD, start);
+	if (n != u)
+		return set_error(r, MT_E_CORRUPT, start);
+	r->good = r->pos;
+	r->err_off = start;
+	*data = r->dbuf;
+	*len = u;
+	if (offset)
+		*offset = start;
+	return 1;
+}
+
+uint64_t mt_reader_error_offset(const struct mt_reader *r)
+{
+	return r->err_off;
+}
+
+uint64_t mt_reader_good_bytes(const struct mt_reader *r)
+{
+	return r->good;
+}
+
+uint64_t mt_reader_file_size(const struct mt_reader *r)
+{
+	return r->file_size;
+}
+
+int mt_reader_rewind(struct mt_reader *r)
+{
+	if (fseeko(r->f, (off_t)r->data_start, SEEK_SET) < 0)
+		return MT_E_IO;
+	clearerr(r->f);
+	r->pos = r->data_start;
+	r->good = r->data_start;
+	r->err = 0;
+	r->err_off = 0;
+	return 0;
+}
+
+void mt_reader_free(struct mt_reader *r)
+{
+	if (!r)
+		return;
+	if (r->f)
+		fclose(r->f);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->cmdline);
+	free(r->cbuf);
+	free(r->dbuf);
+	free(r);
+}

@@ -1,0 +1,748 @@
+/*
+ * replay.c - decodes the records of an event log and replays them through
+ * a table of callbacks (see replay.h for the contract, format.h for the
+ * records).
+ *
+ * For: validating every record, keeping the live-block table and the tables
+ * of stacks, modules and threads, and calling the consumer in log order.
+ * Not for: reading the container (lib/reader.c), any aggregation.
+ *
+ * Memory grows with live blocks, distinct stacks, modules and threads, never
+ * with the number of events: the live table is an open-addressing hash
+ * (linear probing, backward-shift deletion, no tombstones).
+ *
+ * Choices where the log says something odd (documented in memtrail-format(5)):
+ * - FREE of an address that is not live (allocated before recording began,
+ *   or by memtrail's own bookkeeping) is ignored: no on_free. The record
+ *   still counts as an event for seq.
+ * - ALLOC (or the new half of a REALLOC) at an address that is already live
+ *   means a free went unrecorded; the old block is released with an on_free
+ *   (realloc = 0, same seq and time as the new event) so that every consumer
+ *   keeps the same live set as the replay, then the new block is added.
+ * - REALLOC gives both halves the record's seq and time, realloc = 1: first
+ *   on_free(old) (skipped when old is not live), then on_alloc(new).
+ * - A record that does not decode (unknown type, varint overrun, unknown
+ *   stack or thread, out-of-range field, CHUNK_BEGIN whose seq disagrees
+ *   with the events counted so far) stops the replay there as corrupt, with
+ *   the chunk's file offset; events already delivered stay delivered.
+ * - A re-run keeps mt_stack / mt_module objects whose content is unchanged,
+ *   so pointers handed out by an earlier run stay valid.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "format.h"
+#include "reader.h"
+#include "replay.h"
+
+struct live {
+	uint64_t addr, size, time, seq;
+	uint32_t stack;
+	uint32_t used;
+};
+
+struct modrec {
+	struct mt_module m;
+	char *path;
+	uint8_t *build_id;
+	struct mt_segment *segs;
+};
+
+struct mt_replay {
+	struct mt_reader *rd;
+	struct mt_header hdr;
+	char *joined;
+	const char **argv;
+
+	/* Stacks: pointers stay valid across runs (see top comment). */
+	struct mt_stack **stacks;
+	size_t nstacks, nstored, stackcap;
+
+	struct modrec **mods;
+	size_t nmods, nmodstored, modcap;
+
+	uint32_t *tids;       /* UINT32_MAX + 1 never fits: use known[] */
+	uint8_t *known;
+	size_t nthreads, threadcap;
+
+	struct live *tab;
+	size_t tabcap, tablen;  /* cap a power of 2 */
+
+	struct mt_end end;
+	char *stop_reason;
+
+	/* Decoding state of the current run. */
+	uint64_t events;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t chunk_off;
+};
+
+/* ---- live table ---------------------------------------------------------- */
+
+static size_t slot_of(uint64_t addr, size_t cap)
+{
+	uint64_t h = (addr >> 3) * 0x9E3779B97F4A7C15ull;
+
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static struct live *live_find(struct mt_replay *r, uint64_t addr)
+{
+	size_t i;
+
+	if (!r->tabcap)
+		return NULL;
+	for (i = slot_of(addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
+		if (r->tab[i].addr == addr)
+			return &r->tab[i];
+	return NULL;
+}
+
+static int live_grow(struct mt_replay *r)
+{
+	size_t ncap = r->tabcap ? r->tabcap * 2 : 4096, i, j;
+	struct live *nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return MT_E_NOMEM;
+	for (i = 0; i < r->tabcap; i++) {
+		if (!r->tab[i].used)
+			continue;
+		for (j = slot_of(r->tab[i].addr, ncap); nt[j].used; j = (j + 1) & (ncap - 1))
+			;
+		nt[j] = r->tab[i];
+	}
+	free(r->tab);
+	r->tab = nt;
+	r->tabcap = ncap;
+	return 0;
+}
+
+/* Inserts a block known not to be live. */
+static int live_insert(struct mt_replay *r, const struct live *e)
+{
+	size_t i;
+
+	if ((r->tablen + 1) * 10 > r->tabcap * 7 && live_grow(r) < 0)
+		return MT_E_NOMEM;
+	for (i = slot_of(e->addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
+		;
+	r->tab[i] = *e;
+	r->tab[i].used = 1;
+	r->tablen++;
+	return 0;
+}
+
+static void live_remove(struct mt_replay *r, struct live *e)
+{
+	size_t mask = r->tabcap - 1, i = (size_t)(e - r->tab), j = i, k;
+
+	/* Backward shift: move up later entries whose home is at or before i. */
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!r->tab[j].used)
+			break;
+		k = slot_of(r->tab[j].addr, r->tabcap);
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			r->tab[i] = r->tab[j];
+			i = j;
+		}
+	}
+	r->tab[i].used = 0;
+	r->tablen--;
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offset)
+{
+	const struct mt_reader_header *h;
+	struct mt_replay *r;
+	size_t i, n, k;
+	int err, saved;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MT_E_NOMEM;
+	err = mt_reader_open(path, &r->rd, err_offset);
+	if (err < 0)
+		goto fail;
+	h = mt_reader_header(r->rd);
+	r->hdr.version = h->version;
+	r->hdr.pointer_size = h->pointer_size;
+	r->hdr.pid = h->pid;
+	r->hdr.start_realtime_ns = h->start_realtime_ns;
+	n = 0;
+	for (i = 0; i < h->cmdline_len; i++)
+		n += h->cmdline[i] == 0;
+	r->argv = calloc(n + 1, sizeof(*r->argv));
+	r->joined = malloc(h->cmdline_len + 1);
+	if (!r->argv || !r->joined) {
+		err = MT_E_NOMEM;
+		goto fail;
+	}
+	for (i = 0, k = 0; i < h->cmdline_len; i++) {
+		if (i == 0 || h->cmdline[i - 1] == 0)
+			r->argv[k++] = (const char *)h->cmdline + i;
+		r->joined[i] = h->cmdline[i] ? (char)h->cmdline[i] : ' ';
+	}
+	r->joined[h->cmdline_len ? h->cmdline_len - 1 : 0] = 0;
+	r->hdr.cmdline = r->joined;
+	r->hdr.argc = n;
+	r->hdr.argv = r->argv;
+	*out = r;
+	return 0;
+fail:
+	saved = errno;
+	mt_replay_free(r);
+	errno = saved;
+	return err;
+}
+
+const struct mt_header *mt_replay_header(const struct mt_replay *r)
+{
+	return &r->hdr;
+}
+
+const struct mt_end *mt_replay_end(const struct mt_replay *r)
+{
+	return &r->end;
+}
+
+size_t mt_replay_nstacks(const struct mt_replay *r)
+{
+	return r->nstacks;
+}
+
+const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id)
+{
+	return id < r->nstacks ? r->stacks[id] : NULL;
+}
+
+size_t mt_replay_nmodules(const struct mt_replay *r)
+{
+	return r->nmods;
+}
+
+const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i)
+{
+	return i < r->nmods ? &r->mods[i]->m : NULL;
+}
+
+size_t mt_replay_nthreads(const struct mt_replay *r)
+{
+	return r->nthreads;
+}
+
+static void modrec_free(struct modrec *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->build_id);
+	free(m->segs);
+	free(m);
+}
+
+void mt_replay_free(struct mt_replay *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	mt_reader_free(r->rd);
+	free(r->joined);
+	free(r->argv);
+	for (i = 0; i < r->nstored; i++)
+		free(r->stacks[i]);
+	free(r->stacks);
+	for (i = 0; i < r->nmodstored; i++)
+		modrec_free(r->mods[i]);
+	free(r->mods);
+	free(r->tids);
+	free(r->known);
+	free(r->tab);
+	free(r->stop_reason);
+	free(r);
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+struct cur {
+	const uint8_t *p, *end;
+};
+
+/* Each returns 0, or MT_E_CORRUPT when the field does not decode. */
+static int get_uv(struct cur *c, uint64_t *v)
+{
+	return mt_get_uv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
+}
+
+static int get_sv(struct cur *c, int64_t *v)
+{
+	return mt_get_sv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
+}
+
+static int get_u32(struct cur *c, uint32_t *v, uint64_t max)
+{
+	uint64_t x;
+
+	if (get_uv(c, &x) < 0 || x > max)
+		return MT_E_CORRUPT;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* A string: points into the chunk, not NUL-terminated. */
+static int get_str(struct cur *c, const uint8_t **s, size_t *len)
+{
+	uint64_t n;
+
+	if (get_uv(c, &n) < 0 || n > MT_MAX_STRING || n > (uint64_t)(c->end - c->p))
+		return MT_E_CORRUPT;
+	*s = c->p;
+	*len = (size_t)n;
+	c->p += n;
+	return 0;
+}
+
+static char *dupstr(const uint8_t *s, size_t len)
+{
+	char *d = malloc(len + 1);
+
+	if (d) {
+		memcpy(d, s, len);
+		d[len] = 0;
+	}
+	return d;
+}
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return MT_E_NOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+{
+	uint64_t ip = 0;
+	uint32_t id, fn, n, i;
+	struct mt_stack *s;
+	uint64_t *ips;
+	int64_t d;
+
+	if (get_u32(c, &id, UINT32_MAX - 1) < 0 || id != r->nstacks ||
+	    get_u32(c, &fn, MT_FN_COUNT - 1) < 0 ||
+	    get_u32(c, &n, MT_MAX_DEPTH) < 0)
+		return MT_E_CORRUPT;
+	s = malloc(sizeof(*s) + n * sizeof(uint64_t));
+	if (!s)
+		return MT_E_NOMEM;
+	ips = (uint64_t *)(s + 1);
+	for (i = 0; i < n; i++) {
+		if (get_sv(c, &d) < 0) {
+			free(s);
+			return MT_E_CORRUPT;
+		}
+		ip += (uint64_t)d;
+		ips[i] = ip;
+	}
+	s->id = id;
+	s->fn = fn;
+	s->depth = n;
+	s->ips = ips;
+	if (id < r->nstored) {
+		struct mt_stack *old = r->stacks[id];
+
+		if (old->fn == fn && old->depth == n &&
+		    !memcmp(old->ips, ips, n * sizeof(uint64_t))) {
+			free(s);
+			s = old;
+		} else {
+			/* The file changed under us: the old pointer goes. */
+			free(old);
+			r->stacks[id] = s;
+		}
+	} else {
+		if (grow_array((void **)&r->stacks, &r->stackcap, id + 1, sizeof(*r->stacks)) < 0) {
+			free(s);
+			return MT_E_NOMEM;
+		}
+		r->stacks[id] = s;
+		r->nstored = id + 1;
+	}
+	r->nstacks = id + 1;
+	s->ips = (const uint64_t *)(s + 1);
+	if (ops->on_stack)
+		ops->on_stack(ctx, s);
+	return 0;
+}
+
+static int same_module(const struct modrec *a, const struct modrec *b)
+{
+	return a->m.base == b->m.base && a->m.time_ns == b->m.time_ns &&
+	       !strcmp(a->path, b->path) &&
+	       a->m.build_id_len == b->m.build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->m.build_id_len) &&
+	       a->m.nseg == b->m.nseg &&
+	       !memcmp(a->segs, b->segs, a->m.nseg * sizeof(*a->segs));
+}
+
+static int rec_module(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+{
+	const uint8_t *path, *bid;
+	size_t plen, blen, i;
+	uint64_t dt, base, nseg;
+	struct modrec *m;
+
+	if (get_uv(c, &dt) < 0 || get_uv(c, &base) < 0 ||
+	    get_str(c, &path, &plen) < 0 || get_str(c, &bid, &blen) < 0 ||
+	    get_uv(c, &nseg) < 0 || nseg > (uint64_t)(c->end - c->p) / 2)
+		return MT_E_CORRUPT;
+	r->time += dt;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return MT_E_NOMEM;
+	m->path = dupstr(path, plen);
+	m->build_id = malloc(blen ? blen : 1);
+	m->segs = malloc(nseg ? nseg * sizeof(*m->segs) : 1);
+	if (!m->path || !m->build_id || !m->segs) {
+		modrec_free(m);
+		return MT_E_NOMEM;
+	}
+	memcpy(m->build_id, bid, blen);
+	for (i = 0; i < nseg; i++) {
+		if (get_uv(c, &m->segs[i].start) < 0 || get_uv(c, &m->segs[i].size) < 0) {
+			modrec_free(m);
+			return MT_E_CORRUPT;
+		}
+	}
+	m->m.time_ns = r->time;
+	m->m.base = base;
+	m->m.path = m->path;
+	m->m.build_id = m->build_id;
+	m->m.build_id_len = blen;
+	m->m.nseg = (size_t)nseg;
+	m->m.segs = m->segs;
+	if (r->nmods < r->nmodstored) {
+		if (same_module(r->mods[r->nmods], m)) {
+			modrec_free(m);
+			m = r->mods[r->nmods];
+		} else {
+			modrec_free(r->mods[r->nmods]);
+			r->mods[r->nmods] = m;
+		}
+	} else {
+		if (grow_array((void **)&r->mods, &r->modcap, r->nmods + 1, sizeof(*r->mods)) < 0) {
+			modrec_free(m);
+			return MT_E_NOMEM;
+		}
+		r->mods[r->nmods] = m;
+		r->nmodstored = r->nmods + 1;
+	}
+	r->nmods++;
+	if (ops->on_module)
+		ops->on_module(ctx, &m->m);
+	return 0;
+}
+
+static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+{
+	uint32_t index, tid;
+
+	/* Indices are dense; allow some slack in their order, not a huge jump. */
+	if (get_u32(c, &index, r->nthreads + 1024) < 0 || get_u32(c, &tid, UINT32_MAX) < 0)
+		return MT_E_CORRUPT;
+	if (grow_array((void **)&r->tids, &r->threadcap, index + 1, sizeof(*r->tids)) < 0)
+		return MT_E_NOMEM;
+	/* known[] grows with tids[]: same capacity. */
+	{
+		uint8_t *k = realloc(r->known, r->threadcap);
+
+		if (!k)
+			return MT_E_NOMEM;
+		r->known = k;
+	}
+	while (r->nthreads <= index)
+		r->known[r->nthreads++] = 0;
+	r->tids[index] = tid;
+	r->known[index] = 1;
+	if (ops->on_thread)
+		ops->on_thread(ctx, index, tid);
+	return 0;
+}
+
+static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
+{
+	if (get_u32(c, t, UINT32_MAX) < 0 || *t >= r->nthreads || !r->known[*t])
+		return MT_E_CORRUPT;
+	return 0;
+}
+
+/* Releases the live block e through on_free; the caller then drops it. */
+static int emit_free(const struct live *e, uint64_t seq, uint64_t time, uint32_t thread,
+		     int realloc, const struct mt_replay_ops *ops, void *ctx)
+{
+	struct mt_event ev = {
+		.seq = seq, .time_ns = time, .addr = e->addr, .size = e->size,
+		.stack = e->stack, .thread = thread, .alloc_time_ns = e->time,
+		.alloc_seq = e->seq, .realloc = realloc,
+	};
+
+	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
+}
+
+/* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
+static int do_alloc(struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
+		    uint32_t thread, uint64_t seq, int realloc,
+		    const struct mt_replay_ops *ops, void *ctx)
+{
+	struct live e = { .addr = addr, .size = size, .time = r->time, .seq = seq, .stack = stack };
+	struct live *old = live_find(r, addr);
+	int stop = 0, err;
+
+	if (old) {
+		stop = emit_free(old, seq, r->time, thread, 0, ops, ctx);
+		live_remove(r, old);
+	}
+	err = live_insert(r, &e);
+	if (err < 0)
+		return err;
+	if (ops->on_alloc) {
+		struct mt_event ev = {
+			.seq = seq, .time_ns = r->time, .addr = addr, .size = size,
+			.stack = stack, .thread = thread, .alloc_time_ns = r->time,
+			.alloc_seq = seq, .realloc = realloc,
+		};
+		stop |= ops->on_alloc(ctx, &ev);
+	}
+	return stop ? 1 : 0;
+}
+
+static int do_free(struct mt_replay *r, uint64_t addr, uint32_t thread, uint64_t seq,
+		   int realloc, const struct mt_replay_ops *ops, void *ctx)
+{
+	struct live *e = live_find(r, addr);
+	struct live copy;
+
+	if (!e)
+		return 0;
+	copy = *e;
+	live_remove(r, e);
+	return emit_free(&copy, seq, r->time, thread, realloc, ops, ctx) ? 1 : 0;
+}
+
+/*
+ * Decodes one chunk. Returns 0, 1 if a callback stopped the replay, or a
+ * negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
+ */
+static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
+			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
+{
+	struct cur c = { data, data + len };
+	const uint8_t *last_progress = data;
+	uint64_t seq, t, dt, size, a;
+	int64_t d1, d2;
+	uint32_t stack, thread, index;
+	const uint8_t *s;
+	size_t slen;
+	int err = 0, stop = 0;
+
+	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
+	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || seq != r->events)
+		return MT_E_CORRUPT;
+	r->time = t;
+	r->addr = 0;
+	while (c.p < c.end && !stop) {
+		uint8_t type = *c.p++;
+
+		switch (type) {
+		case MT_REC_STACK:
+			err = rec_stack(r, &c, ops, ctx);
+			break;
+		case MT_REC_ALLOC:
+			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_uv(&c, &size) < 0 ||
+			    get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
+			    get_thread(r, &c, &thread) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			r->addr += (uint64_t)d1;
+			stop = err = do_alloc(r, r->addr, size, stack, thread, r->events++, 0, ops, ctx);
+			break;
+		case MT_REC_FREE:
+			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_thread(r, &c, &thread) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			r->addr += (uint64_t)d1;
+			stop = err = do_free(r, r->addr, thread, r->events++, 0, ops, ctx);
+			break;
+		case MT_REC_REALLOC:
+			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_sv(&c, &d2) < 0 ||
+			    get_uv(&c, &size) < 0 ||
+			    get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
+			    get_thread(r, &c, &thread) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			a = r->addr + (uint64_t)d1;
+			r->addr = a + (uint64_t)d2;
+			seq = r->events++;
+			stop = do_free(r, a, thread, seq, 1, ops, ctx);
+			err = do_alloc(r, r->addr, size, stack, thread, seq, 1, ops, ctx);
+			if (err > 0)
+				stop = 1;
+			break;
+		case MT_REC_THREAD:
+			err = rec_thread(r, &c, ops, ctx);
+			break;
+		case MT_REC_MODULE:
+			err = rec_module(r, &c, ops, ctx);
+			break;
+		case MT_REC_UNLOAD:
+			if (get_uv(&c, &dt) < 0 || get_uv(&c, &a) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			if (ops->on_unload)
+				ops->on_unload(ctx, a, r->time);
+			break;
+		case MT_REC_SNAPSHOT:
+			if (get_uv(&c, &dt) < 0 || get_u32(&c, &index, UINT32_MAX) < 0 ||
+			    get_str(&c, &s, &slen) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			{
+				char label[MT_MAX_STRING + 1];
+				struct mt_snapshot snap = {
+					.index = index, .label = label,
+					.seq = r->events++, .time_ns = r->time,
+				};
+
+				memcpy(label, s, slen);
+				label[slen] = 0;
+				if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
+					stop = 1;
+			}
+			break;
+		case MT_REC_END:
+			if (get_uv(&c, &dt) < 0 || get_uv(&c, &a) < 0 || a > MT_END_EXEC ||
+			    get_sv(&c, &d1) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			r->end.clean = 1;
+			r->end.how = (int)a;
+			r->end.code = d1;
+			break;
+		case MT_REC_STOP:
+			if (get_uv(&c, &dt) < 0 || get_str(&c, &s, &slen) < 0)
+				return MT_E_CORRUPT;
+			r->time += dt;
+			free(r->stop_reason);
+			r->stop_reason = dupstr(s, slen);
+			if (!r->stop_reason)
+				return MT_E_NOMEM;
+			r->end.stop_reason = r->stop_reason;
+			break;
+		default:
+			return MT_E_CORRUPT;
+		}
+		if (err < 0)
+			return err;
+		if (err > 0)
+			stop = 1;
+		if (ops->on_progress && c.p - last_progress >= 65536) {
+			last_progress = c.p;
+			ops->on_progress(ctx, r->chunk_off + comp_len * (uint64_t)(c.p - data) / len,
+					 mt_reader_file_size(r->rd));
+		}
+	}
+	return stop;
+}
+
+static void reset_run(struct mt_replay *r)
+{
+	r->nstacks = 0;
+	r->nmods = 0;
+	r->nthreads = 0;
+	if (r->tab)
+		memset(r->tab, 0, r->tabcap * sizeof(*r->tab));
+	r->tablen = 0;
+	memset(&r->end, 0, sizeof(r->end));
+	free(r->stop_reason);
+	r->stop_reason = NULL;
+	r->events = 0;
+	r->time = 0;
+	r->addr = 0;
+}
+
+int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	const uint8_t *data;
+	size_t len;
+	uint64_t off, total = mt_reader_file_size(r->rd), last_progress = 0;
+	int ret = 0, rc;
+
+	reset_run(r);
+	rc = mt_reader_rewind(r->rd);
+	if (rc < 0)
+		return rc;
+	r->end.good_bytes = mt_reader_good_bytes(r->rd);
+	if (ops->on_header)
+		ops->on_header(ctx, &r->hdr);
+	for (;;) {
+		rc = mt_reader_next(r->rd, &data, &len, &off);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			if (rc == MT_E_NOMEM || rc == MT_E_IO) {
+				ret = rc;
+				break;
+			}
+			r->end.error = rc;
+			r->end.error_offset = mt_reader_error_offset(r->rd);
+			break;
+		}
+		r->chunk_off = off;
+		rc = replay_chunk(r, data, len, mt_reader_good_bytes(r->rd) - off, ops, ctx);
+		if (rc == MT_E_NOMEM) {
+			ret = rc;
+			break;
+		}
+		if (rc < 0) {
+			r->end.error = rc;
+			r->end.error_offset = off;
+			break;
+		}
+		r->end.good_bytes = mt_reader_good_bytes(r->rd);
+		if (rc > 0) {
+			ret = 1;
+			break;
+		}
+		if (ops->on_progress && r->end.good_bytes - last_progress >= 65536) {
+			last_progress = r->end.good_bytes;
+			ops->on_progress(ctx, r->end.good_bytes, total);
+		}
+	}
+	r->end.time_ns = r->time;
+	r->end.events = r->events;
+	r->end.truncated = r->end.error != 0 || !r->end.clean;
+	if (ops->on_progress && ret == 0)
+		ops->on_progress(ctx, total, total);
+	if (ops->on_end)
+		ops->on_end(ctx, &r->end);
+	return ret;
+}
