@@ -1,0 +1,407 @@
+/*
+ * writer.c - the event-log writer: header, record encoding, chunk framing,
+ * zstd compression, one write(2) per chunk. See writer.h for the contract
+ * and format.h for the bytes.
+ *
+ * Not for: locking, deciding what to record, reading. Nothing here calls
+ * malloc: memory comes from the caller's allocator (struct mt_writer_mem),
+ * including zstd's, through ZSTD_customMem.
+ */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "error.h"
+#include "format.h"
+#include "writer.h"
+
+/* Room kept past the chunk limit so that any one record fits. */
+#define MAX_BUILD_ID   64
+#define MAX_SEGS       64
+#define RECORD_SLACK   (2 * MT_MAX_STRING + MAX_BUILD_ID + \
+			(MAX_SEGS * 2 + MT_MAX_DEPTH + 16) * MT_MAX_VARINT)
+
+struct mt_writer {
+	int fd;
+	int err;
+	struct mt_writer_mem mem;
+	int level;
+	size_t chunk_bytes;
+	uint64_t chunk_ns;
+
+	uint8_t *raw;          /* records of the chunk being built */
+	size_t raw_cap;
+	size_t used;
+	uint8_t *out;          /* chunk header + compressed frame */
+	size_t out_cap;
+	ZSTD_CCtx *cctx;
+
+	uint64_t events;       /* events put so far */
+	uint64_t chunk_t;      /* time of the current chunk's CHUNK_BEGIN */
+	uint64_t time;         /* delta state: time of the last record */
+	uint64_t addr;         /* delta state: last address written */
+	uint64_t written;
+};
+
+static void *zstd_alloc(void *opaque, size_t size)
+{
+	const struct mt_writer_mem *mem = opaque;
+	return mem->alloc(mem->opaque, size);
+}
+
+static void zstd_free(void *opaque, void *ptr)
+{
+	const struct mt_writer_mem *mem = opaque;
+	if (ptr)
+		mem->free(mem->opaque, ptr);
+}
+
+struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
+				const struct mt_writer_opts *opts)
+{
+	struct mt_writer *w = mem->alloc(mem->opaque, sizeof(*w));
+	if (!w)
+		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->mem = *mem;
+	w->level = opts && opts->level ? opts->level : 1;
+	w->chunk_bytes = opts && opts->chunk_bytes ? opts->chunk_bytes : (1u << 20);
+	if (w->chunk_bytes > MT_MAX_CHUNK - RECORD_SLACK)
+		w->chunk_bytes = MT_MAX_CHUNK - RECORD_SLACK;
+	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
+	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
+	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap);
+	w->raw = mem->alloc(mem->opaque, w->raw_cap);
+	w->out = mem->alloc(mem->opaque, w->out_cap);
+	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
+	w->cctx = ZSTD_createCCtx_advanced(cm);
+	if (!w->raw || !w->out || !w->cctx)
+		goto fail;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)))
+		goto fail;
+	return w;
+fail:
+	mt_writer_free(w);
+	return NULL;
+}
+
+void mt_writer_free(struct mt_writer *w)
+{
+	if (!w)
+		return;
+	ZSTD_freeCCtx(w->cctx);
+	if (w->raw)
+		w->mem.free(w->mem.opaque, w->raw);
+	if (w->out)
+		w->mem.free(w->mem.opaque, w->out);
+	w->mem.free(w->mem.opaque, w);
+}
+
+/* Writes all of buf; loops on a short write or EINTR. */
+static int write_all(struct mt_writer *w, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(w->fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return MT_E_IO;
+		}
+		if (n == 0) {
+			errno = ENOSPC;
+			return MT_E_IO;
+		}
+		buf += n;
+		len -= (size_t)n;
+		w->written += (uint64_t)n;
+	}
+	return 0;
+}
+
+int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_ns,
+		     const char *cmdline, size_t len)
+{
+	uint8_t h[MT_HEADER_FIXED];
+
+	if (w->err)
+		return w->err;
+	if (len > MT_MAX_CMDLINE) {
+		/* Cut after the last whole argument that fits. */
+		len = MT_MAX_CMDLINE;
+		while (len > 0 && cmdline[len - 1] != '\0')
+			len--;
+	}
+	memcpy(h, MT_MAGIC, MT_MAGIC_LEN);
+	mt_put_u16(h + 8, MT_FORMAT_VERSION);
+	h[10] = (uint8_t)sizeof(void *);
+	h[11] = 0;
+	mt_put_u32(h + 12, pid);
+	mt_put_u64(h + 16, start_realtime_ns);
+	mt_put_u32(h + 24, (uint32_t)len);
+	int err = write_all(w, h, sizeof(h));
+	if (!err && len)
+		err = write_all(w, (const uint8_t *)cmdline, len);
+	if (err)
+		w->err = err;
+	return err;
+}
+
+int mt_writer_flush(struct mt_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (w->used == 0)
+		return 0;
+	size_t c = ZSTD_compress2(w->cctx, w->out + MT_CHUNK_HEADER,
+				  w->out_cap - MT_CHUNK_HEADER, w->raw, w->used);
+	if (ZSTD_isError(c)) {
+		w->err = MT_E_ZSTD;
+		return w->err;
+	}
+	memcpy(w->out, MT_CHUNK_MAGIC, 4);
+	mt_put_u32(w->out + 4, (uint32_t)c);
+	mt_put_u32(w->out + 8, (uint32_t)w->used);
+	w->used = 0;
+	int err = write_all(w, w->out, MT_CHUNK_HEADER + c);
+	if (err)
+		w->err = err;
+	return err;
+}
+
+/*
+ * Makes room for a record of at most max bytes at time *t (clamped so time
+ * never decreases), flushing the chunk first when it is full or old, and
+ * starting a new chunk with CHUNK_BEGIN when needed. Returns the write
+ * position, or NULL with w->err set.
+ */
+static uint8_t *begin(struct mt_writer *w, uint64_t *t, size_t max)
+{
+	if (w->err)
+		return NULL;
+	if (*t < w->time)
+		*t = w->time;
+	if (w->used > 0 &&
+	    (w->used + max > w->chunk_bytes || *t - w->chunk_t >= w->chunk_ns)) {
+		if (mt_writer_flush(w) < 0)
+			return NULL;
+	}
+	if (w->used == 0) {
+		uint8_t *p = w->raw;
+		*p++ = MT_REC_CHUNK_BEGIN;
+		p += mt_put_uv(p, w->events);
+		p += mt_put_uv(p, *t);
+		w->used = (size_t)(p - w->raw);
+		w->chunk_t = *t;
+		w->time = *t;
+		w->addr = 0;
+	}
+	return w->raw + w->used;
+}
+
+static size_t put_dt(struct mt_writer *w, uint8_t *p, uint64_t t)
+{
+	size_t n = mt_put_uv(p, t - w->time);
+	w->time = t;
+	return n;
+}
+
+static size_t put_addr(struct mt_writer *w, uint8_t *p, uint64_t addr)
+{
+	size_t n = mt_put_sv(p, (int64_t)(addr - w->addr));
+	w->addr = addr;
+	return n;
+}
+
+static size_t put_str(uint8_t *p, const char *s, size_t len)
+{
+	if (len > MT_MAX_STRING)
+		len = MT_MAX_STRING;
+	size_t n = mt_put_uv(p, len);
+	memcpy(p + n, s, len);
+	return n + len;
+}
+
+#define END_RECORD(w, p) do { (w)->used = (size_t)((p) - (w)->raw); } while (0)
+
+int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
+		    const uint64_t *ips, unsigned n)
+{
+	if (n > MT_MAX_DEPTH)
+		return MT_E_RANGE;
+	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_STACK;
+	p += mt_put_uv(p, id);
+	p += mt_put_uv(p, fn);
+	p += mt_put_uv(p, n);
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		p += mt_put_sv(p, (int64_t)(ips[i] - prev));
+		prev = ips[i];
+	}
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
+		    uint32_t stack, uint32_t thread)
+{
+	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_ALLOC;
+	p += put_dt(w, p, t);
+	p += put_addr(w, p, addr);
+	p += mt_put_uv(p, size);
+	p += mt_put_uv(p, stack);
+	p += mt_put_uv(p, thread);
+	END_RECORD(w, p);
+	w->events++;
+	return 0;
+}
+
+int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread)
+{
+	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_FREE;
+	p += put_dt(w, p, t);
+	p += put_addr(w, p, addr);
+	p += mt_put_uv(p, thread);
+	END_RECORD(w, p);
+	w->events++;
+	return 0;
+}
+
+int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
+		      uint64_t size, uint32_t stack, uint32_t thread)
+{
+	uint8_t *p = begin(w, &t, 1 + 6 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_REALLOC;
+	p += put_dt(w, p, t);
+	p += put_addr(w, p, old_addr);
+	/* (new - old); put_addr leaves addr = old, so this is the same delta. */
+	p += put_addr(w, p, new_addr);
+	p += mt_put_uv(p, size);
+	p += mt_put_uv(p, stack);
+	p += mt_put_uv(p, thread);
+	END_RECORD(w, p);
+	w->events++;
+	return 0;
+}
+
+int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t tid)
+{
+	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_THREAD;
+	p += mt_put_uv(p, index);
+	p += mt_put_uv(p, tid);
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char *path,
+		     const uint8_t *build_id, size_t build_id_len,
+		     const uint64_t *segs, size_t nseg)
+{
+	if (build_id_len > MAX_BUILD_ID || nseg > MAX_SEGS)
+		return MT_E_RANGE;
+	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT + MT_MAX_STRING + build_id_len +
+			   nseg * 2 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_MODULE;
+	p += put_dt(w, p, t);
+	p += mt_put_uv(p, base);
+	p += put_str(p, path, strlen(path));
+	p += put_str(p, (const char *)build_id, build_id_len);
+	p += mt_put_uv(p, nseg);
+	for (size_t i = 0; i < nseg; i++) {
+		p += mt_put_uv(p, segs[2 * i]);
+		p += mt_put_uv(p, segs[2 * i + 1]);
+	}
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base)
+{
+	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_UNLOAD;
+	p += put_dt(w, p, t);
+	p += mt_put_uv(p, base);
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const char *label)
+{
+	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + MT_MAX_STRING);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_SNAPSHOT;
+	p += put_dt(w, p, t);
+	p += mt_put_uv(p, index);
+	p += put_str(p, label, strlen(label));
+	END_RECORD(w, p);
+	w->events++;
+	return 0;
+}
+
+int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code)
+{
+	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_END;
+	p += put_dt(w, p, t);
+	p += mt_put_uv(p, how);
+	p += mt_put_sv(p, code);
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason)
+{
+	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);
+	if (!p)
+		return w->err;
+	*p++ = MT_REC_STOP;
+	p += put_dt(w, p, t);
+	p += put_str(p, reason, strlen(reason));
+	END_RECORD(w, p);
+	return 0;
+}
+
+uint64_t mt_writer_events(const struct mt_writer *w)
+{
+	return w->events;
+}
+
+size_t mt_writer_pending(const struct mt_writer *w)
+{
+	return w->used;
+}
+
+int mt_writer_error(const struct mt_writer *w)
+{
+	return w->err;
+}
+
+uint64_t mt_writer_written(const struct mt_writer *w)
+{
+	return w->written;
+}

@@ -1,0 +1,105 @@
+/*
+ * writer.h - writes an event log (lib/format.h): the header, then records
+ * gathered into chunks, each compressed into one zstd frame and written with
+ * a single write(2).
+ *
+ * For: the recorder (recorder/), which runs inside the profiled program, and
+ * tests. The writer never calls malloc: all its memory comes from the
+ * allocator the caller passes in (the recorder passes an mmap-based one, so
+ * nothing the writer does goes through the malloc hooks, and it stays usable
+ * in a signal handler or after fork). Once created, putting records and
+ * flushing allocate nothing more except zstd's workspace on the first flush.
+ *
+ * Not for: locking (the caller serializes every call on one writer), reading
+ * logs (lib/reader.c), deciding what to record.
+ *
+ * Chunking: a chunk is flushed before a record would take its raw size past
+ * the chunk limit (default 1 MiB) or when the record's time is a chunk period
+ * (default 1 s) or more after the chunk's start. Every chunk starts with
+ * CHUNK_BEGIN. Times passed in are ns since recording start; a time earlier
+ * than the previous record's is written as the previous time (dt = 0), so the
+ * log's time never goes backwards.
+ */
+#ifndef MT_WRITER_H
+#define MT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_writer;
+
+/* The allocator the writer (and zstd, through it) uses for all its memory. */
+struct mt_writer_mem {
+	void *(*alloc)(void *opaque, size_t size);
+	void (*free)(void *opaque, void *ptr);
+	void *opaque;
+};
+
+struct mt_writer_opts {
+	int level;            /* zstd level; 0 means the default (1) */
+	size_t chunk_bytes;   /* raw bytes per chunk; 0 means 1 MiB */
+	uint64_t chunk_ns;    /* time span per chunk; 0 means 1 s */
+};
+
+/*
+ * A writer on the open file descriptor fd (not closed by the writer). mem is
+ * copied; opts may be NULL for the defaults. Returns NULL when out of memory.
+ */
+struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
+				const struct mt_writer_opts *opts);
+
+/* Frees the writer without flushing; NULL is a no-op. */
+void mt_writer_free(struct mt_writer *w);
+
+/*
+ * Writes the file header at the current file position (must be first).
+ * cmdline holds the arguments, each followed by a NUL, len bytes in all
+ * (cut to MT_MAX_CMDLINE at an argument boundary). Returns 0 or MT_E_IO.
+ */
+int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_ns,
+		     const char *cmdline, size_t len);
+
+/*
+ * Records (see lib/format.h for their meaning). Each returns 0, or a
+ * negative MT_E_* when a chunk flush it triggered failed (MT_E_IO with errno
+ * set, MT_E_ZSTD), or MT_E_RANGE for an argument beyond the format's limits.
+ * After an I/O or zstd error the writer is broken: every later call returns
+ * the same error without writing (see mt_writer_error).
+ */
+int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
+		    const uint64_t *ips, unsigned n);
+int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
+		    uint32_t stack, uint32_t thread);
+int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread);
+int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
+		      uint64_t size, uint32_t stack, uint32_t thread);
+int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t tid);
+/* segs holds nseg (start, size) pairs: 2 * nseg numbers. */
+int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char *path,
+		     const uint8_t *build_id, size_t build_id_len,
+		     const uint64_t *segs, size_t nseg);
+int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base);
+int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const char *label);
+int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code);
+int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
+
+/*
+ * Compresses the records gathered so far into a chunk and writes it with one
+ * write(2) (looping only on a short write). No-op when there are none.
+ * Returns 0, MT_E_IO (errno set) or MT_E_ZSTD.
+ */
+int mt_writer_flush(struct mt_writer *w);
+
+/* Events (ALLOC, FREE, REALLOC, SNAPSHOT) put so far, flushed or not. */
+uint64_t mt_writer_events(const struct mt_writer *w);
+
+/* Raw bytes waiting for the next flush. */
+size_t mt_writer_pending(const struct mt_writer *w);
+
+/* The sticky error (0 if none). */
+int mt_writer_error(const struct mt_writer *w);
+
+/* Bytes written to the file so far (header and chunks). */
+uint64_t mt_writer_written(const struct mt_writer *w);
+
+#endif
