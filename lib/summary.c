@@ -1,0 +1,349 @@
+/*
+ * summary.c - the figures of `memtrail report --summary`, as a replay
+ * consumer, and their text and JSON output (see summary.h).
+ *
+ * For: exact counts over one replay. Not for: per-stack figures (lib/agg.c)
+ * or diagnostics: the write functions write the report itself to a FILE.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "replay.h"
+#include "summary.h"
+
+struct mt_summary {
+	struct mt_summary_info info;
+	char *command;
+	struct mt_summary_snapshot *snaps;
+	size_t snapcap;
+	uint64_t live_bytes, live_blocks;
+	int nomem;
+};
+
+struct mt_summary *mt_summary_new(void)
+{
+	return calloc(1, sizeof(struct mt_summary));
+}
+
+static void reset(struct mt_summary *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->info.nsnapshots; i++)
+		free((char *)s->snaps[i].label);
+	free(s->command);
+	s->command = NULL;
+	memset(&s->info, 0, sizeof(s->info));
+	s->info.command = "";
+	s->info.snapshots = s->snaps;
+	s->live_bytes = s->live_blocks = 0;
+	s->nomem = 0;
+}
+
+static void on_header(void *ctx, const struct mt_header *h)
+{
+	struct mt_summary *s = ctx;
+
+	free(s->command);
+	s->command = strdup(h->cmdline);
+	if (!s->command)
+		s->nomem = 1;
+	s->info.command = s->command ? s->command : "";
+	s->info.pid = h->pid;
+}
+
+static void on_thread(void *ctx, uint32_t index, uint32_t tid)
+{
+	struct mt_summary *s = ctx;
+
+	(void)tid;
+	if (index + (size_t)1 > s->info.threads)
+		s->info.threads = index + (size_t)1;
+}
+
+static int on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_summary *s = ctx;
+
+	s->info.allocations++;
+	s->info.bytes_allocated += ev->size;
+	s->live_bytes += ev->size;
+	s->live_blocks++;
+	/* The alloc half of a realloc comes last: evaluating here covers it. */
+	if (s->live_bytes > s->info.peak_bytes) {
+		s->info.peak_bytes = s->live_bytes;
+		s->info.peak_blocks = s->live_blocks;
+		s->info.peak_time_ns = ev->time_ns;
+		s->info.peak_seq = ev->seq;
+		s->info.has_peak = 1;
+	}
+	return 0;
+}
+
+static int on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_summary *s = ctx;
+
+	/* Live bytes only fall here, so the peak cannot move. */
+	s->info.frees++;
+	s->live_bytes -= ev->size;
+	s->live_blocks--;
+	return 0;
+}
+
+static int on_snapshot(void *ctx, const struct mt_snapshot *snap)
+{
+	struct mt_summary *s = ctx;
+	struct mt_summary_snapshot *n;
+	size_t cap;
+
+	if (s->info.nsnapshots == s->snapcap) {
+		cap = s->snapcap ? s->snapcap * 2 : 16;
+		n = realloc(s->snaps, cap * sizeof(*n));
+		if (!n) {
+			s->nomem = 1;
+			return 1;
+		}
+		s->snaps = n;
+		s->snapcap = cap;
+		s->info.snapshots = n;
+	}
+	n = &s->snaps[s->info.nsnapshots];
+	n->label = strdup(snap->label);
+	if (!n->label) {
+		s->nomem = 1;
+		return 1;
+	}
+	n->index = snap->index;
+	n->seq = snap->seq;
+	n->time_ns = snap->time_ns;
+	n->live_bytes = s->live_bytes;
+	n->live_blocks = s->live_blocks;
+	s->info.nsnapshots++;
+	return 0;
+}
+
+static void on_end(void *ctx, const struct mt_end *e)
+{
+	struct mt_summary *s = ctx;
+
+	s->info.duration_ns = e->time_ns;
+	s->info.leaked_bytes = s->live_bytes;
+	s->info.leaked_blocks = s->live_blocks;
+	s->info.events = e->events;
+	s->info.clean = e->clean;
+	s->info.truncated = e->truncated;
+}
+
+static const struct mt_replay_ops summary_ops = {
+	.on_header = on_header,
+	.on_thread = on_thread,
+	.on_alloc = on_alloc,
+	.on_free = on_free,
+	.on_snapshot = on_snapshot,
+	.on_end = on_end,
+};
+
+const struct mt_replay_ops *mt_summary_ops(void)
+{
+	return &summary_ops;
+}
+
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r)
+{
+	int rc;
+
+	reset(s);
+	rc = mt_replay_run(r, &summary_ops, s);
+	if (s->nomem)
+		return MT_E_NOMEM;
+	return rc < 0 ? rc : 0;
+}
+
+const struct mt_summary_info *mt_summary_info(const struct mt_summary *s)
+{
+	return &s->info;
+}
+
+void mt_summary_free(struct mt_summary *s)
+{
+	if (!s)
+		return;
+	reset(s);
+	free(s->snaps);
+	free(s);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+char *mt_format_count(char *buf, size_t size, uint64_t n)
+{
+	char tmp[32];
+	size_t len, i, o = 0;
+
+	len = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
+	for (i = 0; i < len && o + 1 < size; i++) {
+		if (i && (len - i) % 3 == 0 && o + 2 < size)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	if (size)
+		buf[o] = 0;
+	return buf;
+}
+
+char *mt_format_size(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+		return buf;
+	}
+	/* Round first, so 1048575 B shows as 1.0 MiB, not 1024.0 KiB. */
+	while (u < 5 && (u < 0 || v >= 1023.95)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static void secs(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000000000u, ns / 1000000u % 1000u);
+}
+
+int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
+{
+	char a[32], b[32], h[32];
+	size_t k;
+
+	fprintf(out, "command:          %s\n", i->command);
+	fprintf(out, "duration:         ");
+	secs(out, i->duration_ns);
+	fprintf(out, " s\n");
+	fprintf(out, "allocations:      %s\n", mt_format_count(a, sizeof(a), i->allocations));
+	fprintf(out, "frees:            %s\n", mt_format_count(a, sizeof(a), i->frees));
+	fprintf(out, "bytes allocated:  %s B (%s)\n",
+		mt_format_count(a, sizeof(a), i->bytes_allocated),
+		mt_format_size(h, sizeof(h), i->bytes_allocated));
+	fprintf(out, "peak:             %s B (%s) in %s blocks at ",
+		mt_format_count(a, sizeof(a), i->peak_bytes),
+		mt_format_size(h, sizeof(h), i->peak_bytes),
+		mt_format_count(b, sizeof(b), i->peak_blocks));
+	secs(out, i->peak_time_ns);
+	fprintf(out, " s\n");
+	fprintf(out, "leaked:           %s B (%s) in %s blocks\n",
+		mt_format_count(a, sizeof(a), i->leaked_bytes),
+		mt_format_size(h, sizeof(h), i->leaked_bytes),
+		mt_format_count(b, sizeof(b), i->leaked_blocks));
+	fprintf(out, "threads:          %zu\n", i->threads);
+	fprintf(out, "snapshots:        %zu\n", i->nsnapshots);
+	for (k = 0; k < i->nsnapshots; k++) {
+		const struct mt_summary_snapshot *sn = &i->snapshots[k];
+
+		fprintf(out, "  snapshot %" PRIu32 " at ", sn->index);
+		secs(out, sn->time_ns);
+		fprintf(out, " s: %s B (%s) in %s blocks",
+			mt_format_count(a, sizeof(a), sn->live_bytes),
+			mt_format_size(h, sizeof(h), sn->live_bytes),
+			mt_format_count(b, sizeof(b), sn->live_blocks));
+		if (sn->label[0]) {
+			fprintf(out, " ");
+			mt_json_string(out, sn->label);
+		}
+		fprintf(out, "\n");
+	}
+	return ferror(out) ? MT_E_IO : 0;
+}
+
+/* Length of the UTF-8 sequence at s (1-4), or 0 if it is not valid UTF-8. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n, i;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void mt_json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n;
+
+	fputc('"', out);
+	while (*s) {
+		if (*s == '"' || *s == '\\') {
+			fputc('\\', out);
+			fputc(*s++, out);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			fprintf(out, "\\u%04x", *s++);
+		} else if ((n = utf8_len(s)) != 0) {
+			fwrite(s, 1, n, out);
+			s += n;
+		} else {
+			fputs("\\ufffd", out);
+			s++;
+		}
+	}
+	fputc('"', out);
+}
+
+static void json_secs(FILE *out, uint64_t ns)
+{
+	fprintf(out, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+}
+
+int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
+{
+	size_t k;
+
+	fputs("{\"command\": ", out);
+	mt_json_string(out, i->command);
+	fputs(", \"duration_s\": ", out);
+	json_secs(out, i->duration_ns);
+	fprintf(out, ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
+		", \"bytes_allocated\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+		", \"peak_blocks\": %" PRIu64 ", \"peak_time_s\": ",
+		i->allocations, i->frees, i->bytes_allocated, i->peak_bytes, i->peak_blocks);
+	json_secs(out, i->peak_time_ns);
+	fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
+		", \"snapshots\": [", i->leaked_bytes, i->leaked_blocks);
+	for (k = 0; k < i->nsnapshots; k++) {
+		const struct mt_summary_snapshot *sn = &i->snapshots[k];
+
+		fprintf(out, "%s{\"index\": %" PRIu32 ", \"label\": ", k ? ", " : "", sn->index);
+		mt_json_string(out, sn->label);
+		fputs(", \"time_s\": ", out);
+		json_secs(out, sn->time_ns);
+		fprintf(out, ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64 "}",
+			sn->live_bytes, sn->live_blocks);
+	}
+	fprintf(out, "], \"threads\": %zu}\n", i->threads);
+	return ferror(out) ? MT_E_IO : 0;
+}

@@ -1,0 +1,97 @@
+/*
+ * summary.h - the figures of `memtrail report --summary` (SPEC section 4),
+ * computed by one replay, and their text and JSON forms.
+ *
+ * A replay consumer: mt_summary_ops() with the struct mt_summary as ctx, or
+ * mt_summary_run() which does the replay. Definitions:
+ *   allocations   on_alloc calls (a realloc's new block counts 1)
+ *   frees         on_free calls (a realloc's old block counts 1; frees of
+ *                 addresses that were never live are not counted)
+ *   peak          the maximum of live requested bytes, evaluated after each
+ *                 event (both halves of a realloc are one event); the first
+ *                 event reaching it wins; peak_blocks = live blocks then.
+ *                 A run whose live bytes never rise above 0 has peak 0 at
+ *                 time 0 and has_peak = 0.
+ *   leaked        live at the end of the log.
+ *   duration      time of the last record read.
+ *
+ * Not here: call trees (lib/report.h), the replay itself (lib/replay.h).
+ */
+#ifndef MT_SUMMARY_H
+#define MT_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct mt_replay;
+struct mt_replay_ops;
+struct mt_summary;
+
+struct mt_summary_snapshot {
+	uint32_t index;
+	const char *label;      /* "" when unnamed */
+	uint64_t seq, time_ns;
+	uint64_t live_bytes, live_blocks;
+};
+
+/* The figures; strings and arrays are owned by the struct mt_summary. */
+struct mt_summary_info {
+	const char *command;    /* arguments joined with spaces */
+	uint32_t pid;
+	uint64_t duration_ns;
+	uint64_t allocations, frees, bytes_allocated;
+	uint64_t peak_bytes, peak_blocks, peak_time_ns;
+	uint64_t peak_seq;      /* seq of the peak event; 0 when !has_peak */
+	int has_peak;
+	uint64_t leaked_bytes, leaked_blocks;
+	size_t nsnapshots;
+	const struct mt_summary_snapshot *snapshots;
+	size_t threads;
+	uint64_t events;        /* events replayed */
+	int clean;              /* the log has an END record */
+	int truncated;          /* see struct mt_end */
+};
+
+/* A new, empty summary. Returns NULL when out of memory. */
+struct mt_summary *mt_summary_new(void);
+
+/* The callbacks that fill s (pass s as ctx); a static table. */
+const struct mt_replay_ops *mt_summary_ops(void);
+
+/*
+ * Replays r into s (after resetting it). Returns what mt_replay_run returns:
+ * 0, or a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
+ */
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r);
+
+/* The figures so far; owned by s. */
+const struct mt_summary_info *mt_summary_info(const struct mt_summary *s);
+
+/* Writes the summary as text lines. Returns 0 or MT_E_IO. */
+int mt_summary_write_text(const struct mt_summary_info *i, FILE *out);
+
+/*
+ * Writes the summary as exactly one JSON object followed by a newline, with
+ * the keys of SPEC section 4. Returns 0 or MT_E_IO.
+ */
+int mt_summary_write_json(const struct mt_summary_info *i, FILE *out);
+
+/*
+ * Writes s as a JSON string (quotes included): escapes quotes, backslashes
+ * and control characters, replaces bytes that are not UTF-8 with U+FFFD.
+ */
+void mt_json_string(FILE *out, const char *s);
+
+/*
+ * Formats bytes for people: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (IEC
+ * units, powers of 1024, one decimal). Returns buf.
+ */
+char *mt_format_size(char *buf, size_t size, uint64_t bytes);
+
+/* Formats n with thousands separators: "1,234,567". Returns buf. */
+char *mt_format_count(char *buf, size_t size, uint64_t n);
+
+/* Frees s; NULL is a no-op. */
+void mt_summary_free(struct mt_summary *s);
+
+#endif
