@@ -1,0 +1,632 @@
+/*
+ * tree.c - builds call trees from a profile (see tree.h for the contract).
+ *
+ * Labels are interned, so that a node's children are found through one hash
+ * table keyed by (label pointer, parent). Every recorded ip is resolved,
+ * formatted and matched against the filters once per build. Nodes live in
+ * fixed blocks so that the pointers handed out stay valid. Not here:
+ * folding, printing, the viewer's state.
+ */
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "symbols.h"
+#include "tree.h"
+
+#define NODE_BLOCK 1024
+
+struct mt_tree_node {
+	const char *label;
+	struct mt_tree_node *parent;
+	struct mt_tree_node **kids;
+	size_t nkids, capkids;
+	struct mt_cost cost;
+	const struct mt_frame *frame;
+	uint32_t order;           /* creation order, the last tie-break */
+	unsigned depth;
+	int entry;
+};
+
+/* An interned string, owned by the tree. */
+struct strent {
+	struct strent *all;       /* every string of the tree */
+	struct strent *chain;     /* same hash */
+	char s[];
+};
+
+struct mt_tree {
+	struct mt_tree_node root;
+	struct mt_tree_node **blocks;
+	size_t nblocks, nnodes;   /* nnodes excludes the root */
+	struct strent *strs;
+};
+
+/* ---- a small open-addressing hash table ---------------------------------- */
+
+struct slot {
+	uint64_t key1;
+	const void *key2;
+	void *val;
+	int used;
+};
+
+struct table {
+	struct slot *s;
+	size_t cap, n;            /* cap a power of two */
+};
+
+static uint64_t mix(uint64_t k1, const void *k2)
+{
+	uint64_t h = k1 * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)k2 * 0xc2b2ae3d27d4eb4full;
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	return h;
+}
+
+static struct slot *table_find(const struct table *t, uint64_t k1, const void *k2)
+{
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	for (i = mix(k1, k2) & (t->cap - 1); t->s[i].used; i = (i + 1) & (t->cap - 1))
+		if (t->s[i].key1 == k1 && t->s[i].key2 == k2)
+			return &t->s[i];
+	return NULL;
+}
+
+static int table_put(struct table *t, uint64_t k1, const void *k2, void *val)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		struct table nt = { NULL, t->cap ? 2 * t->cap : 256, 0 };
+
+		nt.s = calloc(nt.cap, sizeof(*nt.s));
+		if (!nt.s)
+			return MT_E_NOMEM;
+		for (i = 0; i < t->cap; i++)
+			if (t->s[i].used)
+				table_put(&nt, t->s[i].key1, t->s[i].key2, t->s[i].val);
+		free(t->s);
+		*t = nt;
+	}
+	for (i = mix(k1, k2) & (t->cap - 1); t->s[i].used; i = (i + 1) & (t->cap - 1))
+		;
+	t->s[i].key1 = k1;
+	t->s[i].key2 = k2;
+	t->s[i].val = val;
+	t->s[i].used = 1;
+	t->n++;
+	return 0;
+}
+
+/* ---- the builder's state ------------------------------------------------- */
+
+enum { RE_INC_FN, RE_EXC_FN, RE_INC_MOD, RE_EXC_MOD, RE_N };
+
+/* One frame of a resolved ip. */
+struct fent {
+	const char *label;        /* interned */
+	const struct mt_frame *frame;
+};
+
+/* A resolved ip: its frames, innermost first, and the filters it matches. */
+struct ipinfo {
+	size_t n;
+	unsigned match;           /* bit RE_* set when a frame matches that filter */
+	struct fent f[];
+};
+
+struct build {
+	struct mt_tree *t;
+	struct table strings;     /* hash -> chain of struct strent */
+	struct table kids;        /* (label, parent) -> child */
+	struct table ips;         /* ip -> struct ipinfo */
+	const struct mt_tree_source *src;
+	struct mt_tree_opts o;
+	regex_t re[RE_N];
+	int have_re[RE_N];
+	struct fent *path;        /* the flattened frames of one stack */
+	size_t path_cap;
+	char *buf;                /* label formatting */
+	size_t buf_cap;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static const char *intern(struct build *b, const char *s)
+{
+	uint64_t h = str_hash(s);
+	struct slot *sl = table_find(&b->strings, h, NULL);
+	struct strent *e;
+	size_t len;
+
+	for (e = sl ? sl->val : NULL; e; e = e->chain)
+		if (!strcmp(e->s, s))
+			return e->s;
+	len = strlen(s);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	memcpy(e->s, s, len + 1);
+	if (sl) {
+		e->chain = sl->val;
+		sl->val = e;
+	} else {
+		e->chain = NULL;
+		if (table_put(&b->strings, h, NULL, e) < 0) {
+			free(e);
+			return NULL;
+		}
+	}
+	e->all = b->t->strs;
+	b->t->strs = e;
+	return e->s;
+}
+
+static struct mt_tree_node *new_node(struct build *b, struct mt_tree_node *parent,
+				     const char *label)
+{
+	struct mt_tree *t = b->t;
+	struct mt_tree_node *n;
+
+	if (t->nnodes % NODE_BLOCK == 0) {
+		struct mt_tree_node **bl = realloc(t->blocks, (t->nblocks + 1) * sizeof(*bl));
+
+		if (!bl)
+			return NULL;
+		t->blocks = bl;
+		bl[t->nblocks] = calloc(NODE_BLOCK, sizeof(**bl));
+		if (!bl[t->nblocks])
+			return NULL;
+		t->nblocks++;
+	}
+	n = &t->blocks[t->nnodes / NODE_BLOCK][t->nnodes % NODE_BLOCK];
+	n->order = (uint32_t)t->nnodes++;
+	n->label = label;
+	n->parent = parent;
+	n->depth = parent->depth + 1;
+	if (parent->nkids == parent->capkids) {
+		size_t cap = parent->capkids ? 2 * parent->capkids : 4;
+		struct mt_tree_node **k = realloc(parent->kids, cap * sizeof(*k));
+
+		if (!k)
+			return NULL;
+		parent->kids = k;
+		parent->capkids = cap;
+	}
+	parent->kids[parent->nkids++] = n;
+	if (table_put(&b->kids, (uint64_t)(uintptr_t)label, parent, n) < 0)
+		return NULL;
+	return n;
+}
+
+/* The child of parent with this (interned) label, created when missing. */
+static struct mt_tree_node *child(struct build *b, struct mt_tree_node *parent,
+				  const char *label)
+{
+	struct slot *sl = table_find(&b->kids, (uint64_t)(uintptr_t)label, parent);
+
+	return sl ? sl->val : new_node(b, parent, label);
+}
+
+static const char *format_label(struct build *b, const struct mt_frame *f)
+{
+	size_t need = mt_frame_format(f, b->buf, b->buf_cap);
+
+	if (need >= b->buf_cap) {
+		char *p = realloc(b->buf, need + 1);
+
+		if (!p)
+			return NULL;
+		b->buf = p;
+		b->buf_cap = need + 1;
+		mt_frame_format(f, b->buf, b->buf_cap);
+	}
+	return intern(b, b->buf);
+}
+
+static int filter_match(const struct build *b, int which, const char *s)
+{
+	return b->have_re[which] && s && !regexec(&b->re[which], s, 0, NULL, 0);
+}
+
+/* The resolved frames of ip, from the cache or resolved now. */
+static int resolve_ip(struct build *b, uint64_t ip, const struct ipinfo **out)
+{
+	struct slot *sl = table_find(&b->ips, ip, NULL);
+	const struct mt_frame *frames;
+	struct ipinfo *in;
+	size_t n = 0;
+	int rc;
+
+	if (sl) {
+		*out = sl->val;
+		return 0;
+	}
+	rc = b->src->resolve(b->src->ctx, ip, &frames, &n);
+	if (rc < 0)
+		return rc;
+	in = calloc(1, sizeof(*in) + (n ? n : 1) * sizeof(in->f[0]));
+	if (!in)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_frame *f = &frames[i];
+
+		in->f[i].frame = f;
+		in->f[i].label = format_label(b, f);
+		if (!in->f[i].label) {
+			free(in);
+			return MT_E_NOMEM;
+		}
+		if (filter_match(b, RE_INC_FN, f->function ? f->function : in->f[i].label))
+			in->match |= 1u << RE_INC_FN;
+		if (filter_match(b, RE_EXC_FN, f->function ? f->function : in->f[i].label))
+			in->match |= 1u << RE_EXC_FN;
+		if (filter_match(b, RE_INC_MOD, f->module))
+			in->match |= 1u << RE_INC_MOD;
+		if (filter_match(b, RE_EXC_MOD, f->module))
+			in->match |= 1u << RE_EXC_MOD;
+	}
+	in->n = n;
+	if (table_put(&b->ips, ip, NULL, in) < 0) {
+		free(in);
+		return MT_E_NOMEM;
+	}
+	*out = in;
+	return 0;
+}
+
+static int path_push(struct build *b, size_t n, const struct fent *f)
+{
+	if (n >= b->path_cap) {
+		size_t cap = b->path_cap ? 2 * b->path_cap : 64;
+		struct fent *p = realloc(b->path, cap * sizeof(*p));
+
+		if (!p)
+			return MT_E_NOMEM;
+		b->path = p;
+		b->path_cap = cap;
+	}
+	b->path[n] = *f;
+	return 0;
+}
+
+static void add_cost(struct mt_tree_node *n, const struct mt_cost *c)
+{
+	n->cost.bytes += c->bytes;
+	n->cost.blocks += c->blocks;
+	n->cost.allocs += c->allocs;
+}
+
+/* Adds one stack's cost along its branch. */
+static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
+{
+	const struct mt_stack *s = b->src->stack(b->src->ctx, id);
+	struct mt_tree_node *n = &b->t->root;
+	const char *entry;
+	unsigned match = 0;
+	size_t np = 0, first, count;
+	int rc;
+
+	if (!s) {
+		n = child(b, n, intern(b, "?"));
+		if (!n)
+			return MT_E_NOMEM;
+		add_cost(&b->t->root, c);
+		add_cost(n, c);
+		return 0;
+	}
+	entry = intern(b, mt_fn_name(s->fn));
+	if (!entry)
+		return MT_E_NOMEM;
+	if (filter_match(b, RE_INC_FN, entry))
+		match |= 1u << RE_INC_FN;
+	if (filter_match(b, RE_EXC_FN, entry))
+		match |= 1u << RE_EXC_FN;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct ipinfo *in;
+
+		rc = resolve_ip(b, s->ips[i], &in);
+		if (rc < 0)
+			return rc;
+		match |= in->match;
+		for (size_t k = 0; k < in->n; k++)
+			if ((rc = path_push(b, np++, &in->f[k])) < 0)
+				return rc;
+	}
+	if (b->have_re[RE_INC_FN] && !(match & (1u << RE_INC_FN)))
+		return 0;
+	if (b->have_re[RE_INC_MOD] && !(match & (1u << RE_INC_MOD)))
+		return 0;
+	if (match & (1u << RE_EXC_FN | 1u << RE_EXC_MOD))
+		return 0;
+
+	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
+	add_cost(n, c);
+	if (!b->o.inverted) {
+		n = child(b, n, entry);
+		if (!n)
+			return MT_E_NOMEM;
+		n->entry = 1;
+		add_cost(n, c);
+		for (size_t i = 0; i < count; i++) {
+			n = child(b, n, b->path[i].label);
+			if (!n)
+				return MT_E_NOMEM;
+			if (!n->frame)
+				n->frame = b->path[i].frame;
+			add_cost(n, c);
+		}
+		return 0;
+	}
+	first = np - count;
+	for (size_t i = np; i-- > first;) {
+		n = child(b, n, b->path[i].label);
+		if (!n)
+			return MT_E_NOMEM;
+		if (!n->frame)
+			n->frame = b->path[i].frame;
+		add_cost(n, c);
+	}
+	if (count == np) {
+		n = child(b, n, entry);
+		if (!n)
+			return MT_E_NOMEM;
+		n->entry = 1;
+		add_cost(n, c);
+	}
+	return 0;
+}
+
+static void build_fini(struct build *b)
+{
+	for (size_t i = 0; i < b->ips.cap; i++)
+		if (b->ips.s[i].used)
+			free(b->ips.s[i].val);
+	free(b->ips.s);
+	free(b->kids.s);
+	free(b->strings.s);
+	for (int i = 0; i < RE_N; i++)
+		if (b->have_re[i])
+			regfree(&b->re[i]);
+	free(b->path);
+	free(b->buf);
+}
+
+/* ---- sorting ------------------------------------------------------------- */
+
+static int64_t key_of(const struct mt_tree_node *n, enum mt_tree_key key)
+{
+	switch (key) {
+	case MT_TREE_BY_BLOCKS:
+		return n->cost.blocks;
+	case MT_TREE_BY_ALLOCS:
+		return n->cost.allocs;
+	default:
+		return n->cost.bytes;
+	}
+}
+
+/* Grown (positive) first, then zero, then shrunk; larger magnitude first. */
+static int cmp_nodes(const void *pa, const void *pb, void *arg)
+{
+	const struct mt_tree_node *a = *(const struct mt_tree_node *const *)pa;
+	const struct mt_tree_node *b = *(const struct mt_tree_node *const *)pb;
+	enum mt_tree_key key = *(const enum mt_tree_key *)arg;
+	int c;
+
+	if (key != MT_TREE_BY_NAME) {
+		int64_t ka = key_of(a, key), kb = key_of(b, key);
+		int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
+		int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
+
+		if (ga != gb)
+			return ga - gb;
+		if (ka != kb)
+			return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
+	}
+	c = strcmp(a->label, b->label);
+	if (c)
+		return c;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void sort_node(struct mt_tree_node *n, enum mt_tree_key *key)
+{
+	if (n->nkids > 1)
+		qsort_r(n->kids, n->nkids, sizeof(*n->kids), cmp_nodes, key);
+}
+
+void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key)
+{
+	sort_node(&t->root, &key);
+	for (size_t i = 0; i < t->nnodes; i++)
+		sort_node(&t->blocks[i / NODE_BLOCK][i % NODE_BLOCK], &key);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
+		  const struct mt_tree_opts *o, struct mt_tree **out)
+{
+	static const struct mt_tree_opts defaults;
+	struct build b;
+	const char *pat[RE_N];
+	size_t n;
+	int rc = 0;
+
+	*out = NULL;
+	memset(&b, 0, sizeof(b));
+	b.o = o ? *o : defaults;
+	b.src = src;
+	pat[RE_INC_FN] = b.o.include_function;
+	pat[RE_EXC_FN] = b.o.exclude_function;
+	pat[RE_INC_MOD] = b.o.include_module;
+	pat[RE_EXC_MOD] = b.o.exclude_module;
+	for (int i = 0; i < RE_N; i++) {
+		if (!pat[i])
+			continue;
+		if (regcomp(&b.re[i], pat[i], REG_EXTENDED | REG_NOSUB)) {
+			rc = MT_E_ARG;
+			goto fail;
+		}
+		b.have_re[i] = 1;
+	}
+	b.t = calloc(1, sizeof(*b.t));
+	if (!b.t) {
+		rc = MT_E_NOMEM;
+		goto fail;
+	}
+	b.t->root.label = "";
+	n = mt_profile_nstacks(p);
+	for (uint32_t id = 0; id < n; id++) {
+		struct mt_cost c = mt_profile_get(p, id);
+
+		if (!c.bytes && !c.blocks && (!b.o.all_stacks || !c.allocs))
+			continue;
+		rc = add_stack(&b, id, &c);
+		if (rc < 0)
+			goto fail;
+	}
+	mt_tree_sort(b.t, MT_TREE_BY_BYTES);
+	build_fini(&b);
+	*out = b.t;
+	return 0;
+fail:
+	mt_tree_free(b.t);
+	build_fini(&b);
+	return rc;
+}
+
+void mt_tree_free(struct mt_tree *t)
+{
+	struct strent *e, *next;
+
+	if (!t)
+		return;
+	free(t->root.kids);
+	for (size_t i = 0; i < t->nnodes; i++)
+		free(t->blocks[i / NODE_BLOCK][i % NODE_BLOCK].kids);
+	for (size_t i = 0; i < t->nblocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	for (e = t->strs; e; e = next) {
+		next = e->all;
+		free(e);
+	}
+	free(t);
+}
+
+/* ---- the standard source ------------------------------------------------- */
+
+static const struct mt_stack *std_stack(void *ctx, uint32_t id)
+{
+	const struct mt_tree_std *std = ctx;
+
+	if (id >= mt_replay_nstacks(std->replay))
+		return NULL;
+	return mt_replay_stack(std->replay, id);
+}
+
+static int std_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
+{
+	const struct mt_tree_std *std = ctx;
+
+	return mt_symbols_resolve(std->symbols, ip, frames, n);
+}
+
+int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
+{
+	size_t n = mt_replay_nmodules(r);
+	int rc;
+
+	std->replay = r;
+	std->symbols = mt_symbols_new();
+	if (!std->symbols)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		rc = mt_symbols_add_module(std->symbols, mt_replay_module(r, i));
+		if (rc < 0) {
+			mt_symbols_free(std->symbols);
+			std->symbols = NULL;
+			return rc;
+		}
+	}
+	std->source.stack = std_stack;
+	std->source.resolve = std_resolve;
+	std->source.ctx = std;
+	return 0;
+}
+
+void mt_tree_std_fini(struct mt_tree_std *std)
+{
+	mt_symbols_free(std->symbols);
+	std->symbols = NULL;
+}
+
+/* ---- walking ------------------------------------------------------------- */
+
+const struct mt_tree_node *mt_tree_root(const struct mt_tree *t)
+{
+	return &t->root;
+}
+
+size_t mt_tree_nnodes(const struct mt_tree *t)
+{
+	return t->nnodes + 1;
+}
+
+const char *mt_tree_node_label(const struct mt_tree_node *n)
+{
+	return n->label;
+}
+
+const struct mt_cost *mt_tree_node_cost(const struct mt_tree_node *n)
+{
+	return &n->cost;
+}
+
+const struct mt_frame *mt_tree_node_frame(const struct mt_tree_node *n)
+{
+	return n->frame;
+}
+
+int mt_tree_node_is_entry(const struct mt_tree_node *n)
+{
+	return n->entry;
+}
+
+const struct mt_tree_node *mt_tree_node_parent(const struct mt_tree_node *n)
+{
+	return n->parent;
+}
+
+unsigned mt_tree_node_depth(const struct mt_tree_node *n)
+{
+	return n->depth;
+}
+
+size_t mt_tree_node_nchildren(const struct mt_tree_node *n)
+{
+	return n->nkids;
+}
+
+const struct mt_tree_node *mt_tree_node_child(const struct mt_tree_node *n, size_t i)
+{
+	return i < n->nkids ? n->kids[i] : NULL;
+}
