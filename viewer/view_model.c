@@ -1,0 +1,542 @@
+/*
+ * view_model.c - expanded paths, visible rows, selection, sort and search
+ * of the tree pane (see view_model.h). Pure state: no curses, no output.
+ *
+ * A path is the labels from the root's child down to a node joined by '\n'
+ * (labels never hold a newline); the expanded paths live in a chained hash
+ * set so that a tree built for another point keeps the user's expansion.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "view_model.h"
+
+struct pathent {
+	struct pathent *next;
+	char s[];
+};
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+struct mt_view_model {
+	struct mt_tree *tree;
+	struct mt_view_row *rows;
+	size_t nrows, cap;
+	size_t sel, top;
+
+	struct pathent **set;     /* expanded paths */
+	size_t nbuckets, nset;
+
+	char *sel_path;           /* the selected row's path while rebuilding */
+};
+
+/* ---- paths ---------------------------------------------------------------- */
+
+static uint64_t hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static struct pathent **set_find(const struct mt_view_model *m, const char *s, size_t n)
+{
+	struct pathent **pp;
+
+	if (!m->nbuckets)
+		return NULL;
+	pp = &m->set[hash(s, n) % m->nbuckets];
+	for (; *pp; pp = &(*pp)->next)
+		if (!strncmp((*pp)->s, s, n) && (*pp)->s[n] == '\0')
+			return pp;
+	return pp;
+}
+
+static int set_has(const struct mt_view_model *m, const char *s, size_t n)
+{
+	struct pathent **pp = set_find(m, s, n);
+
+	return pp && *pp;
+}
+
+static int set_grow(struct mt_view_model *m)
+{
+	size_t nb = m->nbuckets ? 2 * m->nbuckets : 64;
+	struct pathent **set = calloc(nb, sizeof(*set));
+
+	if (!set)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		struct pathent *e = m->set[i], *next;
+
+		for (; e; e = next) {
+			size_t k = hash(e->s, strlen(e->s)) % nb;
+
+			next = e->next;
+			e->next = set[k];
+			set[k] = e;
+		}
+	}
+	free(m->set);
+	m->set = set;
+	m->nbuckets = nb;
+	return 0;
+}
+
+static int set_add(struct mt_view_model *m, const char *s, size_t n)
+{
+	struct pathent **pp, *e;
+
+	if (m->nset >= m->nbuckets && set_grow(m) < 0)
+		return MT_E_NOMEM;
+	pp = set_find(m, s, n);
+	if (*pp)
+		return 0;
+	e = malloc(sizeof(*e) + n + 1);
+	if (!e)
+		return MT_E_NOMEM;
+	memcpy(e->s, s, n);
+	e->s[n] = '\0';
+	e->next = NULL;
+	*pp = e;
+	m->nset++;
+	return 0;
+}
+
+static void set_del(struct mt_view_model *m, const char *s, size_t n)
+{
+	struct pathent **pp = set_find(m, s, n), *e;
+
+	if (!pp || !*pp)
+		return;
+	e = *pp;
+	*pp = e->next;
+	free(e);
+	m->nset--;
+}
+
+static void set_clear(struct mt_view_model *m)
+{
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		struct pathent *e = m->set[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+		m->set[i] = NULL;
+	}
+	m->nset = 0;
+}
+
+static int buf_put(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return MT_E_NOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* Appends node's label to the path in b (with a separator unless at the top). */
+static int path_push(struct buf *b, const struct mt_tree_node *n)
+{
+	const char *l = mt_tree_node_label(n);
+
+	if (b->len && buf_put(b, "\n", 1) < 0)
+		return MT_E_NOMEM;
+	return buf_put(b, l, strlen(l));
+}
+
+/* The path of node n into b (b emptied first). */
+static int path_of(struct buf *b, const struct mt_tree_node *n)
+{
+	unsigned depth = n ? mt_tree_node_depth(n) : 0;
+	const struct mt_tree_node **chain;
+	size_t k = 0;
+	int rc = 0;
+
+	b->len = 0;
+	if (buf_put(b, "", 0) < 0)
+		return MT_E_NOMEM;
+	if (!depth)
+		return 0;
+	chain = malloc(depth * sizeof(*chain));
+	if (!chain)
+		return MT_E_NOMEM;
+	for (; n && mt_tree_node_parent(n) && k < depth; n = mt_tree_node_parent(n))
+		chain[k++] = n;
+	while (k-- && rc == 0)
+		rc = path_push(b, chain[k]);
+	free(chain);
+	return rc;
+}
+
+/* ---- rows ----------------------------------------------------------------- */
+
+static int row_push(struct mt_view_model *m, const struct mt_tree_node *n,
+		    unsigned depth, int expanded)
+{
+	if (m->nrows == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		struct mt_view_row *r = realloc(m->rows, cap * sizeof(*r));
+
+		if (!r)
+			return MT_E_NOMEM;
+		m->rows = r;
+		m->cap = cap;
+	}
+	m->rows[m->nrows].node = n;
+	m->rows[m->nrows].depth = depth;
+	m->rows[m->nrows].expanded = expanded;
+	m->rows[m->nrows].nchildren = mt_tree_node_nchildren(n);
+	m->nrows++;
+	return 0;
+}
+
+struct walk {
+	struct mt_view_model *m;
+	struct buf path;
+	size_t best;          /* row whose path is the longest prefix of sel_path */
+	size_t best_len;
+	int found;
+};
+
+static int rows_walk(struct walk *w, const struct mt_tree_node *parent, unsigned depth)
+{
+	struct mt_view_model *m = w->m;
+	size_t nc = mt_tree_node_nchildren(parent);
+
+	for (size_t i = 0; i < nc; i++) {
+		const struct mt_tree_node *c = mt_tree_node_child(parent, i);
+		size_t save = w->path.len;
+		int exp;
+
+		if (path_push(&w->path, c) < 0)
+			return MT_E_NOMEM;
+		exp = mt_tree_node_nchildren(c) &&
+		      set_has(m, w->path.p, w->path.len);
+		if (m->sel_path && !w->found) {
+			size_t sl = strlen(m->sel_path);
+
+			if (w->path.len == sl && !memcmp(w->path.p, m->sel_path, sl)) {
+				w->best = m->nrows;
+				w->found = 1;
+			} else if (w->path.len < sl && w->path.len > w->best_len &&
+				   !memcmp(w->path.p, m->sel_path, w->path.len) &&
+				   m->sel_path[w->path.len] == '\n') {
+				w->best = m->nrows;
+				w->best_len = w->path.len;
+			}
+		}
+		if (row_push(m, c, depth, exp) < 0)
+			return MT_E_NOMEM;
+		if (exp && rows_walk(w, c, depth + 1) < 0)
+			return MT_E_NOMEM;
+		w->path.len = save;
+		w->path.p[save] = '\0';
+	}
+	return 0;
+}
+
+/* Rebuilds the rows, putting the selection back on the remembered path. */
+static int rebuild(struct mt_view_model *m)
+{
+	struct walk w = { .m = m };
+	int rc = 0;
+
+	if (m->nrows && !m->sel_path) {
+		struct buf b = { 0 };
+
+		if (path_of(&b, m->rows[m->sel < m->nrows ? m->sel : 0].node) < 0)
+			return MT_E_NOMEM;
+		m->sel_path = b.p;
+	}
+	m->nrows = 0;
+	if (m->tree && buf_put(&w.path, "", 0) == 0)
+		rc = rows_walk(&w, mt_tree_root(m->tree), 0);
+	else if (m->tree)
+		rc = MT_E_NOMEM;
+	free(w.path.p);
+	m->sel = m->sel_path && (w.found || w.best_len) ? w.best : 0;
+	if (m->sel >= m->nrows)
+		m->sel = m->nrows ? m->nrows - 1 : 0;
+	free(m->sel_path);
+	m->sel_path = NULL;
+	return rc;
+}
+
+/* ---- the API -------------------------------------------------------------- */
+
+struct mt_view_model *mt_view_model_new(void)
+{
+	return calloc(1, sizeof(struct mt_view_model));
+}
+
+void mt_view_model_free(struct mt_view_model *m)
+{
+	if (!m)
+		return;
+	set_clear(m);
+	free(m->set);
+	free(m->rows);
+	free(m->sel_path);
+	mt_tree_free(m->tree);
+	free(m);
+}
+
+int mt_view_model_set_tree(struct mt_view_model *m, struct mt_tree *t)
+{
+	int rc;
+
+	/* remember the selection by path before the old nodes go away */
+	if (m->nrows && !m->sel_path) {
+		struct buf b = { 0 };
+
+		if (path_of(&b, m->rows[m->sel].node) < 0) {
+			mt_tree_free(t);
+			return MT_E_NOMEM;
+		}
+		m->sel_path = b.p;
+	}
+	mt_tree_free(m->tree);
+	m->tree = t;
+	m->nrows = 0;
+	rc = rebuild(m);
+	return rc;
+}
+
+const struct mt_tree *mt_view_model_tree(const struct mt_view_model *m)
+{
+	return m->tree;
+}
+
+void mt_view_model_forget(struct mt_view_model *m)
+{
+	set_clear(m);
+	free(m->sel_path);
+	m->sel_path = NULL;
+	m->sel = m->top = 0;
+	m->nrows = 0;
+	rebuild(m);
+}
+
+size_t mt_view_model_nrows(const struct mt_view_model *m)
+{
+	return m->nrows;
+}
+
+const struct mt_view_row *mt_view_model_row(const struct mt_view_model *m, size_t i)
+{
+	return i < m->nrows ? &m->rows[i] : NULL;
+}
+
+size_t mt_view_model_selected(const struct mt_view_model *m)
+{
+	return m->sel;
+}
+
+void mt_view_model_select(struct mt_view_model *m, size_t i)
+{
+	m->sel = !m->nrows ? 0 : i < m->nrows ? i : m->nrows - 1;
+}
+
+void mt_view_model_move(struct mt_view_model *m, long delta)
+{
+	if (delta < 0 && (size_t)-delta > m->sel)
+		m->sel = 0;
+	else
+		mt_view_model_select(m, m->sel + (size_t)delta);
+}
+
+/* Adds or removes the path of node n in the expanded set. */
+static int mark(struct mt_view_model *m, const struct mt_tree_node *n, int on)
+{
+	struct buf b = { 0 };
+	int rc = path_of(&b, n);
+
+	if (rc == 0) {
+		if (on)
+			rc = set_add(m, b.p, b.len);
+		else
+			set_del(m, b.p, b.len);
+	}
+	free(b.p);
+	return rc;
+}
+
+int mt_view_model_expand(struct mt_view_model *m)
+{
+	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
+
+	if (!r || !r->nchildren || r->expanded)
+		return 0;
+	if (mark(m, r->node, 1) < 0)
+		return MT_E_NOMEM;
+	return rebuild(m) < 0 ? MT_E_NOMEM : 1;
+}
+
+int mt_view_model_collapse(struct mt_view_model *m)
+{
+	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
+
+	if (!r)
+		return 0;
+	if (r->expanded) {
+		if (mark(m, r->node, 0) < 0)
+			return MT_E_NOMEM;
+		return rebuild(m) < 0 ? MT_E_NOMEM : 1;
+	}
+	/* go to the parent: the nearest row above with a smaller depth */
+	for (size_t i = m->sel; i-- > 0;) {
+		if (m->rows[i].depth < r->depth) {
+			m->sel = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int expand_sub(struct mt_view_model *m, struct buf *b, const struct mt_tree_node *n)
+{
+	size_t nc = mt_tree_node_nchildren(n);
+
+	if (!nc)
+		return 0;
+	if (set_add(m, b->p, b->len) < 0)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < nc; i++) {
+		const struct mt_tree_node *c = mt_tree_node_child(n, i);
+		size_t save = b->len;
+
+		if (path_push(b, c) < 0 || expand_sub(m, b, c) < 0)
+			return MT_E_NOMEM;
+		b->len = save;
+		b->p[save] = '\0';
+	}
+	return 0;
+}
+
+int mt_view_model_expand_all(struct mt_view_model *m)
+{
+	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
+	struct buf b = { 0 };
+	size_t before = m->nrows;
+	int rc;
+
+	if (!r || !r->nchildren)
+		return 0;
+	rc = path_of(&b, r->node);
+	if (rc == 0)
+		rc = expand_sub(m, &b, r->node);
+	free(b.p);
+	if (rc < 0 || rebuild(m) < 0)
+		return MT_E_NOMEM;
+	return m->nrows != before;
+}
+
+int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key)
+{
+	if (!m->tree)
+		return 0;
+	mt_tree_sort(m->tree, key);
+	return rebuild(m);
+}
+
+struct search {
+	const char *needle;
+	const struct mt_tree_node *start;  /* the selected node */
+	int passed;                        /* the walk is past start */
+	int from_selected;
+	const struct mt_tree_node *first;  /* first match anywhere (for wrapping) */
+	const struct mt_tree_node *hit;    /* first match after start */
+};
+
+static void search_walk(struct search *s, const struct mt_tree_node *n)
+{
+	size_t nc = mt_tree_node_nchildren(n);
+
+	for (size_t i = 0; i < nc && !s->hit; i++) {
+		const struct mt_tree_node *c = mt_tree_node_child(n, i);
+		int match = strcasestr(mt_tree_node_label(c), s->needle) != NULL;
+
+		if (c == s->start) {
+			if (match && s->from_selected) {
+				s->hit = c;
+				return;
+			}
+			s->passed = 1;
+		} else if (match) {
+			if (!s->first)
+				s->first = c;
+			if (s->passed) {
+				s->hit = c;
+				return;
+			}
+		}
+		search_walk(s, c);
+	}
+}
+
+int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected)
+{
+	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
+	struct search s = { .needle = needle, .from_selected = from_selected };
+	const struct mt_tree_node *hit, *p;
+	struct buf b = { 0 };
+
+	if (!m->tree || !needle || !*needle)
+		return MT_E_NOTFOUND;
+	s.start = r ? r->node : NULL;
+	s.passed = !r;
+	search_walk(&s, mt_tree_root(m->tree));
+	hit = s.hit ? s.hit : s.first;
+	if (!hit && r && strcasestr(mt_tree_node_label(r->node), needle))
+		hit = r->node;     /* the only match is the selected node */
+	if (!hit)
+		return MT_E_NOTFOUND;
+	for (p = mt_tree_node_parent(hit); p && mt_tree_node_parent(p); p = mt_tree_node_parent(p))
+		if (mark(m, p, 1) < 0)
+			return MT_E_NOMEM;
+	if (path_of(&b, hit) < 0)
+		return MT_E_NOMEM;
+	free(m->sel_path);
+	m->sel_path = b.p;
+	return rebuild(m) < 0 ? MT_E_NOMEM : 0;
+}
+
+size_t mt_view_model_scroll(struct mt_view_model *m, size_t height)
+{
+	if (!height)
+		return m->sel;
+	if (m->sel < m->top)
+		m->top = m->sel;
+	else if (m->sel >= m->top + height)
+		m->top = m->sel - height + 1;
+	/* no empty space at the bottom while rows remain above */
+	if (m->nrows >= height && m->top > m->nrows - height)
+		m->top = m->nrows - height;
+	if (m->nrows < height)
+		m->top = 0;
+	return m->top;
+}
