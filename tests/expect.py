@@ -12,8 +12,11 @@
 #                                              --trace-malloc=yes log, as JSON
 #   expect.py check-memcheck SAMPLE.c LOG      expect block vs memcheck (totals,
 #                                              leaks; peak too if LOG has a trace)
-#   expect.py check-memtrail SAMPLE.c JSON     expect block vs memtrail's
-#                                              `report --summary --format json`
+#   expect.py check-memtrail SAMPLE.c JSON [EXTRA_TLS]
+#                                              expect block vs memtrail's
+#                                              `report --summary --format json`;
+#                                              EXTRA_TLS: TLS modules the
+#                                              preload adds (see adjust_dtv)
 #   expect.py compare NAME A.json B.json KEY[:TOL]...
 #                                              KEY of A and B equal within TOL
 #
@@ -41,8 +44,10 @@ def parse_expect(path):
     """The memtrail-expect block of a sample's top comment.
 
     Lines `KEY INT`, `snapshot N [label L] live_bytes X live_blocks Y`,
-    `memcheck skip REASON...` (memcheck cannot run this sample) and
-    `exit N` (the sample's exit status, default 0)."""
+    `memcheck skip REASON...` (memcheck cannot run this sample),
+    `exit N` (the sample's exit status, default 0) and `dtv N` (N threads
+    were created, each with a DTV of 16 x (TLS modules + 16) bytes counted
+    with libc as the only TLS module; see adjust_dtv())."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     m = re.search(r"memtrail-expect:\s*\n(.*?)(?:\n\s*\*?\s*\n|\*/)", text, re.S)
@@ -65,7 +70,7 @@ def parse_expect(path):
             exp["snapshots"].append(snap)
         elif w[0] == "memcheck":
             exp["memcheck"] = " ".join(w[1:])
-        elif len(w) == 2 and (w[0] in FIELDS or w[0] == "exit"):
+        elif len(w) == 2 and (w[0] in FIELDS or w[0] in ("exit", "dtv")):
             exp[w[0]] = int(w[1])
         else:
             die("%s: bad expect line: %s" % (path, line))
@@ -183,8 +188,23 @@ def compare(what, exp, got, keys):
     return bad
 
 
-def check_memtrail(src, path):
-    exp = parse_expect(src)
+def adjust_dtv(exp, extra_tls):
+    """A new thread's DTV is calloc(TLS modules + 16, 16) (glibc's ld.so),
+    so a preloaded profiler with its own TLS modules makes each 16 B larger
+    per extra module. The expect block counts libc alone; add the difference
+    to every byte figure taken after the threads were created (a sample with
+    a `dtv` line creates its threads before any snapshot)."""
+    d = 16 * exp.get("dtv", 0) * extra_tls
+    if d:
+        for k in ("bytes_allocated", "peak_bytes", "leaked_bytes"):
+            exp[k] += d
+        for s in exp["snapshots"]:
+            s["live_bytes"] += d
+    return exp
+
+
+def check_memtrail(src, path, extra_tls=0):
+    exp = adjust_dtv(parse_expect(src), extra_tls)
     try:
         with open(path, encoding="utf-8") as f:
             got = json.load(f)
@@ -249,8 +269,8 @@ def main(argv):
         print(json.dumps(parse_trace(argv[2]), indent=1))
     elif cmd == "check-memcheck" and len(argv) == 4:
         return check_memcheck(argv[2], argv[3])
-    elif cmd == "check-memtrail" and len(argv) == 4:
-        return check_memtrail(argv[2], argv[3])
+    elif cmd == "check-memtrail" and len(argv) in (4, 5):
+        return check_memtrail(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
     elif cmd == "compare" and len(argv) >= 6:
         return compare_files(argv[2], argv[3], argv[4], argv[5:])
     else:
