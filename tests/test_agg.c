@@ -1,0 +1,467 @@
+/*
+ * test_agg.c - unit tests of lib/agg.c: the aggregator's callbacks are fed
+ * synthetic events, in the replay's order, and every figure is checked
+ * against hand-derived values or against a brute-force recount from the
+ * blocks' lifetimes. Not here: the replay itself (test_replay.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agg.h"
+#include "error.h"
+#include "replay.h"
+
+struct fixture {
+	struct mt_agg *a;
+	struct mt_replay_ops ops;
+	uint64_t seq;
+	uint64_t time;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->a = mt_agg_new();
+	assert_non_null(f->a);
+	mt_agg_ops(&f->ops);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	mt_agg_free(f->a);
+	free(f);
+	return 0;
+}
+
+/* Feeds one allocation; returns its seq. */
+static uint64_t ev_alloc(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
+			 uint32_t thread)
+{
+	struct mt_event ev = { 0 };
+
+	ev.seq = f->seq++;
+	ev.time_ns = f->time += 10;
+	ev.addr = addr;
+	ev.size = size;
+	ev.stack = stack;
+	ev.thread = thread;
+	ev.alloc_time_ns = ev.time_ns;
+	ev.alloc_seq = ev.seq;
+	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
+	return ev.seq;
+}
+
+static void ev_free(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
+		    uint32_t thread, uint64_t alloc_seq)
+{
+	struct mt_event ev = { 0 };
+
+	ev.seq = f->seq++;
+	ev.time_ns = f->time += 10;
+	ev.addr = addr;
+	ev.size = size;
+	ev.stack = stack;
+	ev.thread = thread;
+	ev.alloc_seq = alloc_seq;
+	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
+}
+
+/* realloc: the free half then the alloc half, one seq. Returns the seq. */
+static uint64_t ev_realloc(struct fixture *f, uint64_t old, uint64_t old_size,
+			   uint32_t old_stack, uint64_t old_seq, uint64_t addr,
+			   uint64_t size, uint32_t stack, uint32_t thread)
+{
+	struct mt_event ev = { 0 };
+
+	ev.seq = f->seq++;
+	ev.time_ns = f->time += 10;
+	ev.addr = old;
+	ev.size = old_size;
+	ev.stack = old_stack;
+	ev.thread = thread;
+	ev.alloc_seq = old_seq;
+	ev.realloc = 1;
+	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
+	ev.addr = addr;
+	ev.size = size;
+	ev.stack = stack;
+	ev.alloc_seq = ev.seq;
+	ev.alloc_time_ns = ev.time_ns;
+	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
+	return ev.seq;
+}
+
+static void ev_snapshot(struct fixture *f, uint32_t index, const char *label)
+{
+	struct mt_snapshot s = { index, label, f->seq++, f->time += 10 };
+
+	assert_int_equal(f->ops.on_snapshot(f->a, &s), 0);
+}
+
+static void ev_end(struct fixture *f)
+{
+	struct mt_end e = { 0 };
+
+	e.clean = 1;
+	e.time_ns = f->time;
+	e.events = f->seq;
+	f->ops.on_end(f->a, &e);
+}
+
+static void assert_cost(const struct mt_profile *p, uint32_t stack, int64_t bytes,
+			int64_t blocks, int64_t allocs)
+{
+	struct mt_cost c = mt_profile_get(p, stack);
+
+	assert_int_equal(c.bytes, bytes);
+	assert_int_equal(c.blocks, blocks);
+	assert_int_equal(c.allocs, allocs);
+}
+
+/*
+ * Stack 0 allocates 100 and 200, stack 1 allocates 50; 100 is freed, then
+ * stack 1 allocates 400 (live 650: the peak), everything but 50 is freed.
+ */
+static void test_peak_and_leaks(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_agg_stats *st;
+	struct mt_profile *end;
+	uint64_t s0, s1, s3;
+
+	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
+	s0 = ev_alloc(f, 0x1000, 100, 0, 0);
+	s1 = ev_alloc(f, 0x2000, 200, 0, 0);
+	ev_alloc(f, 0x3000, 50, 1, 0);
+	ev_free(f, 0x1000, 100, 0, 0, s0);
+	s3 = ev_alloc(f, 0x4000, 400, 1, 0);      /* seq 4: live 200 + 50 + 400 */
+	ev_free(f, 0x2000, 200, 0, 0, s1);
+	ev_free(f, 0x4000, 400, 1, 0, s3);
+	ev_end(f);
+
+	st = mt_agg_stats(f->a);
+	assert_int_equal(st->events, 7);
+	assert_int_equal(st->allocations, 4);
+	assert_int_equal(st->frees, 3);
+	assert_int_equal(st->bytes_allocated, 750);
+	assert_int_equal(st->peak_bytes, 650);
+	assert_int_equal(st->peak_blocks, 3);
+	assert_int_equal(st->peak_seq, 4);
+	assert_int_equal(st->peak_time_ns, 50);
+	assert_false(st->peak_at_start);
+	assert_int_equal(st->end_bytes, 50);
+	assert_int_equal(st->end_blocks, 1);
+
+	end = mt_agg_end_profile(f->a);
+	assert_non_null(end);
+	assert_cost(end, 0, 0, 0, 2);
+	assert_cost(end, 1, 50, 1, 2);
+	assert_int_equal(mt_profile_events(end), 7);
+	mt_profile_free(end);
+}
+
+/* The first time the maximum is reached wins; a realloc is one event. */
+static void test_peak_first_and_realloc(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_agg_stats *st;
+	uint64_t a, b;
+
+	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
+	a = ev_alloc(f, 0x1000, 300, 0, 0);        /* 300 */
+	ev_free(f, 0x1000, 300, 0, 0, a);           /* 0 */
+	b = ev_alloc(f, 0x2000, 100, 1, 0);        /* 100 */
+	/* realloc 100 -> 300: halves give 0 then 300; equal to the max, not above */
+	b = ev_realloc(f, 0x2000, 100, 1, b, 0x3000, 300, 2, 0);
+	/* realloc 300 -> 301: 0 then 301: a new peak at this seq */
+	ev_realloc(f, 0x3000, 300, 2, b, 0x3000, 301, 2, 0);
+	ev_end(f);
+
+	st = mt_agg_stats(f->a);
+	assert_int_equal(st->peak_bytes, 301);
+	assert_int_equal(st->peak_seq, 4);
+	assert_int_equal(st->peak_blocks, 1);
+	assert_int_equal(st->allocations, 4);
+	assert_int_equal(st->frees, 3);
+	assert_int_equal(st->events, 5);
+}
+
+static void test_empty_run_peaks_at_start(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_agg_stats *st;
+
+	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
+	ev_alloc(f, 0x1000, 0, 0, 0);
+	ev_end(f);
+	st = mt_agg_stats(f->a);
+	assert_true(st->peak_at_start);
+	assert_int_equal(st->peak_bytes, 0);
+	assert_int_equal(st->end_blocks, 1);
+}
+
+/* Captures at start, seq, time, a snapshot, end; diff between them. */
+static void test_captures_and_diff(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_at at[5] = {
+		{ MT_AT_END, 0 }, { MT_AT_SEQ, 2 }, { MT_AT_START, 0 },
+		{ MT_AT_TIME, 45 }, { MT_AT_SEQ, 3 },
+	};
+	struct mt_profile *p[5], *d;
+	const struct mt_agg_stats *st;
+	uint64_t s0;
+
+	assert_int_equal(mt_agg_request(f->a, at, 5, 0), 0);
+	s0 = ev_alloc(f, 0x1000, 10, 0, 0);        /* seq 0, t 10 */
+	ev_alloc(f, 0x2000, 20, 1, 0);              /* seq 1, t 20 */
+	ev_alloc(f, 0x3000, 30, 1, 0);              /* seq 2, t 30 */
+	ev_snapshot(f, 0, "after three");           /* seq 3, t 40 */
+	ev_free(f, 0x1000, 10, 0, 0, s0);           /* seq 4, t 50 */
+	ev_alloc(f, 0x4000, 5, 0, 0);               /* seq 5, t 60 */
+	ev_end(f);
+
+	for (int i = 0; i < 5; i++) {
+		p[i] = mt_agg_take(f->a, (size_t)i);
+		assert_non_null(p[i]);
+	}
+	assert_null(mt_agg_take(f->a, 0));         /* taken already */
+	assert_null(mt_agg_take(f->a, 5));
+
+	assert_cost(p[0], 0, 5, 1, 2);
+	assert_cost(p[0], 1, 50, 2, 2);
+	assert_int_equal(mt_profile_events(p[0]), 6);
+	assert_cost(p[1], 0, 10, 1, 1);
+	assert_cost(p[1], 1, 50, 2, 2);
+	assert_int_equal(mt_profile_events(p[1]), 3);
+	assert_int_equal(mt_profile_nstacks(p[2]), 0);
+	assert_int_equal(mt_profile_events(p[2]), 0);
+	assert_cost(p[3], 0, 10, 1, 1);             /* t <= 45: up to the snapshot */
+	assert_int_equal(mt_profile_events(p[3]), 4);
+	assert_int_equal(mt_profile_time(p[3]), 40);
+	assert_cost(p[4], 1, 50, 2, 2);
+
+	st = mt_agg_stats(f->a);
+	assert_int_equal(st->nsnapshots, 1);
+	assert_string_equal(st->snapshots[0].label, "after three");
+	assert_int_equal(st->snapshots[0].seq, 3);
+	assert_int_equal(st->snapshots[0].live_bytes, 60);
+	assert_int_equal(st->snapshots[0].live_blocks, 3);
+
+	/* end - snapshot: stack 0 went 10 -> 5 with one more allocation */
+	d = mt_profile_diff(p[4], p[0]);
+	assert_non_null(d);
+	assert_cost(d, 0, -5, 0, 1);
+	assert_cost(d, 1, 0, 0, 0);
+	mt_profile_free(d);
+	/* start -> end is the leaks */
+	d = mt_profile_diff(p[2], p[0]);
+	assert_cost(d, 0, 5, 1, 2);
+	assert_cost(d, 1, 50, 2, 2);
+	mt_profile_free(d);
+	for (int i = 0; i < 5; i++)
+		mt_profile_free(p[i]);
+}
+
+/* Temporary: freed by the thread's very next allocation-related event. */
+static void test_temporary(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_profile *t;
+	uint64_t a, b, c, d, e;
+
+	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
+	a = ev_alloc(f, 0x1000, 8, 0, 0);
+	ev_free(f, 0x1000, 8, 0, 0, a);             /* temporary (stack 0) */
+	a = ev_alloc(f, 0x1000, 16, 0, 0);
+	b = ev_alloc(f, 0x2000, 4, 1, 1);           /* other thread: does not count */
+	ev_free(f, 0x1000, 16, 0, 0, a);            /* temporary (stack 0) */
+	ev_free(f, 0x2000, 4, 1, 1, b);             /* temporary (stack 1, thread 1) */
+	c = ev_alloc(f, 0x3000, 32, 2, 0);
+	d = ev_alloc(f, 0x4000, 32, 2, 0);
+	ev_free(f, 0x3000, 32, 2, 0, c);            /* not: another allocation between */
+	ev_free(f, 0x4000, 32, 2, 0, d);            /* not: a free between */
+	e = ev_alloc(f, 0x5000, 64, 3, 0);
+	/* freed in a realloc: the free half counts as a free */
+	ev_realloc(f, 0x5000, 64, 3, e, 0x6000, 128, 3, 0);
+	/* Thread 0 allocates at 0x7000; thread 1 frees that block (not a
+	 * temporary: thread 1 has no allocation pending) and gets a new block
+	 * at the same address, which thread 0 then frees as its next event:
+	 * not thread 0's last allocation, though the address is the same. */
+	a = ev_alloc(f, 0x7000, 1, 4, 0);
+	ev_free(f, 0x7000, 1, 4, 1, a);
+	b = ev_alloc(f, 0x7000, 2, 5, 1);
+	ev_free(f, 0x7000, 2, 5, 0, b);
+	ev_end(f);
+
+	assert_int_equal(mt_agg_stats(f->a)->temporary, 4);
+	t = mt_agg_temporary_profile(f->a);
+	assert_non_null(t);
+	assert_cost(t, 0, 24, 2, 2);
+	assert_cost(t, 1, 4, 1, 1);
+	assert_cost(t, 2, 0, 0, 2);
+	assert_cost(t, 3, 64, 1, 2);
+	assert_cost(t, 4, 0, 0, 1);
+	assert_cost(t, 5, 0, 0, 1);
+	mt_profile_free(t);
+}
+
+/* With stop_early, the callback asks to stop once the points are taken. */
+static void test_stop_early(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_at at = { MT_AT_SEQ, 0 };
+	struct mt_event ev = { 0 };
+	struct mt_profile *p;
+
+	assert_int_equal(mt_agg_request(f->a, &at, 1, 1), 0);
+	ev_alloc(f, 0x1000, 7, 0, 0);
+	ev.seq = 1;
+	ev.time_ns = 100;
+	ev.size = 9;
+	assert_int_equal(f->ops.on_alloc(f->a, &ev), 1);
+	p = mt_agg_take(f->a, 0);
+	assert_non_null(p);
+	assert_cost(p, 0, 7, 1, 1);
+	mt_profile_free(p);
+}
+
+/* A simple deterministic generator for the brute-force test. */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+struct blk {
+	uint64_t alloc_seq, free_seq;   /* free_seq UINT64_MAX while live */
+	uint64_t size;
+	uint32_t stack;
+	uint64_t addr;
+};
+
+/*
+ * Random churn over 20 stacks; profiles at 16 random seqs are compared with
+ * a recount from every block's [alloc_seq, free_seq) lifetime.
+ */
+static void test_random_against_lifetimes(void **state)
+{
+	struct fixture *f = *state;
+	enum { NEV = 20000, NPTS = 16, NSTACK = 20 };
+	struct blk *blk = calloc(NEV, sizeof(*blk));
+	size_t *live = calloc(NEV, sizeof(*live));
+	size_t nblk = 0, nlive = 0;
+	struct mt_at at[NPTS];
+	struct mt_profile *p[NPTS];
+	int64_t peak = 0, cur = 0;
+	uint64_t peak_seq = 0;
+
+	assert_non_null(blk);
+	assert_non_null(live);
+	for (int i = 0; i < NPTS; i++) {
+		at[i].kind = MT_AT_SEQ;
+		at[i].value = next_rand() % NEV;
+	}
+	assert_int_equal(mt_agg_request(f->a, at, NPTS, 0), 0);
+	for (uint64_t s = 0; s < NEV; s++) {
+		if (nlive && next_rand() % 100 < 48) {
+			size_t k = next_rand() % nlive;
+			struct blk *b = &blk[live[k]];
+
+			ev_free(f, b->addr, b->size, b->stack, 0, b->alloc_seq);
+			b->free_seq = s;
+			cur -= (int64_t)b->size;
+			live[k] = live[--nlive];
+		} else {
+			struct blk *b = &blk[nblk];
+
+			b->size = next_rand() % 5000;
+			b->stack = (uint32_t)(next_rand() % NSTACK);
+			b->addr = 0x10000 + 16 * nblk;
+			b->free_seq = UINT64_MAX;
+			b->alloc_seq = ev_alloc(f, b->addr, b->size, b->stack, 0);
+			cur += (int64_t)b->size;
+			if (cur > peak) {
+				peak = cur;
+				peak_seq = s;
+			}
+			live[nlive++] = nblk++;
+		}
+	}
+	ev_end(f);
+	assert_int_equal(mt_agg_stats(f->a)->peak_bytes, peak);
+	assert_int_equal(mt_agg_stats(f->a)->peak_seq, peak_seq);
+	for (int i = 0; i < NPTS; i++) {
+		int64_t bytes[NSTACK] = { 0 }, blocks[NSTACK] = { 0 }, allocs[NSTACK] = { 0 };
+
+		p[i] = mt_agg_take(f->a, (size_t)i);
+		assert_non_null(p[i]);
+		for (size_t k = 0; k < nblk; k++) {
+			if (blk[k].alloc_seq > at[i].value)
+				continue;
+			allocs[blk[k].stack]++;
+			if (blk[k].free_seq > at[i].value) {
+				bytes[blk[k].stack] += (int64_t)blk[k].size;
+				blocks[blk[k].stack]++;
+			}
+		}
+		for (uint32_t s = 0; s < NSTACK; s++)
+			assert_cost(p[i], s, bytes[s], blocks[s], allocs[s]);
+		assert_int_equal(mt_profile_events(p[i]), at[i].value + 1);
+		mt_profile_free(p[i]);
+	}
+	free(blk);
+	free(live);
+}
+
+static void test_profile_add_total(void **state)
+{
+	struct mt_profile *p = mt_profile_new();
+	struct mt_cost c = { 10, 2, 3 }, t;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(mt_profile_add(p, 7, &c), 0);
+	assert_int_equal(mt_profile_add(p, 2, &c), 0);
+	assert_int_equal(mt_profile_add(p, 7, &c), 0);
+	assert_int_equal(mt_profile_nstacks(p), 8);
+	assert_cost(p, 7, 20, 4, 6);
+	assert_cost(p, 100, 0, 0, 0);
+	t = mt_profile_total(p);
+	assert_int_equal(t.bytes, 30);
+	assert_int_equal(t.blocks, 6);
+	assert_int_equal(t.allocs, 9);
+	mt_profile_free(p);
+	mt_profile_free(NULL);
+	mt_agg_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_peak_and_leaks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peak_first_and_realloc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_run_peaks_at_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_captures_and_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_temporary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_against_lifetimes, setup, teardown),
+		cmocka_unit_test(test_profile_add_total),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
