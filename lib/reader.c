@@ -92,8 +92,8 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 		goto fail;
 	}
 	if (got < MT_MAGIC_LEN || memcmp(fixed, MT_MAGIC, MT_MAGIC_LEN)) {
-		/* A short file that starts like a log is a truncated log. */
-		err = got < MT_MAGIC_LEN && got > 0 && !memcmp(fixed, MT_MAGIC, got)
+		/* An empty file, or a short one that starts like a log, is truncated. */
+		err = got < MT_MAGIC_LEN && !memcmp(fixed, MT_MAGIC, got)
 			? MT_E_TRUNCATED : MT_E_MAGIC;
 		off = err == MT_E_TRUNCATED ? got : 0;
 		goto fail;

@@ -1,0 +1,302 @@
+/*
+ * testlog.c - the test-only log encoder (see testlog.h). Included by the
+ * tests (#include "testlog.c"): it is not a test program itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "format.h"
+#include "testlog.h"
+
+struct tl_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+struct testlog {
+	struct tl_buf file, chunk;
+	uint64_t time, addr, events;
+	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
+	size_t *offsets;
+	size_t noffsets;
+};
+
+static void tl_put(struct tl_buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			abort();
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void tl_byte(struct testlog *t, uint8_t v)
+{
+	tl_put(&t->chunk, &v, 1);
+}
+
+static void tl_uv(struct testlog *t, uint64_t v)
+{
+	uint8_t tmp[MT_MAX_VARINT];
+
+	tl_put(&t->chunk, tmp, mt_put_uv(tmp, v));
+}
+
+static void tl_sv(struct testlog *t, int64_t v)
+{
+	uint8_t tmp[MT_MAX_VARINT];
+
+	tl_put(&t->chunk, tmp, mt_put_sv(tmp, v));
+}
+
+static void tl_str(struct testlog *t, const void *s, size_t n)
+{
+	tl_uv(t, n);
+	tl_put(&t->chunk, s, n);
+}
+
+static void tl_begin(struct testlog *t)
+{
+	t->chunk.len = 0;
+	t->addr = 0;
+	tl_byte(t, MT_REC_CHUNK_BEGIN);
+	tl_uv(t, t->events);
+	tl_uv(t, t->time);
+	t->chunk_start_len = t->chunk.len;
+}
+
+struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
+{
+	struct testlog *t = calloc(1, sizeof(*t));
+	uint8_t h[MT_HEADER_FIXED];
+
+	if (!t)
+		abort();
+	memcpy(h, MT_MAGIC, MT_MAGIC_LEN);
+	mt_put_u16(h + 8, MT_FORMAT_VERSION);
+	h[10] = 8;
+	h[11] = 0;
+	mt_put_u32(h + 12, pid);
+	mt_put_u64(h + 16, 1700000000ull * 1000000000ull);
+	mt_put_u32(h + 24, (uint32_t)len);
+	tl_put(&t->file, h, sizeof(h));
+	tl_put(&t->file, cmdline, len);
+	tl_begin(t);
+	return t;
+}
+
+void tl_free(struct testlog *t)
+{
+	if (!t)
+		return;
+	free(t->file.p);
+	free(t->chunk.p);
+	free(t->offsets);
+	free(t);
+}
+
+void tl_thread(struct testlog *t, uint32_t index, uint32_t tid)
+{
+	tl_byte(t, MT_REC_THREAD);
+	tl_uv(t, index);
+	tl_uv(t, tid);
+}
+
+void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
+{
+	uint64_t prev = 0;
+	unsigned i;
+
+	tl_byte(t, MT_REC_STACK);
+	tl_uv(t, id);
+	tl_uv(t, fn);
+	tl_uv(t, n);
+	for (i = 0; i < n; i++) {
+		tl_sv(t, (int64_t)(ips[i] - prev));
+		prev = ips[i];
+	}
+}
+
+void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
+	      uint32_t stack, uint32_t thread)
+{
+	tl_byte(t, MT_REC_ALLOC);
+	tl_uv(t, dt);
+	tl_sv(t, (int64_t)(addr - t->addr));
+	tl_uv(t, size);
+	tl_uv(t, stack);
+	tl_uv(t, thread);
+	t->time += dt;
+	t->addr = addr;
+	t->events++;
+}
+
+void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t thread)
+{
+	tl_byte(t, MT_REC_FREE);
+	tl_uv(t, dt);
+	tl_sv(t, (int64_t)(addr - t->addr));
+	tl_uv(t, thread);
+	t->time += dt;
+	t->addr = addr;
+	t->events++;
+}
+
+void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_addr,
+		uint64_t size, uint32_t stack, uint32_t thread)
+{
+	tl_byte(t, MT_REC_REALLOC);
+	tl_uv(t, dt);
+	tl_sv(t, (int64_t)(old_addr - t->addr));
+	tl_sv(t, (int64_t)(new_addr - old_addr));
+	tl_uv(t, size);
+	tl_uv(t, stack);
+	tl_uv(t, thread);
+	t->time += dt;
+	t->addr = new_addr;
+	t->events++;
+}
+
+void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
+	       const uint8_t *build_id, size_t build_id_len, size_t nseg,
+	       const uint64_t *segs)
+{
+	size_t i;
+
+	tl_byte(t, MT_REC_MODULE);
+	tl_uv(t, dt);
+	tl_uv(t, base);
+	tl_str(t, path, strlen(path));
+	tl_str(t, build_id, build_id_len);
+	tl_uv(t, nseg);
+	for (i = 0; i < 2 * nseg; i++)
+		tl_uv(t, segs[i]);
+	t->time += dt;
+}
+
+void tl_unload(struct testlog *t, uint64_t dt, uint64_t base)
+{
+	tl_byte(t, MT_REC_UNLOAD);
+	tl_uv(t, dt);
+	tl_uv(t, base);
+	t->time += dt;
+}
+
+void tl_snapshot(struct testlog *t, uint64_t dt, uint32_t index, const char *label)
+{
+	tl_byte(t, MT_REC_SNAPSHOT);
+	tl_uv(t, dt);
+	tl_uv(t, index);
+	tl_str(t, label, strlen(label));
+	t->time += dt;
+	t->events++;
+}
+
+void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code)
+{
+	tl_byte(t, MT_REC_END);
+	tl_uv(t, dt);
+	tl_uv(t, how);
+	tl_sv(t, code);
+	t->time += dt;
+}
+
+void tl_stop(struct testlog *t, uint64_t dt, const char *reason)
+{
+	tl_byte(t, MT_REC_STOP);
+	tl_uv(t, dt);
+	tl_str(t, reason, strlen(reason));
+	t->time += dt;
+}
+
+void tl_raw(struct testlog *t, const void *p, size_t n)
+{
+	tl_put(&t->chunk, p, n);
+}
+
+void tl_raw_file(struct testlog *t, const void *p, size_t n)
+{
+	tl_flush(t);
+	tl_put(&t->file, p, n);
+}
+
+void tl_flush(struct testlog *t)
+{
+	ZSTD_CCtx *cctx;
+	size_t bound, n;
+	uint8_t h[MT_CHUNK_HEADER];
+	uint8_t *out;
+
+	if (t->chunk.len == t->chunk_start_len)
+		return;
+	bound = ZSTD_compressBound(t->chunk.len);
+	out = malloc(bound);
+	cctx = ZSTD_createCCtx();
+	if (!out || !cctx)
+		abort();
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	n = ZSTD_compress2(cctx, out, bound, t->chunk.p, t->chunk.len);
+	if (ZSTD_isError(n))
+		abort();
+	ZSTD_freeCCtx(cctx);
+	t->offsets = realloc(t->offsets, (t->noffsets + 1) * sizeof(*t->offsets));
+	if (!t->offsets)
+		abort();
+	t->offsets[t->noffsets++] = t->file.len;
+	memcpy(h, MT_CHUNK_MAGIC, 4);
+	mt_put_u32(h + 4, (uint32_t)n);
+	mt_put_u32(h + 8, (uint32_t)t->chunk.len);
+	tl_put(&t->file, h, sizeof(h));
+	tl_put(&t->file, out, n);
+	free(out);
+	tl_begin(t);
+}
+
+const uint8_t *tl_image(struct testlog *t, size_t *len)
+{
+	tl_flush(t);
+	*len = t->file.len;
+	return t->file.p;
+}
+
+size_t tl_nchunks(const struct testlog *t)
+{
+	return t->noffsets;
+}
+
+size_t tl_chunk_offset(const struct testlog *t, size_t k)
+{
+	return t->offsets[k];
+}
+
+uint64_t tl_events(const struct testlog *t)
+{
+	return t->events;
+}
+
+void tl_write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+		abort();
+}
+
+void tl_write(struct testlog *t, const char *path)
+{
+	size_t len;
+	const uint8_t *p = tl_image(t, &len);
+
+	tl_write_file(path, p, len);
+}

@@ -1,0 +1,61 @@
+/*
+ * testlog.h - a test-only encoder of event logs, written from lib/format.h
+ * alone (not with lib/writer.c), so the reader and replay tests check the
+ * format from the other side.
+ *
+ * Records go into the current chunk; tl_flush() compresses it into one zstd
+ * frame (with content size and checksum) and starts a new chunk whose
+ * CHUNK_BEGIN carries the events so far and the current time. The file
+ * image stays in memory: tests write it whole or cut at any byte.
+ *
+ * Not for: anything but tests. Aborts on out of memory.
+ */
+#ifndef MT_TESTLOG_H
+#define MT_TESTLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct testlog;
+
+/* A log with header pid and cmdline (arguments each ended by a NUL). */
+struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len);
+void tl_free(struct testlog *t);
+
+/* Records; dt is added to the time (ns), addresses are absolute. */
+void tl_thread(struct testlog *t, uint32_t index, uint32_t tid);
+void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips);
+void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
+	      uint32_t stack, uint32_t thread);
+void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t thread);
+void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_addr,
+		uint64_t size, uint32_t stack, uint32_t thread);
+void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
+	       const uint8_t *build_id, size_t build_id_len, size_t nseg,
+	       const uint64_t *segs);
+void tl_unload(struct testlog *t, uint64_t dt, uint64_t base);
+void tl_snapshot(struct testlog *t, uint64_t dt, uint32_t index, const char *label);
+void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code);
+void tl_stop(struct testlog *t, uint64_t dt, const char *reason);
+/* Appends raw bytes to the current chunk's records. */
+void tl_raw(struct testlog *t, const void *p, size_t n);
+/* Appends raw bytes to the file image (e.g. a hand-made chunk). */
+void tl_raw_file(struct testlog *t, const void *p, size_t n);
+
+/* Closes the current chunk (no-op when it holds only CHUNK_BEGIN). */
+void tl_flush(struct testlog *t);
+
+/* The file image (flushes first); owned by t. */
+const uint8_t *tl_image(struct testlog *t, size_t *len);
+/* File offset where each chunk starts: chunk k at tl_chunk_offset(t, k). */
+size_t tl_nchunks(const struct testlog *t);
+size_t tl_chunk_offset(const struct testlog *t, size_t k);
+/* Events written so far (ALLOC, FREE, REALLOC, SNAPSHOT). */
+uint64_t tl_events(const struct testlog *t);
+
+/* Writes len bytes of data to path; aborts on failure. */
+void tl_write_file(const char *path, const void *data, size_t len);
+/* Writes the image (flushed) to path. */
+void tl_write(struct testlog *t, const char *path);
+
+#endif
