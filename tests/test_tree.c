@@ -1,0 +1,311 @@
+/*
+ * test_tree.c - unit tests of lib/tree.c with a synthetic source: five
+ * stacks over four fake return addresses (one of them an inline chain, one
+ * in a module without symbols), so every node's cost below is a hand sum of
+ * the stacks through it. Not here: libdw (test_symbols.c), printing
+ * (test_export.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agg.h"
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "symbols.h"
+#include "tree.h"
+
+static const struct mt_frame f10[] = {
+	{ "helper", "h.c", 5, "/bin/prog", 0x10, 1 },
+	{ "compute", "c.c", 10, "/bin/prog", 0x10, 0 },
+};
+static const struct mt_frame f20[] = { { "main", "m.c", 3, "/bin/prog", 0x20, 0 } };
+static const struct mt_frame f30[] = { { "other", "o.c", 7, "/bin/prog", 0x30, 0 } };
+static const struct mt_frame f40[] = { { NULL, NULL, 0, "/usr/lib/libfoo.so", 0x40, 0 } };
+
+static const uint64_t ips_helper[] = { 0x10, 0x20 };
+static const uint64_t ips_other[] = { 0x30, 0x20 };
+static const uint64_t ips_foo[] = { 0x40, 0x20 };
+
+static const struct mt_stack stacks[] = {
+	{ 0, MT_FN_MALLOC, 2, ips_helper },
+	{ 1, MT_FN_MALLOC, 2, ips_other },
+	{ 2, MT_FN_CALLOC, 2, ips_helper },
+	{ 3, MT_FN_MALLOC, 2, ips_helper },
+	{ 4, MT_FN_NEW, 2, ips_foo },
+};
+#define NSTACKS (sizeof(stacks) / sizeof(stacks[0]))
+
+static int resolves;
+
+static const struct mt_stack *fake_stack(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id < NSTACKS ? &stacks[id] : NULL;
+}
+
+static int fake_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
+{
+	(void)ctx;
+	resolves++;
+	switch (ip) {
+	case 0x10: *frames = f10; *n = 2; return 0;
+	case 0x20: *frames = f20; *n = 1; return 0;
+	case 0x30: *frames = f30; *n = 1; return 0;
+	case 0x40: *frames = f40; *n = 1; return 0;
+	}
+	return MT_E_ARG;
+}
+
+static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL };
+
+struct fixture {
+	struct mt_profile *p;
+	struct mt_tree *t;
+};
+
+/* bytes, blocks, allocs per stack */
+static const struct mt_cost costs[] = {
+	{ 100, 1, 4 }, { 50, 2, 2 }, { 30, 1, 1 }, { 20, 1, 1 }, { 5, 1, 1 },
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->p = mt_profile_new();
+	assert_non_null(f->p);
+	for (uint32_t i = 0; i < NSTACKS; i++)
+		assert_int_equal(mt_profile_add(f->p, i, &costs[i]), 0);
+	resolves = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	mt_tree_free(f->t);
+	mt_profile_free(f->p);
+	free(f);
+	return 0;
+}
+
+/* Asserts child i of n: label and cost; returns it. */
+static const struct mt_tree_node *kid(const struct mt_tree_node *n, size_t i, const char *label,
+				      int64_t bytes, int64_t blocks, int64_t allocs)
+{
+	const struct mt_tree_node *c = mt_tree_node_child(n, i);
+
+	assert_non_null(c);
+	assert_string_equal(mt_tree_node_label(c), label);
+	assert_int_equal(mt_tree_node_cost(c)->bytes, bytes);
+	assert_int_equal(mt_tree_node_cost(c)->blocks, blocks);
+	assert_int_equal(mt_tree_node_cost(c)->allocs, allocs);
+	assert_ptr_equal(mt_tree_node_parent(c), n);
+	assert_int_equal(mt_tree_node_depth(c), mt_tree_node_depth(n) + 1);
+	return c;
+}
+
+static void test_callee_first(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_tree_node *r, *m, *h, *n;
+
+	assert_int_equal(mt_tree_build(f->p, &src, NULL, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_string_equal(mt_tree_node_label(r), "");
+	assert_null(mt_tree_node_parent(r));
+	assert_int_equal(mt_tree_node_cost(r)->bytes, 205);
+	assert_int_equal(mt_tree_node_cost(r)->blocks, 6);
+	assert_int_equal(mt_tree_node_cost(r)->allocs, 9);
+	assert_int_equal(mt_tree_node_nchildren(r), 3);
+	/* malloc = stacks 0, 1, 3 */
+	m = kid(r, 0, "malloc", 170, 4, 7);
+	assert_true(mt_tree_node_is_entry(m));
+	assert_null(mt_tree_node_frame(m));
+	kid(r, 1, "calloc", 30, 1, 1);
+	n = kid(r, 2, "operator new", 5, 1, 1);
+	n = kid(n, 0, "libfoo.so+0x40", 5, 1, 1);
+	assert_ptr_equal(mt_tree_node_frame(n), &f40[0]);
+	/* stacks 0 and 3 merge; the inline frame comes before its caller */
+	assert_int_equal(mt_tree_node_nchildren(m), 2);
+	h = kid(m, 0, "helper [h.c:5]", 120, 2, 5);
+	assert_false(mt_tree_node_is_entry(h));
+	assert_int_equal(mt_tree_node_frame(h)->inlined, 1);
+	kid(m, 1, "other [o.c:7]", 50, 2, 2);
+	n = kid(h, 0, "compute [c.c:10]", 120, 2, 5);
+	n = kid(n, 0, "main [m.c:3]", 120, 2, 5);
+	assert_int_equal(mt_tree_node_nchildren(n), 0);
+	assert_null(mt_tree_node_child(n, 0));
+	/* root, 3 entries, malloc: helper compute main other main,
+	 * calloc: helper compute main, new: libfoo main */
+	assert_int_equal(mt_tree_nnodes(f->t), 1 + 3 + 5 + 3 + 2);
+	/* each distinct ip resolved once */
+	assert_int_equal(resolves, 4);
+}
+
+static void test_inverted(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	const struct mt_tree_node *r, *m, *c, *h;
+
+	o.inverted = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_nchildren(r), 1);
+	m = kid(r, 0, "main [m.c:3]", 205, 6, 9);
+	assert_int_equal(mt_tree_node_nchildren(m), 3);
+	c = kid(m, 0, "compute [c.c:10]", 150, 3, 6);
+	kid(kid(m, 1, "other [o.c:7]", 50, 2, 2), 0, "malloc", 50, 2, 2);
+	kid(kid(m, 2, "libfoo.so+0x40", 5, 1, 1), 0, "operator new", 5, 1, 1);
+	h = kid(c, 0, "helper [h.c:5]", 150, 3, 6);
+	assert_true(mt_tree_node_is_entry(kid(h, 0, "malloc", 120, 2, 5)));
+	kid(h, 1, "calloc", 30, 1, 1);
+}
+
+static void test_depth(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	const struct mt_tree_node *r, *h;
+
+	o.depth = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	h = kid(kid(r, 0, "malloc", 170, 4, 7), 0, "helper [h.c:5]", 120, 2, 5);
+	assert_int_equal(mt_tree_node_nchildren(h), 0);
+	mt_tree_free(f->t);
+
+	/* inverted: the outermost frame only, no entry point below it */
+	o.inverted = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_nchildren(kid(r, 0, "main [m.c:3]", 205, 6, 9)), 0);
+}
+
+static int64_t root_bytes_with(struct fixture *f, const struct mt_tree_opts *o)
+{
+	mt_tree_free(f->t);
+	f->t = NULL;
+	assert_int_equal(mt_tree_build(f->p, &src, o, &f->t), 0);
+	return mt_tree_node_cost(mt_tree_root(f->t))->bytes;
+}
+
+static void test_filters(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	struct mt_tree *t = NULL;
+
+	o.include_function = "^compute$";         /* stacks 0, 2, 3 */
+	assert_int_equal(root_bytes_with(f, &o), 150);
+	o.include_function = NULL;
+	o.exclude_function = "help";              /* stacks 1, 4 */
+	assert_int_equal(root_bytes_with(f, &o), 55);
+	o.exclude_function = "libfoo";            /* unknown function: matched by label */
+	assert_int_equal(root_bytes_with(f, &o), 200);
+	o.exclude_function = NULL;
+	o.include_function = "^malloc$";          /* entry point: stacks 0, 1, 3 */
+	assert_int_equal(root_bytes_with(f, &o), 170);
+	o.include_function = "main|other";
+	o.exclude_function = "other";             /* both: 0, 2, 3, 4 */
+	assert_int_equal(root_bytes_with(f, &o), 155);
+	o.include_function = o.exclude_function = NULL;
+	o.include_module = "libfoo";
+	assert_int_equal(root_bytes_with(f, &o), 5);
+	o.include_module = NULL;
+	o.exclude_module = "/libfoo\\.so$";
+	assert_int_equal(root_bytes_with(f, &o), 200);
+	o.exclude_module = "(";
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &t), MT_E_ARG);
+	assert_null(t);
+}
+
+static void test_sort_keys(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_tree_node *m;
+
+	assert_int_equal(mt_tree_build(f->p, &src, NULL, &f->t), 0);
+	m = mt_tree_node_child(mt_tree_root(f->t), 0);
+	mt_tree_sort(f->t, MT_TREE_BY_BLOCKS);     /* helper 2 blocks = other 2: by label */
+	kid(m, 0, "helper [h.c:5]", 120, 2, 5);
+	kid(m, 1, "other [o.c:7]", 50, 2, 2);
+	mt_tree_sort(f->t, MT_TREE_BY_NAME);
+	kid(mt_tree_root(f->t), 0, "calloc", 30, 1, 1);
+	kid(mt_tree_root(f->t), 1, "malloc", 170, 4, 7);
+	kid(mt_tree_root(f->t), 2, "operator new", 5, 1, 1);
+	mt_tree_sort(f->t, MT_TREE_BY_ALLOCS);
+	kid(mt_tree_root(f->t), 0, "malloc", 170, 4, 7);
+	kid(m, 0, "helper [h.c:5]", 120, 2, 5);
+}
+
+/* Signed costs: grown first (largest first), then shrunk (largest first). */
+static void test_diff_order(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_profile *d = mt_profile_new();
+	const struct mt_cost c[] = { { -100, -1, 0 }, { 40, 1, 1 }, { 0, 0, 3 }, { -300, -2, 0 }, { 7, 0, 0 } };
+	const struct mt_tree_node *r, *m;
+
+	for (uint32_t i = 0; i < NSTACKS; i++)
+		assert_int_equal(mt_profile_add(d, i, &c[i]), 0);
+	assert_int_equal(mt_tree_build(d, &src, NULL, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_cost(r)->bytes, -353);
+	/* stack 2 has no live change: left out without all_stacks */
+	kid(r, 0, "operator new", 7, 0, 0);
+	m = kid(r, 1, "malloc", -360, -2, 1);
+	assert_int_equal(mt_tree_node_nchildren(r), 2);
+	kid(m, 0, "other [o.c:7]", 40, 1, 1);
+	kid(m, 1, "helper [h.c:5]", -400, -3, 0);
+	mt_tree_free(f->t);
+
+	{
+		struct mt_tree_opts o = { 0 };
+
+		o.all_stacks = 1;
+		assert_int_equal(mt_tree_build(d, &src, &o, &f->t), 0);
+		r = mt_tree_root(f->t);
+		kid(r, 1, "calloc", 0, 0, 3);
+		kid(r, 2, "malloc", -360, -2, 1);
+	}
+	mt_profile_free(d);
+}
+
+/* A stack id the source does not know goes under "?". */
+static void test_unknown_stack(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_cost c = { 9, 1, 1 };
+
+	assert_int_equal(mt_profile_add(f->p, 40, &c), 0);
+	assert_int_equal(mt_tree_build(f->p, &src, NULL, &f->t), 0);
+	assert_int_equal(mt_tree_node_cost(mt_tree_root(f->t))->bytes, 214);
+	kid(mt_tree_root(f->t), 2, "?", 9, 1, 1);
+	mt_tree_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_callee_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inverted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_stack, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
