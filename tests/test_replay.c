@@ -1,0 +1,607 @@
+/*
+ * test_replay.c - unit tests of lib/replay.c: every record kind, realloc
+ * and free semantics, corruption, logs cut at every byte, early stop, and a
+ * live table stressed with many blocks. Logs come from tests/testlog.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "testlog.c"
+
+/* What the consumer saw, one entry per callback. */
+struct seen {
+	char kind;            /* 'a' alloc, 'f' free, 's' snapshot */
+	struct mt_event ev;
+	uint32_t index;
+	char label[32];
+};
+
+struct rec {
+	struct seen *v;
+	size_t n, cap;
+	int ends, headers, stop_at;  /* stop when n reaches stop_at (if > 0) */
+	struct mt_end end;
+	uint32_t threads[8];
+	size_t nmods, nstacks, progress;
+	const struct mt_stack *stack0;
+	uint64_t unload_base;
+};
+
+struct fix {
+	char dir[64];
+	char path[128];
+	struct rec rec;
+};
+
+static struct seen *push(struct rec *r)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		assert_non_null(r->v);
+	}
+	memset(&r->v[r->n], 0, sizeof(r->v[0]));
+	return &r->v[r->n++];
+}
+
+static int on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct rec *r = ctx;
+	struct seen *s = push(r);
+
+	s->kind = 'a';
+	s->ev = *ev;
+	return r->stop_at && (int)r->n >= r->stop_at;
+}
+
+static int on_free(void *ctx, const struct mt_event *ev)
+{
+	struct rec *r = ctx;
+	struct seen *s = push(r);
+
+	s->kind = 'f';
+	s->ev = *ev;
+	return r->stop_at && (int)r->n >= r->stop_at;
+}
+
+static int on_snapshot(void *ctx, const struct mt_snapshot *sn)
+{
+	struct rec *r = ctx;
+	struct seen *s = push(r);
+
+	s->kind = 's';
+	s->index = sn->index;
+	s->ev.seq = sn->seq;
+	s->ev.time_ns = sn->time_ns;
+	snprintf(s->label, sizeof(s->label), "%s", sn->label);
+	return 0;
+}
+
+static void on_end(void *ctx, const struct mt_end *e)
+{
+	struct rec *r = ctx;
+
+	r->ends++;
+	r->end = *e;
+}
+
+static void on_header(void *ctx, const struct mt_header *h)
+{
+	(void)h;
+	((struct rec *)ctx)->headers++;
+}
+
+static void on_thread(void *ctx, uint32_t index, uint32_t tid)
+{
+	struct rec *r = ctx;
+
+	if (index < 8)
+		r->threads[index] = tid;
+}
+
+static void on_stack(void *ctx, const struct mt_stack *s)
+{
+	struct rec *r = ctx;
+
+	if (s->id == 0)
+		r->stack0 = s;
+	r->nstacks++;
+}
+
+static void on_module(void *ctx, const struct mt_module *m)
+{
+	(void)m;
+	((struct rec *)ctx)->nmods++;
+}
+
+static void on_unload(void *ctx, uint64_t base, uint64_t t)
+{
+	(void)t;
+	((struct rec *)ctx)->unload_base = base;
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done; (void)total;
+	((struct rec *)ctx)->progress++;
+}
+
+static const struct mt_replay_ops ops = {
+	.on_header = on_header, .on_module = on_module, .on_unload = on_unload,
+	.on_thread = on_thread, .on_stack = on_stack, .on_alloc = on_alloc,
+	.on_free = on_free, .on_snapshot = on_snapshot, .on_end = on_end,
+	.on_progress = on_progress,
+};
+
+static void rec_reset(struct rec *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	strcpy(f->dir, "/tmp/mt-test-replay.XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/log", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	rec_reset(&f->rec);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Writes t to f->path, replays it into f->rec; returns mt_replay_run's result. */
+static int replay(struct fix *f, struct testlog *t, struct mt_replay **out)
+{
+	struct mt_replay *r;
+	int rc;
+
+	if (t)
+		tl_write(t, f->path);
+	rc = mt_replay_open(f->path, &r, NULL);
+	assert_int_equal(rc, 0);
+	rec_reset(&f->rec);
+	rc = mt_replay_run(r, &ops, &f->rec);
+	if (out)
+		*out = r;
+	else
+		mt_replay_free(r);
+	return rc;
+}
+
+static struct testlog *new_log(void)
+{
+	static const char cmd[] = "./prog\0-v\0";
+	static const uint64_t ips0[] = { 0x401234, 0x401000, 0x7f0000001000 };
+	static const uint64_t ips1[] = { 0x402000 };
+	struct testlog *t = tl_new(77, cmd, sizeof(cmd) - 1);
+
+	tl_thread(t, 0, 77);
+	tl_stack(t, 0, MT_FN_MALLOC, 3, ips0);
+	tl_stack(t, 1, MT_FN_CALLOC, 1, ips1);
+	return t;
+}
+
+static void assert_event(const struct seen *s, char kind, uint64_t seq, uint64_t time,
+			 uint64_t addr, uint64_t size, uint32_t stack, uint32_t thread,
+			 int realloc)
+{
+	assert_int_equal(s->kind, kind);
+	assert_int_equal(s->ev.seq, seq);
+	assert_int_equal(s->ev.time_ns, time);
+	assert_int_equal(s->ev.addr, addr);
+	assert_int_equal(s->ev.size, size);
+	assert_int_equal(s->ev.stack, stack);
+	assert_int_equal(s->ev.thread, thread);
+	assert_int_equal(s->ev.realloc, realloc);
+}
+
+static void test_basic(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	const struct mt_header *h;
+	const struct mt_stack *s;
+	struct mt_replay *r;
+
+	tl_alloc(t, 100, 0x5000, 32, 0, 0);        /* seq 0, t=100 */
+	tl_alloc(t, 50, 0x4000, 8, 1, 0);          /* seq 1, t=150 (address goes down) */
+	tl_free_block(t, 25, 0x5000, 0);           /* seq 2, t=175 */
+	tl_end(t, 5, MT_END_EXIT, 3);
+	assert_int_equal(replay(f, t, &r), 0);
+	h = mt_replay_header(r);
+	assert_int_equal(h->pid, 77);
+	assert_string_equal(h->cmdline, "./prog -v");
+	assert_int_equal(h->argc, 2);
+	assert_string_equal(h->argv[0], "./prog");
+	assert_string_equal(h->argv[1], "-v");
+	assert_int_equal(f->rec.headers, 1);
+	assert_int_equal(f->rec.n, 3);
+	assert_event(&f->rec.v[0], 'a', 0, 100, 0x5000, 32, 0, 0, 0);
+	assert_int_equal(f->rec.v[0].ev.alloc_time_ns, 100);
+	assert_int_equal(f->rec.v[0].ev.alloc_seq, 0);
+	assert_event(&f->rec.v[1], 'a', 1, 150, 0x4000, 8, 1, 0, 0);
+	assert_event(&f->rec.v[2], 'f', 2, 175, 0x5000, 32, 0, 0, 0);
+	assert_int_equal(f->rec.v[2].ev.alloc_time_ns, 100);
+	assert_int_equal(f->rec.v[2].ev.alloc_seq, 0);
+	assert_int_equal(f->rec.ends, 1);
+	assert_int_equal(f->rec.end.clean, 1);
+	assert_int_equal(f->rec.end.how, MT_END_EXIT);
+	assert_int_equal(f->rec.end.code, 3);
+	assert_int_equal(f->rec.end.time_ns, 180);
+	assert_int_equal(f->rec.end.events, 3);
+	assert_int_equal(f->rec.end.truncated, 0);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_int_equal(f->rec.threads[0], 77);
+	assert_int_equal(mt_replay_nthreads(r), 1);
+	assert_int_equal(mt_replay_nstacks(r), 2);
+	s = mt_replay_stack(r, 0);
+	assert_non_null(s);
+	assert_int_equal(s->fn, MT_FN_MALLOC);
+	assert_int_equal(s->depth, 3);
+	assert_int_equal(s->ips[0], 0x401234);
+	assert_int_equal(s->ips[1], 0x401000);
+	assert_int_equal(s->ips[2], 0x7f0000001000);
+	assert_null(mt_replay_stack(r, 2));
+	/* A second run gives the same events and keeps stack pointers valid. */
+	rec_reset(&f->rec);
+	assert_int_equal(mt_replay_run(r, &ops, &f->rec), 0);
+	assert_int_equal(f->rec.n, 3);
+	assert_ptr_equal(f->rec.stack0, s);
+	assert_int_equal(s->ips[2], 0x7f0000001000);
+	mt_replay_free(r);
+	tl_free(t);
+}
+
+static void test_realloc_halves(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);          /* seq 0 */
+	tl_realloc(t, 1, 0x1000, 0x2000, 20, 1, 0); /* seq 1: moves */
+	tl_realloc(t, 1, 0x2000, 0x2000, 30, 1, 0); /* seq 2: in place */
+	tl_realloc(t, 1, 0x9000, 0x3000, 40, 0, 0); /* seq 3: old never live */
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.n, 6);
+	assert_event(&f->rec.v[0], 'a', 0, 1, 0x1000, 10, 0, 0, 0);
+	assert_event(&f->rec.v[1], 'f', 1, 2, 0x1000, 10, 0, 0, 1);
+	assert_int_equal(f->rec.v[1].ev.alloc_seq, 0);
+	assert_event(&f->rec.v[2], 'a', 1, 2, 0x2000, 20, 1, 0, 1);
+	assert_event(&f->rec.v[3], 'f', 2, 3, 0x2000, 20, 1, 0, 1);
+	assert_int_equal(f->rec.v[3].ev.alloc_seq, 1);
+	assert_int_equal(f->rec.v[3].ev.alloc_time_ns, 2);
+	assert_event(&f->rec.v[4], 'a', 2, 3, 0x2000, 30, 1, 0, 1);
+	assert_event(&f->rec.v[5], 'a', 3, 4, 0x3000, 40, 0, 0, 1);
+	tl_free(t);
+}
+
+static void test_unknown_free_and_cross_thread(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+
+	tl_thread(t, 1, 78);
+	tl_free_block(t, 1, 0xdead0, 0);           /* seq 0: never live, ignored */
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);          /* seq 1, thread 0 */
+	tl_free_block(t, 1, 0x1000, 1);            /* seq 2, freed by thread 1 */
+	tl_free_block(t, 1, 0x1000, 1);            /* seq 3: double free, ignored */
+	tl_alloc(t, 1, 0x1000, 5, 1, 1);           /* seq 4 */
+	tl_alloc(t, 1, 0x1000, 6, 1, 1);           /* seq 5: address still live */
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.threads[1], 78);
+	assert_int_equal(f->rec.n, 5);
+	assert_event(&f->rec.v[0], 'a', 1, 2, 0x1000, 10, 0, 0, 0);
+	assert_event(&f->rec.v[1], 'f', 2, 3, 0x1000, 10, 0, 1, 0);
+	assert_event(&f->rec.v[2], 'a', 4, 5, 0x1000, 5, 1, 1, 0);
+	/* The unrecorded free of the old block, then the new block. */
+	assert_event(&f->rec.v[3], 'f', 5, 6, 0x1000, 5, 1, 1, 0);
+	assert_event(&f->rec.v[4], 'a', 5, 6, 0x1000, 6, 1, 1, 0);
+	/* No END record: the log counts as truncated, with no error. */
+	assert_int_equal(f->rec.end.clean, 0);
+	assert_int_equal(f->rec.end.truncated, 1);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_int_equal(f->rec.end.events, 6);
+	tl_free(t);
+}
+
+static void test_snapshots_modules_stop(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	static const uint8_t bid[] = { 0xde, 0xad, 0xbe, 0xef };
+	static const uint64_t segs[] = { 0x400000, 0x1000, 0x600000, 0x2000 };
+	const struct mt_module *m;
+	struct mt_replay *r;
+
+	tl_module(t, 7, 0x400000, "/usr/bin/prog", bid, 4, 2, segs);
+	tl_snapshot(t, 3, 0, "");                  /* seq 0 t=10 */
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);          /* seq 1 */
+	tl_flush(t);
+	tl_snapshot(t, 4, 1, "loaded");            /* seq 2 t=15, second chunk */
+	tl_unload(t, 1, 0x400000);
+	tl_stop(t, 1, "disk full");
+	tl_end(t, 1, MT_END_SIGNAL, 11);
+	assert_int_equal(replay(f, t, &r), 0);
+	assert_int_equal(f->rec.n, 3);
+	assert_int_equal(f->rec.v[0].kind, 's');
+	assert_int_equal(f->rec.v[0].index, 0);
+	assert_int_equal(f->rec.v[0].ev.seq, 0);
+	assert_int_equal(f->rec.v[0].ev.time_ns, 10);
+	assert_string_equal(f->rec.v[0].label, "");
+	assert_int_equal(f->rec.v[2].kind, 's');
+	assert_int_equal(f->rec.v[2].index, 1);
+	assert_int_equal(f->rec.v[2].ev.seq, 2);
+	assert_int_equal(f->rec.v[2].ev.time_ns, 15);
+	assert_string_equal(f->rec.v[2].label, "loaded");
+	assert_int_equal(mt_replay_nmodules(r), 1);
+	m = mt_replay_module(r, 0);
+	assert_string_equal(m->path, "/usr/bin/prog");
+	assert_int_equal(m->time_ns, 7);
+	assert_int_equal(m->base, 0x400000);
+	assert_int_equal(m->build_id_len, 4);
+	assert_memory_equal(m->build_id, bid, 4);
+	assert_int_equal(m->nseg, 2);
+	assert_int_equal(m->segs[1].start, 0x600000);
+	assert_int_equal(m->segs[1].size, 0x2000);
+	assert_int_equal(f->rec.unload_base, 0x400000);
+	assert_string_equal(f->rec.end.stop_reason, "disk full");
+	assert_int_equal(f->rec.end.how, MT_END_SIGNAL);
+	assert_int_equal(f->rec.end.code, 11);
+	assert_int_equal(f->rec.end.time_ns, 18);
+	assert_int_equal(f->rec.end.truncated, 0);
+	mt_replay_free(r);
+	tl_free(t);
+}
+
+static void test_early_stop(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	struct mt_replay *r;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		tl_alloc(t, 1, 0x1000 + 16 * (uint64_t)i, 1, 0, 0);
+	tl_end(t, 0, MT_END_EXIT, 0);
+	tl_write(t, f->path);
+	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+	rec_reset(&f->rec);
+	f->rec.stop_at = 4;
+	assert_int_equal(mt_replay_run(r, &ops, &f->rec), 1);
+	assert_int_equal(f->rec.n, 4);
+	assert_int_equal(f->rec.ends, 1);
+	assert_int_equal(f->rec.end.events, 4);
+	mt_replay_free(r);
+	tl_free(t);
+}
+
+/* Replays a log whose second chunk has bad records: events of chunk 1 only. */
+static void expect_corrupt(struct fix *f, void (*bad)(struct testlog *), uint64_t before)
+{
+	struct testlog *t = new_log();
+
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);
+	tl_flush(t);
+	bad(t);
+	tl_alloc(t, 1, 0x2000, 10, 0, 0);
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+	assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
+	assert_int_equal(f->rec.end.good_bytes, tl_chunk_offset(t, 1));
+	assert_int_equal(f->rec.end.truncated, 1);
+	assert_int_equal(f->rec.end.clean, 0);
+	assert_int_equal(f->rec.end.events, 1 + before);
+	assert_int_equal(f->rec.n, 1 + before);
+	tl_free(t);
+}
+
+static void bad_stack_id(struct testlog *t) { tl_alloc(t, 1, 0x3000, 1, 2, 0); }
+static void bad_thread(struct testlog *t) { tl_alloc(t, 1, 0x3000, 1, 0, 1); }
+static void bad_type(struct testlog *t) { tl_raw(t, "\x42", 1); }
+static void bad_varint(struct testlog *t)
+{
+	tl_raw(t, "\x03\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12);
+}
+static void bad_fn(struct testlog *t)
+{
+	uint64_t ip = 1;
+
+	tl_stack(t, 2, MT_FN_COUNT, 1, &ip);
+}
+static void bad_stack_order(struct testlog *t)
+{
+	uint64_t ip = 1;
+
+	tl_stack(t, 5, MT_FN_MALLOC, 1, &ip);
+}
+static void bad_depth(struct testlog *t)
+{
+	tl_raw(t, "\x02\x02\x00\x81\x02", 5);   /* n = 257 */
+}
+static void good_then_cut(struct testlog *t)
+{
+	tl_alloc(t, 1, 0x3000, 1, 0, 0);
+	tl_raw(t, "\x04\x01", 2);               /* FREE missing fields */
+}
+
+static void test_corrupt_records(void **state)
+{
+	struct fix *f = *state;
+
+	expect_corrupt(f, bad_stack_id, 0);
+	expect_corrupt(f, bad_thread, 0);
+	expect_corrupt(f, bad_type, 0);
+	expect_corrupt(f, bad_varint, 0);
+	expect_corrupt(f, bad_fn, 0);
+	expect_corrupt(f, bad_stack_order, 0);
+	expect_corrupt(f, bad_depth, 0);
+	expect_corrupt(f, good_then_cut, 1);
+}
+
+static void test_chunk_seq_mismatch(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	size_t n = 0;
+
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);
+	tl_flush(t);
+	/* A hand-made chunk claiming 5 earlier events when there was 1. */
+	{
+		uint8_t raw[8], out[128], h[MT_CHUNK_HEADER];
+		size_t c;
+
+		raw[n++] = MT_REC_CHUNK_BEGIN;
+		n += mt_put_uv(raw + n, 5);
+		n += mt_put_uv(raw + n, 0);
+		c = ZSTD_compress(out, sizeof(out), raw, n, 1);
+		assert_false(ZSTD_isError(c));
+		memcpy(h, MT_CHUNK_MAGIC, 4);
+		mt_put_u32(h + 4, (uint32_t)c);
+		mt_put_u32(h + 8, (uint32_t)n);
+		tl_raw_file(t, h, sizeof(h));
+		tl_raw_file(t, out, c);
+	}
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+	assert_int_equal(f->rec.end.events, 1);
+	tl_free(t);
+}
+
+/*
+ * A log of 4 chunks cut at every byte: the replay ends cleanly with exactly
+ * the events of the whole chunks before the cut, and is truncated unless
+ * the cut is at the very end (after END).
+ */
+static void test_cut_everywhere(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	uint64_t per_chunk[5] = { 0 };
+	size_t len, cut, k, whole, nch;
+	const uint8_t *img;
+	struct mt_replay *r;
+	int c, i;
+
+	for (c = 0; c < 4; c++) {
+		for (i = 0; i < 5; i++)
+			tl_alloc(t, 3, 0x10000 + 0x40 * (uint64_t)(c * 5 + i), 8, 0, 0);
+		tl_free_block(t, 1, 0x10000 + 0x40 * (uint64_t)(c * 5), 0);
+		tl_snapshot(t, 1, (uint32_t)c, "s");
+		per_chunk[c + 1] = tl_events(t);
+		if (c < 3)
+			tl_flush(t);
+	}
+	tl_end(t, 0, MT_END_EXIT, 0);
+	img = tl_image(t, &len);
+	nch = tl_nchunks(t);
+	assert_int_equal(nch, 4);
+	for (cut = tl_chunk_offset(t, 0); cut <= len; cut++) {
+		tl_write_file(f->path, img, cut);
+		assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+		rec_reset(&f->rec);
+		assert_int_equal(mt_replay_run(r, &ops, &f->rec), 0);
+		whole = 0;
+		for (k = 0; k < nch; k++)
+			if ((k + 1 < nch ? tl_chunk_offset(t, k + 1) : len) <= cut)
+				whole = k + 1;
+		assert_int_equal(f->rec.end.events, per_chunk[whole]);
+		assert_int_equal(f->rec.ends, 1);
+		assert_int_equal(f->rec.end.truncated, cut != len);
+		assert_int_equal(f->rec.end.good_bytes,
+				 whole ? (whole < nch ? tl_chunk_offset(t, whole) : len)
+				       : tl_chunk_offset(t, 0));
+		mt_replay_free(r);
+	}
+	/* Headers cut short do not open. */
+	for (cut = 0; cut < tl_chunk_offset(t, 0); cut++) {
+		tl_write_file(f->path, img, cut);
+		assert_int_equal(mt_replay_open(f->path, &r, NULL), MT_E_TRUNCATED);
+	}
+	tl_free(t);
+}
+
+/*
+ * Many live blocks freed in a scrambled order: each free reports the size
+ * and stack of its own allocation (size and stack derive from the address).
+ */
+static void test_many_blocks(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	const uint32_t n = 50000;
+	uint64_t frees = 0, sum = 0;
+	uint32_t i, j;
+	size_t k;
+
+	for (i = 0; i < n; i++)
+		tl_alloc(t, 1, 0x100000 + 48 * (uint64_t)i, i % 1000, i % 2, 0);
+	for (i = 0; i < n; i++) {
+		j = (uint32_t)(((uint64_t)i * 7919) % n);  /* a permutation: 7919 is prime */
+		tl_free_block(t, 1, 0x100000 + 48 * (uint64_t)j, 0);
+	}
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.n, 2 * n);
+	for (k = n; k < f->rec.n; k++) {
+		const struct seen *s = &f->rec.v[k];
+		uint32_t idx = (uint32_t)((s->ev.addr - 0x100000) / 48);
+
+		assert_int_equal(s->kind, 'f');
+		assert_int_equal(s->ev.size, idx % 1000);
+		assert_int_equal(s->ev.stack, idx % 2);
+		assert_int_equal(s->ev.alloc_seq, idx);
+		frees++;
+		sum += s->ev.size;
+	}
+	assert_int_equal(frees, n);
+	/* sum over i < n of i % 1000, n a multiple of 1000 */
+	assert_int_equal(sum, (uint64_t)(n / 1000) * (999 * 1000 / 2));
+	assert_true(f->rec.progress >= 1);
+	tl_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_realloc_halves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_early_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corrupt_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_seq_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
