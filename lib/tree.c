@@ -43,6 +43,7 @@ struct mt_tree {
 	struct mt_tree_node **blocks;
 	size_t nblocks, nnodes;   /* nnodes excludes the root */
 	struct strent *strs;
+	struct mt_cost gross;
 };
 
 /* ---- a small open-addressing hash table ---------------------------------- */
@@ -313,6 +314,13 @@ static void add_cost(struct mt_tree_node *n, const struct mt_cost *c)
 	n->cost.allocs += c->allocs;
 }
 
+static void add_gross(struct mt_tree *t, const struct mt_cost *c)
+{
+	t->gross.bytes += c->bytes < 0 ? -c->bytes : c->bytes;
+	t->gross.blocks += c->blocks < 0 ? -c->blocks : c->blocks;
+	t->gross.allocs += c->allocs < 0 ? -c->allocs : c->allocs;
+}
+
 /* Adds one stack's cost along its branch. */
 static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 {
@@ -329,6 +337,7 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 			return MT_E_NOMEM;
 		add_cost(&b->t->root, c);
 		add_cost(n, c);
+		add_gross(b->t, c);
 		return 0;
 	}
 	entry = intern(b, mt_fn_name(s->fn));
@@ -358,12 +367,15 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 
 	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
 	add_cost(n, c);
+	add_gross(b->t, c);
 	if (!b->o.inverted) {
-		n = child(b, n, entry);
-		if (!n)
-			return MT_E_NOMEM;
-		n->entry = 1;
-		add_cost(n, c);
+		if (!b->o.skip_entry) {
+			n = child(b, n, entry);
+			if (!n)
+				return MT_E_NOMEM;
+			n->entry = 1;
+			add_cost(n, c);
+		}
 		for (size_t i = 0; i < count; i++) {
 			n = child(b, n, b->path[i].label);
 			if (!n)
@@ -584,6 +596,11 @@ void mt_tree_std_fini(struct mt_tree_std *std)
 const struct mt_tree_node *mt_tree_root(const struct mt_tree *t)
 {
 	return &t->root;
+}
+
+struct mt_cost mt_tree_gross(const struct mt_tree *t)
+{
+	return t->gross;
 }
 
 size_t mt_tree_nnodes(const struct mt_tree *t)

@@ -70,6 +70,8 @@ struct mt_tree_opts {
 	int all_stacks;             /* also stacks whose only cost is allocs (bytes = blocks = 0) */
 	const char *include_function, *exclude_function;  /* POSIX EREs or NULL */
 	const char *include_module, *exclude_module;
+	int skip_entry;             /* callee first without the entry-point level
+				       (massif's trees: frame 0 under the root) */
 };
 
 /* How children are ordered. */
@@ -96,6 +98,12 @@ void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key);
 
 /* The root (label "", cost = the total). Never NULL. */
 const struct mt_tree_node *mt_tree_root(const struct mt_tree *t);
+
+/*
+ * The sum over the stacks kept of |bytes|, |blocks|, |allocs|: the scale of
+ * a diff's percentages (equal to the root's cost when no cost is negative).
+ */
+struct mt_cost mt_tree_gross(const struct mt_tree *t);
 
 /* Number of nodes, root included. */
 size_t mt_tree_nnodes(const struct mt_tree *t);

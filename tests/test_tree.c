@@ -192,6 +192,23 @@ static void test_depth(void **state)
 	assert_int_equal(mt_tree_node_nchildren(kid(r, 0, "main [m.c:3]", 205, 6, 9)), 0);
 }
 
+/* Without the entry level: frame 0 under the root, merged across entries. */
+static void test_skip_entry(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	const struct mt_tree_node *r;
+
+	o.skip_entry = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_nchildren(r), 3);
+	kid(kid(r, 0, "helper [h.c:5]", 150, 3, 6), 0, "compute [c.c:10]", 150, 3, 6);
+	kid(r, 1, "other [o.c:7]", 50, 2, 2);
+	kid(r, 2, "libfoo.so+0x40", 5, 1, 1);
+	assert_int_equal(mt_tree_gross(f->t).bytes, 205);
+}
+
 static int64_t root_bytes_with(struct fixture *f, const struct mt_tree_opts *o)
 {
 	mt_tree_free(f->t);
@@ -262,6 +279,8 @@ static void test_diff_order(void **state)
 	assert_int_equal(mt_tree_build(d, &src, NULL, &f->t), 0);
 	r = mt_tree_root(f->t);
 	assert_int_equal(mt_tree_node_cost(r)->bytes, -353);
+	assert_int_equal(mt_tree_gross(f->t).bytes, 100 + 40 + 300 + 7);
+	assert_int_equal(mt_tree_gross(f->t).blocks, 1 + 1 + 2 + 0);
 	/* stack 2 has no live change: left out without all_stacks */
 	kid(r, 0, "operator new", 7, 0, 0);
 	m = kid(r, 1, "malloc", -360, -2, 1);
@@ -301,6 +320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_callee_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inverted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skip_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),
