@@ -1,0 +1,139 @@
+# lib.sh - shell helpers shared by the end-to-end tests (tests/e2e/*.sh).
+#
+# For: sourcing at the top of an e2e test: `. "$(dirname "$0")/lib.sh"`.
+# It fills in MT_TOP, MT_BUILD, MEMTRAIL and MT_TMP when the test is run by
+# hand instead of by tests/run-e2e.sh, and offers skip/fail bookkeeping and
+# runners for memtrail and valgrind. Not for: anything that is not a test;
+# it defines no test of its own. Keep the interface stable: other tests
+# source it.
+#
+#   mt_skip REASON             exit 77, REASON as the last line of output
+#   mt_fail MESSAGE            print "FAIL: MESSAGE", remember the failure
+#   mt_ok MESSAGE              print "ok: MESSAGE"
+#   mt_finish                  exit 1 if anything failed, else 0
+#   mt_need_cmd CMD...         mt_skip unless every CMD is on PATH
+#   mt_have_memtrail           true when the memtrail program and the preload
+#                              library are built
+#   mt_run OUTPREFIX CMD...    run CMD natively; stdout to OUTPREFIX.out,
+#                              stderr to OUTPREFIX.err, status to
+#                              OUTPREFIX.rc; returns 0
+#   mt_record DATA OUTPREFIX CMD...
+#                              `memtrail record -o DATA -- CMD...`, the same
+#                              files as mt_run
+#   mt_summary DATA JSON       `memtrail report --summary --format json DATA`
+#                              into JSON; non-zero on failure
+#   mt_memcheck LOG OUTPREFIX CMD...
+#                              CMD under valgrind memcheck with the options
+#                              whose figures memtrail matches (no freeres,
+#                              no --trace-children), malloc tracing on, the
+#                              log in LOG; the same files as mt_run
+#   mt_same_run NAME A B       compare two mt_run/mt_record/mt_memcheck
+#                              results: stdout and exit status equal
+#   mt_tls_modules [PRELOAD] PROG
+#                              the number of modules with a TLS segment that
+#                              PROG loads at start-up (with PRELOAD preloaded)
+#
+# The helpers use $MT_TIMEOUT (default 120) seconds per command.
+
+MT_TOP=${MT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+MT_BUILD=${MT_BUILD:-$MT_TOP}
+MEMTRAIL=${MEMTRAIL:-$MT_BUILD/viewer/memtrail}
+MT_RECORDER=${MT_RECORDER:-$MT_BUILD/recorder/libmemtrail.so}
+MT_TIMEOUT=${MT_TIMEOUT:-120}
+if [ -z "${MT_TMP:-}" ]; then
+	MT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mt-e2e.XXXXXX")
+	trap 'rm -rf "$MT_TMP"' EXIT
+fi
+export MT_TOP MT_BUILD MEMTRAIL MT_TMP
+mt_failures=0
+
+mt_skip() {
+	echo "$*"
+	exit 77
+}
+
+mt_fail() {
+	echo "FAIL: $*"
+	mt_failures=$((mt_failures + 1))
+}
+
+mt_ok() {
+	echo "ok: $*"
+}
+
+mt_finish() {
+	if [ "$mt_failures" -ne 0 ]; then
+		echo "$mt_failures failure(s)"
+		exit 1
+	fi
+	exit 0
+}
+
+mt_need_cmd() {
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || mt_skip "$c not installed"
+	done
+}
+
+mt_have_memtrail() {
+	[ -x "$MEMTRAIL" ] && [ -f "$MT_RECORDER" ]
+}
+
+mt_run() {
+	_p=$1; shift
+	timeout "$MT_TIMEOUT" "$@" >"$_p.out" 2>"$_p.err" </dev/null
+	echo $? >"$_p.rc"
+	return 0
+}
+
+mt_record() {
+	_d=$1; _p=$2; shift 2
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$_d" -- "$@" \
+		>"$_p.out" 2>"$_p.err" </dev/null
+	echo $? >"$_p.rc"
+	return 0
+}
+
+mt_summary() {
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" report --summary --format json "$1" \
+		>"$2" 2>"$2.err" </dev/null
+}
+
+mt_memcheck() {
+	_l=$1; _p=$2; shift 2
+	timeout "$MT_TIMEOUT" valgrind --tool=memcheck --run-libc-freeres=no \
+		--run-cxx-freeres=no --trace-children=no --trace-malloc=yes \
+		--log-file="$_l" "$@" >"$_p.out" 2>"$_p.err" </dev/null
+	echo $? >"$_p.rc"
+	return 0
+}
+
+mt_same_run() {
+	_n=$1; _a=$2; _b=$3; _same=1
+	if ! cmp -s "$_a.out" "$_b.out"; then
+		mt_fail "$_n: stdout differs ($_a.out vs $_b.out):"
+		diff "$_a.out" "$_b.out" | head -n 10
+		_same=0
+	fi
+	if [ "$(cat "$_a.rc")" != "$(cat "$_b.rc")" ]; then
+		mt_fail "$_n: exit status $(cat "$_a.rc") vs $(cat "$_b.rc")"
+		_same=0
+	fi
+	[ $_same = 1 ] && mt_ok "$_n: same stdout and exit status ($(cat "$_a.rc"))"
+	return 0
+}
+
+mt_tls_modules() {
+	if [ $# -eq 2 ]; then
+		_libs=$(LD_PRELOAD=$1 LD_TRACE_LOADED_OBJECTS=1 "$2" </dev/null)
+	else
+		_libs=$(LD_TRACE_LOADED_OBJECTS=1 "$1" </dev/null)
+	fi
+	_n=0
+	eval "_prog=\${$#}"
+	readelf -lW "$_prog" 2>/dev/null | grep -q '^ *TLS ' && _n=1
+	for _f in $(printf '%s\n' "$_libs" | sed -n 's/.*=> \(\/[^ ]*\) (.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+		readelf -lW "$_f" 2>/dev/null | grep -q '^ *TLS ' && _n=$((_n + 1))
+	done
+	echo $_n
+}
