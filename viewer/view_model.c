@@ -540,3 +540,8 @@ size_t mt_view_model_scroll(struct mt_view_model *m, size_t height)
 		m->top = 0;
 	return m->top;
 }
+
+size_t mt_view_model_top(const struct mt_view_model *m)
+{
+	return m->top;
+}

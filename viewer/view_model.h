@@ -90,6 +90,9 @@ int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_s
  */
 size_t mt_view_model_scroll(struct mt_view_model *m, size_t height);
 
+/* The first row to show, as the last mt_view_model_scroll() left it. */
+size_t mt_view_model_top(const struct mt_view_model *m);
+
 /* Frees the model and its tree; NULL is a no-op. */
 void mt_view_model_free(struct mt_view_model *m);
 

@@ -1,0 +1,208 @@
+/*
+ * cmd-view.c - `memtrail view [FILE]`: the interactive timeline and call-tree
+ * browser (SPEC section 5). This file owns the terminal: it loads the log
+ * before curses starts (so a missing or corrupt file is a plain error
+ * message), sets curses up, runs the key loop, and puts the terminal back on
+ * q, on Ctrl-C and other fatal signals, and on errors.
+ *
+ * Not here: the state (view_app.c and the view_* models), drawing
+ * (view_draw.c), the keys (view_keys.c).
+ */
+#include <curses.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "error.h"
+#include "replay.h"
+#include "util.h"
+#include "view_app.h"
+#include "view_draw.h"
+#include "view_keys.h"
+
+extern const char cmd_view_usage[];
+const char cmd_view_usage[] =
+	"usage: memtrail view [FILE]\n"
+	"\n"
+	"Browse a recording (default memtrail.data) in the terminal: live heap\n"
+	"over time at the top, the call tree of what is live at the cursor below.\n"
+	"Press ? in the viewer for the keys; q quits.\n";
+
+static volatile sig_atomic_t curses_on;
+
+/* Fatal signals: put the terminal back, then die as asked. */
+static void on_signal(int sig)
+{
+	if (curses_on)
+		endwin();
+	/* a shell prompt after Ctrl-C starts on a fresh line */
+	if (write(STDOUT_FILENO, "\n", 1) < 0)
+		_exit(128 + sig);
+	_exit(128 + sig);
+}
+
+static void end_curses(void)
+{
+	if (curses_on) {
+		curses_on = 0;
+		endwin();
+	}
+}
+
+/* Progress of the load on stderr, only for loads longer than half a second. */
+struct progress {
+	struct timespec start;
+	int shown, tty;
+	int last_pct;
+	const char *file;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
+
+	if (!p->tty || pct == p->last_pct || (!p->shown && since(&p->start) < 0.5))
+		return;
+	p->shown = 1;
+	p->last_pct = pct;
+	fprintf(stderr, "\rmemtrail: loading %s: %3d%%", p->file, pct);
+	fflush(stderr);
+}
+
+/* Handles every key already typed, so that held arrows do not queue replays. */
+static int drain_keys(struct mt_view_app *app, int flags)
+{
+	int ch;
+
+	nodelay(stdscr, TRUE);
+	while (!(flags & MT_QUIT) && (ch = getch()) != ERR) {
+		if (ch == KEY_RESIZE)
+			mt_view_app_resize(app, LINES, COLS);
+		flags |= mt_view_key(app, ch);
+	}
+	nodelay(stdscr, FALSE);
+	return flags;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	static const struct opt opts[] = {
+		{ "help", 'h', 0, 'h' },
+		{ NULL, 0, 0, 0 },
+	};
+	struct opt_state os;
+	const char *file = NULL, *arg;
+	struct progress prog = { .last_pct = -1 };
+	struct mt_view_data *data;
+	struct mt_view_app app;
+	struct mt_view_layout l;
+	struct sigaction sa;
+	const struct mt_end *end;
+	SCREEN *scr;
+	uint64_t off;
+	char buf[256];
+	int id, rc, flags;
+
+	opt_init(&os, "view", argc, argv, 0);
+	while ((id = opt_next(&os, opts, &arg)) != OPT_END) {
+		if (id == 'h') {
+			fputs(cmd_view_usage, stdout);
+			return 0;
+		}
+		if (file)
+			die_usage("view: too many arguments (one FILE at most)\n%s", cmd_view_usage);
+		file = arg;
+	}
+	if (!file)
+		file = "memtrail.data";
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		die("view needs a terminal (memtrail report prints the same trees)");
+
+	/* load everything before the screen starts: errors stay readable */
+	if (access(file, R_OK) < 0)
+		die("%s: %s", file, strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	prog.tty = isatty(STDERR_FILENO);
+	prog.file = file;
+	rc = mt_view_data_open(file, on_progress, &prog, &data, &off);
+	if (prog.shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0)
+		die("%s: %s", file, log_error(rc, off, buf, sizeof(buf)));
+	end = mt_view_data_end(data);
+	if (end->truncated)
+		warning("%s truncated after %" PRIu64 " events", file, end->events);
+
+	setlocale(LC_ALL, "");
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr) {
+		mt_view_data_free(data);
+		die("cannot start the screen (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
+	}
+	curses_on = 1;
+	atexit(end_curses);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	mt_view_draw_init();
+
+	rc = mt_view_app_init(&app, file, data, LINES, COLS);
+	if (rc < 0) {
+		end_curses();
+		die("%s", mt_strerror(rc));
+	}
+	if (end->truncated)
+		snprintf(app.msg, sizeof(app.msg), "warning: %s truncated after %" PRIu64 " events",
+			 file, end->events);
+
+	for (;;) {
+		if (mt_view_app_stale(&app) && !app.help) {
+			/* say what is going on while a replay runs */
+			mt_view_draw(&app, 1);
+			refresh();
+			mt_view_app_refresh(&app);
+		}
+		mt_view_app_layout(&app, &l);
+		mt_view_model_scroll(app.model, (size_t)l.tree_h);
+		mt_view_draw(&app, 0);
+		refresh();
+		id = getch();
+		if (id == ERR)
+			continue;
+		if (id == KEY_RESIZE)
+			mt_view_app_resize(&app, LINES, COLS);
+		flags = drain_keys(&app, mt_view_key(&app, id));
+		if (flags & MT_QUIT)
+			break;
+	}
+	end_curses();
+	mt_view_app_fini(&app);
+	delscreen(scr);
+	return 0;
+}

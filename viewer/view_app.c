@@ -1,0 +1,138 @@
+/*
+ * view_app.c - the viewer's state as a whole (see view_app.h): set-up,
+ * layout and rebuilding the tree when the cursor, mark or mode changed.
+ * No curses, no output.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "view_app.h"
+
+int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_data *d,
+		     int lines, int cols)
+{
+	memset(app, 0, sizeof(*app));
+	app->file = file;
+	app->data = d;
+	app->tl = mt_view_timeline_new(mt_view_data_series(d));
+	app->model = mt_view_model_new();
+	if (!app->tl || !app->model) {
+		mt_view_app_fini(app);
+		return MT_E_NOMEM;
+	}
+	return mt_view_app_resize(app, lines, cols);
+}
+
+void mt_view_app_fini(struct mt_view_app *app)
+{
+	mt_view_model_free(app->model);
+	mt_view_timeline_free(app->tl);
+	mt_view_data_free(app->data);
+	app->model = NULL;
+	app->tl = NULL;
+	app->data = NULL;
+}
+
+void mt_view_app_layout(const struct mt_view_app *app, struct mt_view_layout *l)
+{
+	int top = app->lines / 3;
+
+	if (top < 7)
+		top = 7;
+	l->axis_w = 10;
+	l->graph_top = 0;
+	l->graph_h = top - 2;
+	l->marks_row = top - 2;
+	l->xaxis_row = top - 1;
+	l->title_row = top;
+	l->head_row = top + 1;
+	l->tree_top = top + 2;
+	l->status_row = app->lines - 1;
+	l->tree_h = l->status_row - l->tree_top;
+	if (l->tree_h < 1)
+		l->tree_h = 1;
+}
+
+int mt_view_app_resize(struct mt_view_app *app, int lines, int cols)
+{
+	struct mt_view_layout l;
+	int w;
+
+	app->lines = lines > 1 ? lines : 1;
+	app->cols = cols > 1 ? cols : 1;
+	mt_view_app_layout(app, &l);
+	w = app->cols - l.axis_w;
+	return mt_view_timeline_layout(app->tl, w > 1 ? (size_t)w : 1);
+}
+
+int mt_view_app_stale(const struct mt_view_app *app)
+{
+	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
+	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
+
+	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted)
+		return 1;
+	if ((app->mode == MT_VIEW_LIVE || app->mode == MT_VIEW_DIFF) &&
+	    !mt_view_point_same(&app->b_cur, cur))
+		return 1;
+	if (app->mode == MT_VIEW_DIFF && mark && !mt_view_point_same(&app->b_mark, mark))
+		return 1;
+	return 0;
+}
+
+int mt_view_app_refresh(struct mt_view_app *app)
+{
+	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
+	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
+	struct mt_view_point start = { .kind = MT_VIEW_AT_COLUMN, .at = { MT_AT_START, 0 } };
+	struct mt_tree *t;
+	int rc;
+
+	if (!mt_view_app_stale(app))
+		return 0;
+	if (app->mode == MT_VIEW_DIFF && !mark)
+		mark = &start;
+	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
+			       app->sort, &t, &app->total);
+	if (rc < 0) {
+		snprintf(app->msg, sizeof(app->msg), "cannot compute the tree: %s",
+			 mt_strerror(rc));
+		return rc;
+	}
+	if (app->built && app->b_inverted != app->inverted)
+		mt_view_model_forget(app->model);
+	rc = mt_view_model_set_tree(app->model, t);
+	if (rc < 0) {
+		snprintf(app->msg, sizeof(app->msg), "out of memory");
+		return rc;
+	}
+	app->built = 1;
+	app->b_mode = app->mode;
+	app->b_inverted = app->inverted;
+	app->b_cur = *cur;
+	app->b_mark = *mark;
+	return 0;
+}
+
+const char *mt_view_mode_name(enum mt_view_mode m)
+{
+	switch (m) {
+	case MT_VIEW_LIVE:      return "live";
+	case MT_VIEW_LEAKS:     return "leaks";
+	case MT_VIEW_DIFF:      return "diff";
+	case MT_VIEW_TEMPORARY: return "temporary";
+	default:                return "?";
+	}
+}
+
+const char *mt_view_sort_name(enum mt_tree_key k)
+{
+	switch (k) {
+	case MT_TREE_BY_BYTES:  return "bytes";
+	case MT_TREE_BY_BLOCKS: return "blocks";
+	case MT_TREE_BY_ALLOCS: return "allocations";
+	case MT_TREE_BY_NAME:   return "name";
+	default:                return "?";
+	}
+}

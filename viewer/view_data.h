@@ -1,0 +1,80 @@
+/*
+ * view_data.h - what `memtrail view` knows about a log: one full replay at
+ * load time (the heap series, the run's figures, the leak and temporary
+ * profiles, a copy of every stack and a symbolizer), then profiles at other
+ * points on demand, each by a replay that stops once it has them, with a
+ * small cache so that going back to a point is instant.
+ *
+ * Everything comes from lib/ (replay, agg, series, tree, symbols): the same
+ * code and the same numbers as `memtrail report`. No curses here.
+ *
+ * Not here: cursor and columns (view_timeline.h), expansion (view_model.h).
+ */
+#ifndef MT_VIEW_DATA_H
+#define MT_VIEW_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "series.h"
+#include "tree.h"
+
+struct mt_view_data;
+
+/* What the tree pane shows. */
+enum mt_view_mode {
+	MT_VIEW_LIVE = 0,   /* live at the cursor */
+	MT_VIEW_LEAKS,      /* live at the end of the run */
+	MT_VIEW_DIFF,       /* cursor minus mark */
+	MT_VIEW_TEMPORARY,  /* temporary allocations of the whole run */
+	MT_VIEW_NMODES
+};
+
+/* Progress of the load replay: bytes done of total. */
+typedef void (*mt_view_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/*
+ * Opens and replays the log at path. On failure returns a negative MT_E_*
+ * and, when err_offset is not NULL, the byte offset of the problem (0 when
+ * there is none). A log cut short loads up to its last good chunk: see
+ * mt_view_data_end() for how it ended.
+ */
+int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *progress_ctx,
+		      struct mt_view_data **out, uint64_t *err_offset);
+
+/* The command line recorded in the log. */
+const char *mt_view_data_command(const struct mt_view_data *d);
+
+/* The series, the run's figures and how the log ended (from the load replay). */
+const struct mt_series *mt_view_data_series(const struct mt_view_data *d);
+const struct mt_agg_stats *mt_view_data_stats(const struct mt_view_data *d);
+const struct mt_end *mt_view_data_end(const struct mt_view_data *d);
+
+/*
+ * The profile at a point, borrowed from the cache: valid until the next
+ * call of mt_view_data_profile/_diff/_tree. NULL with *err set when the
+ * replay failed.
+ */
+const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const struct mt_at *at,
+					      int *err);
+
+/*
+ * Builds the tree for a mode: the profile at `at` (LIVE), at the end
+ * (LEAKS), at `at` minus at `mark` (DIFF; one replay computes both), or the
+ * temporary profile (TEMPORARY), with inverted as in mt_tree_opts and its
+ * children sorted by key. *out is owned by the caller; *total gets the
+ * profile's total. Returns 0 or a negative MT_E_*.
+ */
+int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
+		      const struct mt_at *at, const struct mt_at *mark,
+		      int inverted, enum mt_tree_key key,
+		      struct mt_tree **out, struct mt_cost *total);
+
+/* Warnings met so far (symbols, truncation), one line each; owned by d. */
+size_t mt_view_data_warnings(const struct mt_view_data *d, const char *const **lines);
+
+/* Frees everything; NULL is a no-op. */
+void mt_view_data_free(struct mt_view_data *d);
+
+#endif

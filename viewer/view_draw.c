@@ -1,0 +1,412 @@
+/*
+ * view_draw.c - curses drawing of `memtrail view` (see view_draw.h). Plain
+ * ASCII only, so it works on any terminal: the graph is '#' (a full cell)
+ * and ':' (at least half a cell), a column with any heap at all shows at
+ * least a '.', and the cursor column is drawn in reverse video.
+ */
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_draw.h"
+#include "view_fmt.h"
+#include "view_keys.h"
+
+/* ---- colours: one table --------------------------------------------------- */
+
+enum {
+	C_NORMAL = 0,
+	C_AXIS,
+	C_GRAPH,
+	C_PEAK,
+	C_SNAP,
+	C_MARK,
+	C_CURSOR,
+	C_TITLE,
+	C_HEAD,
+	C_SEL,
+	C_GROWN,
+	C_SHRUNK,
+	C_STATUS,
+	C_MSG,
+	C_COUNT
+};
+
+static const struct {
+	short fg, bg;             /* -1: the terminal's default */
+	attr_t color_attr;        /* added to the colour pair */
+	attr_t mono_attr;         /* used alone without colours */
+} colors[C_COUNT] = {
+	[C_NORMAL] = { -1, -1, A_NORMAL, A_NORMAL },
+	[C_AXIS]   = { COLOR_CYAN, -1, A_NORMAL, A_NORMAL },
+	[C_GRAPH]  = { COLOR_GREEN, -1, A_NORMAL, A_NORMAL },
+	[C_PEAK]   = { COLOR_RED, -1, A_BOLD, A_BOLD },
+	[C_SNAP]   = { COLOR_YELLOW, -1, A_BOLD, A_BOLD },
+	[C_MARK]   = { COLOR_MAGENTA, -1, A_BOLD, A_BOLD },
+	[C_CURSOR] = { COLOR_BLACK, COLOR_WHITE, A_NORMAL, A_REVERSE },
+	[C_TITLE]  = { COLOR_WHITE, -1, A_BOLD, A_BOLD },
+	[C_HEAD]   = { COLOR_CYAN, -1, A_UNDERLINE, A_UNDERLINE },
+	[C_SEL]    = { COLOR_BLACK, COLOR_CYAN, A_NORMAL, A_REVERSE },
+	[C_GROWN]  = { COLOR_RED, -1, A_NORMAL, A_NORMAL },
+	[C_SHRUNK] = { COLOR_GREEN, -1, A_NORMAL, A_NORMAL },
+	[C_STATUS] = { COLOR_BLACK, COLOR_WHITE, A_NORMAL, A_REVERSE },
+	[C_MSG]    = { COLOR_YELLOW, -1, A_BOLD, A_BOLD },
+};
+
+static attr_t attrs[C_COUNT];
+
+void mt_view_draw_init(void)
+{
+	int color = has_colors() && !getenv("NO_COLOR");
+
+	if (color) {
+		start_color();
+		if (use_default_colors() == ERR)
+			color = COLORS >= 8;
+	}
+	for (int i = 0; i < C_COUNT; i++) {
+		if (color && i + 1 < COLOR_PAIRS) {
+			short fg = colors[i].fg, bg = colors[i].bg;
+
+			if (use_default_colors() == ERR) {
+				fg = fg < 0 ? COLOR_WHITE : fg;
+				bg = bg < 0 ? COLOR_BLACK : bg;
+			}
+			init_pair((short)(i + 1), fg, bg);
+			attrs[i] = COLOR_PAIR(i + 1) | colors[i].color_attr;
+		} else {
+			attrs[i] = colors[i].mono_attr;
+		}
+	}
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* Writes s at (y, x) in colour c, clipped to the screen width. */
+static void put(int y, int x, int c, const char *s)
+{
+	int room = COLS - x;
+
+	if (y < 0 || y >= LINES || x >= COLS || room <= 0)
+		return;
+	attrset(attrs[c]);
+	mvaddnstr(y, x, s, room);
+	attrset(A_NORMAL);
+}
+
+/* Fills row y from x to the right edge with spaces in colour c. */
+static void fill(int y, int x, int c)
+{
+	if (y < 0 || y >= LINES)
+		return;
+	attrset(attrs[c]);
+	for (int i = x; i < COLS; i++)
+		mvaddch(y, i, ' ');
+	attrset(A_NORMAL);
+}
+
+/* The live bytes at the cursor, as exact as is known without a replay. */
+static uint64_t cursor_bytes(const struct mt_view_app *app)
+{
+	const struct mt_view_point *p = mt_view_timeline_cursor(app->tl);
+	const struct mt_series *s = mt_view_data_series(app->data);
+	struct mt_series_peak pk;
+	struct mt_series_end e;
+	const struct mt_series_snap *sn;
+	const struct mt_series_col *c;
+
+	if (app->mode == MT_VIEW_LIVE && !mt_view_app_stale(app))
+		return (uint64_t)app->total.bytes;
+	switch (p->kind) {
+	case MT_VIEW_AT_PEAK:
+		mt_series_peak(s, &pk);
+		return pk.bytes;
+	case MT_VIEW_AT_SNAPSHOT:
+		sn = mt_series_snapshot(s, p->snapshot);
+		return sn ? sn->live_bytes : 0;
+	case MT_VIEW_AT_END:
+		mt_series_end(s, &e);
+		return e.live_bytes;
+	default:
+		c = mt_view_timeline_col(app->tl, mt_view_timeline_cursor_col(app->tl));
+		return c ? c->end_bytes : 0;
+	}
+}
+
+/* ---- the timeline ----------------------------------------------------------- */
+
+static void draw_timeline(const struct mt_view_app *app, const struct mt_view_layout *l)
+{
+	const struct mt_series *s = mt_view_data_series(app->data);
+	size_t n = mt_view_timeline_ncols(app->tl);
+	size_t cur = mt_view_timeline_cursor_col(app->tl);
+	size_t peak = mt_view_timeline_peak_col(app->tl);
+	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
+	size_t markc = mt_view_timeline_mark_col(app->tl);
+	uint64_t ymax = mt_view_timeline_ymax(app->tl);
+	int gh = l->graph_h, x0 = l->axis_w;
+	char buf[64], num[32];
+	struct mt_series_end e;
+
+	/* y axis: the top of the graph, its middle, and zero */
+	for (int r = 0; r < gh; r++) {
+		uint64_t v = 0;
+		int label = r == 0 || r == gh - 1 || (gh >= 5 && r == gh / 2);
+
+		if (label && r != gh - 1)
+			v = (uint64_t)((double)ymax * (gh - r) / gh + 0.5);
+		if (label)
+			snprintf(buf, sizeof(buf), "%8s |", mt_view_fmt_size(num, sizeof(num), v));
+		else
+			snprintf(buf, sizeof(buf), "%8s |", "");
+		put(l->graph_top + r, 0, C_AXIS, buf);
+	}
+	/* the columns */
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_series_col *c = mt_view_timeline_col(app->tl, i);
+		/* cells filled, in halves: 2 per row */
+		uint64_t halves = ymax ? (c->max_bytes * (uint64_t)gh * 2 + ymax - 1) / ymax : 0;
+		int x = x0 + (int)i;
+
+		if (c->max_bytes && !halves)
+			halves = 1;
+		for (int r = 0; r < gh; r++) {
+			uint64_t below = (uint64_t)(gh - 1 - r) * 2;   /* halves under this row */
+			int ch = ' ';
+			int col = i == peak ? C_PEAK : C_GRAPH;
+
+			if (halves >= below + 2)
+				ch = '#';
+			else if (halves == below + 1)
+				ch = ':';
+			if (r == gh - 1 && ch == ' ' && c->max_bytes)
+				ch = '.';
+			if (i == cur)
+				col = C_CURSOR;
+			else if (mark && i == markc && ch == ' ')
+				ch = '|', col = C_MARK;
+			if (x < COLS) {
+				attrset(attrs[col]);
+				mvaddch(l->graph_top + r, x, (chtype)ch);
+				attrset(A_NORMAL);
+			}
+		}
+	}
+	/* the peak's label, beside its column on the top row */
+	if (peak != SIZE_MAX) {
+		struct mt_series_peak pk;
+		int len, x;
+
+		mt_series_peak(s, &pk);
+		snprintf(buf, sizeof(buf), "peak %s B",
+			 mt_view_fmt_count(num, sizeof(num), (int64_t)pk.bytes, 0));
+		len = (int)strlen(buf);
+		x = x0 + (int)peak + 2;
+		if (x + len > COLS)
+			x = x0 + (int)peak - 1 - len;
+		if (x < x0)
+			x = x0;
+		put(l->graph_top, x, C_PEAK, buf);
+	}
+	/* markers: snapshot numbers, the mark, the cursor */
+	fill(l->marks_row, 0, C_NORMAL);
+	put(l->marks_row, 0, C_AXIS, "    snap |");
+	for (size_t i = 0; i < mt_series_nsnapshots(s); i++) {
+		const struct mt_series_snap *sn = mt_series_snapshot(s, i);
+
+		snprintf(buf, sizeof(buf), "%u", sn->index);
+		put(l->marks_row, x0 + (int)mt_view_timeline_snapshot_col(app->tl, i), C_SNAP, buf);
+	}
+	if (mark)
+		put(l->marks_row, x0 + (int)markc, C_MARK, "M");
+	put(l->marks_row, x0 + (int)cur, C_CURSOR, "^");
+	/* x axis: time at the start, the middle and the end */
+	fill(l->xaxis_row, 0, C_NORMAL);
+	put(l->xaxis_row, 0, C_AXIS, "    time |");
+	mt_series_end(s, &e);
+	put(l->xaxis_row, x0, C_AXIS, mt_view_fmt_time(buf, sizeof(buf), 0));
+	if (n > 40) {
+		mt_view_fmt_time(buf, sizeof(buf), e.time_ns / 2);
+		put(l->xaxis_row, x0 + (int)n / 2 - (int)strlen(buf) / 2, C_AXIS, buf);
+	}
+	mt_view_fmt_time(buf, sizeof(buf), e.time_ns);
+	if (x0 + (int)n - (int)strlen(buf) > x0 + 8)
+		put(l->xaxis_row, x0 + (int)n - (int)strlen(buf), C_AXIS, buf);
+}
+
+/* ---- the tree ------------------------------------------------------------------ */
+
+#define W_BYTES  12
+#define W_PCT     7
+#define W_BLOCKS  8
+#define W_ALLOCS  8
+#define W_NUMS   (W_BYTES + 1 + W_PCT + 1 + W_BLOCKS + 1 + W_ALLOCS + 2)
+
+static void draw_title(const struct mt_view_app *app, const struct mt_view_layout *l,
+		       int stale)
+{
+	char line[512], what[128], b[32], k[32], mk[128];
+	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
+	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
+	int plus = app->mode == MT_VIEW_DIFF;
+
+	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
+	mt_view_fmt_count(b, sizeof(b), app->total.bytes, plus);
+	mt_view_fmt_count(k, sizeof(k), app->total.blocks, plus);
+	switch (app->mode) {
+	case MT_VIEW_LEAKS:
+		snprintf(line, sizeof(line), "Leaked (live at the end): %s B in %s blocks", b, k);
+		break;
+	case MT_VIEW_DIFF:
+		if (mark)
+			mt_view_timeline_describe(app->tl, mark, mk, sizeof(mk));
+		else
+			snprintf(mk, sizeof(mk), "start");
+		snprintf(line, sizeof(line), "Diff from %s to %s: %s B, %s blocks", mk, what, b, k);
+		break;
+	case MT_VIEW_TEMPORARY:
+		snprintf(line, sizeof(line), "Temporary allocations: %s in %s B", k, b);
+		break;
+	default:
+		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks", what, b, k);
+		break;
+	}
+	if (stale)
+		snprintf(line, sizeof(line), "Computing the tree at %s ...", what);
+	fill(l->title_row, 0, C_NORMAL);
+	put(l->title_row, 0, C_TITLE, line);
+}
+
+static void draw_head(const struct mt_view_app *app, const struct mt_view_layout *l)
+{
+	char line[256];
+	const char *bytes = "bytes", *blocks = "blocks";
+
+	if (app->mode == MT_VIEW_DIFF)
+		bytes = "+/- bytes", blocks = "+/- blks";
+	else if (app->mode == MT_VIEW_TEMPORARY)
+		bytes = "temp bytes", blocks = "temps";
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
+		 W_BYTES, bytes, W_PCT, "%", W_BLOCKS, blocks, W_ALLOCS, "allocs",
+		 app->inverted ? "caller first" : "callee first",
+		 mt_view_sort_name(app->sort),
+		 app->focus_timeline ? "  [Tab: tree keys]" : "");
+	fill(l->head_row, 0, C_NORMAL);
+	put(l->head_row, 0, C_HEAD, line);
+}
+
+static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout *l)
+{
+	const struct mt_view_model *m = app->model;
+	size_t top = mt_view_model_top(m);
+	size_t sel = mt_view_model_selected(m);
+	int plus = app->mode == MT_VIEW_DIFF;
+	/* percentages of the gross total, as report prints them (diffs too) */
+	const struct mt_tree *t = mt_view_model_tree(m);
+	int64_t whole = t ? mt_tree_gross(t).bytes : 0;
+	int labelw = COLS - W_NUMS;
+
+	for (int y = 0; y < l->tree_h; y++) {
+		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);
+		const struct mt_cost *c;
+		char line[1024], b[32], k[32], a[32], pct[16];
+		int indent, c_row;
+
+		fill(l->tree_top + y, 0, C_NORMAL);
+		if (!r) {
+			if (y == 0 && !mt_view_model_nrows(m))
+				put(l->tree_top, 0, C_NORMAL, "  (nothing here)");
+			continue;
+		}
+		c = mt_tree_node_cost(r->node);
+		if (whole)
+			snprintf(pct, sizeof(pct), "%.2f%%", 100.0 * (double)c->bytes / (double)whole);
+		else
+			snprintf(pct, sizeof(pct), "-");
+		indent = (int)r->depth * 2;
+		if (labelw > 20 && indent > labelw / 2)
+			indent = labelw / 2;
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s  %*s%s%s",
+			 W_BYTES, mt_view_fmt_count(b, sizeof(b), c->bytes, plus),
+			 W_PCT, pct,
+			 W_BLOCKS, mt_view_fmt_count(k, sizeof(k), c->blocks, plus),
+			 W_ALLOCS, mt_view_fmt_count(a, sizeof(a), c->allocs, 0),
+			 indent, "",
+			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
+			 mt_tree_node_label(r->node));
+		c_row = top + (size_t)y == sel ? C_SEL
+		      : plus && c->bytes > 0 ? C_GROWN
+		      : plus && c->bytes < 0 ? C_SHRUNK : C_NORMAL;
+		if (c_row == C_SEL)
+			fill(l->tree_top + y, 0, C_SEL);
+		put(l->tree_top + y, 0, c_row, line);
+	}
+}
+
+/* ---- status and help -------------------------------------------------------- */
+
+static void draw_status(const struct mt_view_app *app, const struct mt_view_layout *l,
+			int computing)
+{
+	const struct mt_agg_stats *st = mt_view_data_stats(app->data);
+	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
+	char line[1024], what[128], t[32], live[32], pk[32], lk[32];
+	const char *base = strrchr(app->file, '/');
+
+	fill(l->status_row, 0, C_STATUS);
+	if (app->prompt) {
+		snprintf(line, sizeof(line), "/%s_   (Enter: search, Esc: cancel)", app->input);
+		put(l->status_row, 0, C_STATUS, line);
+		return;
+	}
+	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
+	snprintf(line, sizeof(line), " %s | %s | %s %s %s B | %s | peak %s B | leaked %s B | %s | ? help",
+		 base ? base + 1 : app->file,
+		 mt_view_data_command(app->data),
+		 what,
+		 mt_view_fmt_time(t, sizeof(t), cur->time_ns),
+		 mt_view_fmt_count(live, sizeof(live), (int64_t)cursor_bytes(app), 0),
+		 mt_view_mode_name(app->mode),
+		 mt_view_fmt_count(pk, sizeof(pk), st->peak_bytes, 0),
+		 mt_view_fmt_count(lk, sizeof(lk), st->end_bytes, 0),
+		 app->focus_timeline ? "timeline" : "tree");
+	if (computing)
+		snprintf(line, sizeof(line), " computing the tree at %s ...", what);
+	else if (app->msg[0])
+		snprintf(line, sizeof(line), " %s", app->msg);
+	put(l->status_row, 0, app->msg[0] && !computing ? C_STATUS : C_STATUS, line);
+}
+
+static void draw_help(void)
+{
+	int y = 0;
+	char line[256];
+
+	erase();
+	put(y++, 0, C_TITLE, "memtrail view - keys");
+	for (const struct mt_view_keyhelp *k = mt_view_keys; k->keys && y < LINES - 1; k++) {
+		snprintf(line, sizeof(line), "  %-18s %s", k->keys, k->what);
+		put(y++, 0, C_NORMAL, line);
+	}
+	if (LINES > 1)
+		put(LINES - 1, 0, C_STATUS, " press any key to go back, q to quit ");
+}
+
+void mt_view_draw(const struct mt_view_app *app, int computing)
+{
+	struct mt_view_layout l;
+	int stale = mt_view_app_stale(app);
+
+	if (app->help) {
+		draw_help();
+		return;
+	}
+	erase();
+	mt_view_app_layout(app, &l);
+	draw_timeline(app, &l);
+	draw_title(app, &l, stale);
+	draw_head(app, &l);
+	draw_tree(app, &l);
+	draw_status(app, &l, computing);
+}

@@ -1,0 +1,234 @@
+/*
+ * view_keys.c - the key bindings of `memtrail view` (see view_keys.h). Only
+ * changes state through the model functions; never draws.
+ */
+#include <curses.h>
+#include <string.h>
+
+#include "error.h"
+#include "view_keys.h"
+
+#define CTRL(c) ((c) & 0x1f)
+
+const struct mt_view_keyhelp mt_view_keys[] = {
+	{ "Tab",              "switch the focus between the timeline and the tree" },
+	{ "Left / Right",     "timeline focus: move the cursor one column" },
+	{ "",                 "tree focus: collapse (or go to the parent) / expand" },
+	{ "< / >",            "move the cursor one column, whatever has the focus" },
+	{ "Home / End",       "cursor to the first column / to the end of the run" },
+	{ "p",                "cursor to the peak (where view starts)" },
+	{ "n / N",            "cursor to the next / previous snapshot" },
+	{ "m",                "mark the cursor's point (for d)" },
+	{ "Up / Down, k / j", "select the previous / next row of the tree" },
+	{ "PgUp / PgDn",      "move the selection one page" },
+	{ "Enter / +",        "expand the selected row" },
+	{ "-",                "collapse the selected row, or go to its parent" },
+	{ "*",                "expand the selected row's whole subtree" },
+	{ "i",                "invert the tree (caller first <-> callee first)" },
+	{ "s",                "cycle the sort: bytes, blocks, allocations, name" },
+	{ "/",                "search a function name (Enter searches, Esc cancels)" },
+	{ "g",                "next match of the last search (also F3, or / Enter)" },
+	{ "l",                "leaks: what is still live at the end (l again: back)" },
+	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
+	{ "t",                "temporary allocations of the whole run (t: back)" },
+	{ "?",                "this help (any key closes it)" },
+	{ "q",                "quit (also Ctrl-C)" },
+	{ NULL, NULL },
+};
+
+/* Runs a search and says how it went. */
+static int do_search(struct mt_view_app *app, int from_selected)
+{
+	int rc;
+
+	if (!app->search[0]) {
+		snprintf(app->msg, sizeof(app->msg), "no search yet: type / and a function name");
+		return MT_REDRAW;
+	}
+	rc = mt_view_model_search(app->model, app->search, from_selected);
+	if (rc == MT_E_NOTFOUND)
+		snprintf(app->msg, sizeof(app->msg), "not found: %s", app->search);
+	else if (rc < 0)
+		snprintf(app->msg, sizeof(app->msg), "search failed: %s", mt_strerror(rc));
+	else
+		snprintf(app->msg, sizeof(app->msg), "found: %s (g: next match)", app->search);
+	return MT_REDRAW;
+}
+
+/* A key while the search prompt is open. */
+static int prompt_key(struct mt_view_app *app, int key)
+{
+	size_t n = strlen(app->input);
+
+	switch (key) {
+	case 27:          /* Esc */
+	case CTRL('g'):
+		app->prompt = 0;
+		app->msg[0] = '\0';
+		return MT_REDRAW;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		app->prompt = 0;
+		/* an empty pattern repeats the last search */
+		if (app->input[0]) {
+			snprintf(app->search, sizeof(app->search), "%s", app->input);
+			/* bring the tree up to date so the search sees it */
+			mt_view_app_refresh(app);
+			return do_search(app, 1);
+		}
+		return do_search(app, 0);
+	case KEY_BACKSPACE:
+	case 127:
+	case CTRL('h'):
+		if (n)
+			app->input[n - 1] = '\0';
+		return MT_REDRAW;
+	case KEY_RESIZE:
+		return MT_REDRAW;
+	default:
+		if (key >= 32 && key < 127 && n + 1 < sizeof(app->input)) {
+			app->input[n] = (char)key;
+			app->input[n + 1] = '\0';
+		}
+		return MT_REDRAW;
+	}
+}
+
+static void set_mode(struct mt_view_app *app, enum mt_view_mode m)
+{
+	app->mode = app->mode == m ? MT_VIEW_LIVE : m;
+}
+
+int mt_view_key(struct mt_view_app *app, int key)
+{
+	struct mt_view_layout l;
+
+	if (key == KEY_RESIZE)
+		return MT_REDRAW;
+	if (app->prompt)
+		return prompt_key(app, key);
+	if (app->help) {
+		app->help = 0;
+		return key == 'q' ? MT_QUIT : MT_REDRAW;
+	}
+	app->msg[0] = '\0';
+	mt_view_app_layout(app, &l);
+	switch (key) {
+	case 'q':
+	case 'Q':
+		return MT_QUIT;
+	case '?':
+	case 'h':
+	case KEY_F(1):
+		app->help = 1;
+		break;
+
+	/* the timeline */
+	case '\t':
+		app->focus_timeline = !app->focus_timeline;
+		break;
+	case KEY_LEFT:
+		if (app->focus_timeline)
+			mt_view_timeline_move(app->tl, -1);
+		else
+			mt_view_model_collapse(app->model);
+		break;
+	case KEY_RIGHT:
+		if (app->focus_timeline)
+			mt_view_timeline_move(app->tl, 1);
+		else
+			mt_view_model_expand(app->model);
+		break;
+	case '<':
+	case ',':
+		mt_view_timeline_move(app->tl, -1);
+		break;
+	case '>':
+	case '.':
+		mt_view_timeline_move(app->tl, 1);
+		break;
+	case KEY_HOME:
+		mt_view_timeline_home(app->tl);
+		break;
+	case KEY_END:
+		mt_view_timeline_end(app->tl);
+		break;
+	case 'p':
+		mt_view_timeline_peak(app->tl);
+		break;
+	case 'n':
+		if (!mt_view_timeline_snapshot(app->tl, 1))
+			snprintf(app->msg, sizeof(app->msg), "no snapshot after the cursor");
+		break;
+	case 'N':
+		if (!mt_view_timeline_snapshot(app->tl, -1))
+			snprintf(app->msg, sizeof(app->msg), "no snapshot before the cursor");
+		break;
+	case 'm':
+		mt_view_timeline_set_mark(app->tl);
+		snprintf(app->msg, sizeof(app->msg), "mark set: d shows the diff from here to the cursor");
+		break;
+
+	/* the tree */
+	case KEY_UP:
+	case 'k':
+		mt_view_model_move(app->model, -1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		mt_view_model_move(app->model, 1);
+		break;
+	case KEY_PPAGE:
+		mt_view_model_move(app->model, -(long)l.tree_h);
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		mt_view_model_move(app->model, (long)l.tree_h);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+	case '+':
+		mt_view_model_expand(app->model);
+		break;
+	case '-':
+	case KEY_BACKSPACE:
+		mt_view_model_collapse(app->model);
+		break;
+	case '*':
+		mt_view_model_expand_all(app->model);
+		break;
+	case 'i':
+		app->inverted = !app->inverted;
+		break;
+	case 's':
+		app->sort = (enum mt_tree_key)((app->sort + 1) % (MT_TREE_BY_NAME + 1));
+		mt_view_model_sort(app->model, app->sort);
+		snprintf(app->msg, sizeof(app->msg), "sorted by %s", mt_view_sort_name(app->sort));
+		break;
+	case '/':
+		app->prompt = 1;
+		app->input[0] = '\0';
+		break;
+	case 'g':
+	case KEY_F(3):
+		return do_search(app, 0);
+	case 'l':
+		set_mode(app, MT_VIEW_LEAKS);
+		break;
+	case 'd':
+		if (!mt_view_timeline_mark(app->tl) && app->mode != MT_VIEW_DIFF)
+			snprintf(app->msg, sizeof(app->msg), "no mark: diff from the start (m sets a mark)");
+		set_mode(app, MT_VIEW_DIFF);
+		break;
+	case 't':
+		set_mode(app, MT_VIEW_TEMPORARY);
+		break;
+	case CTRL('l'):
+		break;
+	default:
+		return 0;
+	}
+	return MT_REDRAW;
+}
