@@ -1,0 +1,601 @@
+/*
+ * core.c - the recording session of libmemtrail.so: start-up, the log lock,
+ * thread indexes, turning captured events into records (lib/writer.c),
+ * the live-bytes table, snapshots (API, signal, interval), and the ends of
+ * a recording: exit, _exit, fatal signals, fork, exec.
+ *
+ * Ordering: every record is written with the log lock held and its time is
+ * read inside that lock, so the log's order is the true order. An
+ * allocation is recorded after the real allocator returned, a free before
+ * the real free runs, and realloc holds the lock across the real call, so no
+ * other thread can get (and record) one of the addresses in between.
+ *
+ * Never blocks in a signal handler (trylock only), never allocates from the
+ * heap (tables and buffers are mmap'ed), never aborts the program: on
+ * trouble it stops recording and says so once on stderr.
+ *
+ * Not for: the hooks themselves (hooks.c), table internals (tables.c),
+ * module scanning (modules.c), settings (config.c).
+ *
+ * Follow-children, when added: in the fork child handler open FILE.<pid>,
+ * new writer + header, ++S.gen (thread indexes restart), reset the stack
+ * table and re-emit modules; the rest stays as is.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "recorder.h"
+#include "writer.h"
+
+__thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
+
+volatile int mt_rec_active;
+unsigned mt_rec_depth = MT_DEFAULT_DEPTH;
+uintptr_t mt_self_lo, mt_self_hi;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	struct mt_config cfg;
+	int fd;
+	struct mt_writer *w;
+	struct mt_stacks *stacks;
+	struct mt_live *live;
+	struct mt_modules *mods;
+	uint64_t t0;          /* CLOCK_MONOTONIC at start, ns */
+	uint32_t gen;         /* log generation (thread indexes belong to one) */
+	uint32_t nthreads;
+	uint32_t nsnap;
+	uint64_t prev_live;
+	int said;             /* the "recording stopped" message was printed */
+	int exit_status;
+	int exec_pending;     /* END(EXEC) written, exec under way */
+	off_t exec_off;       /* file size before it */
+	sem_t snap_sem;
+	int helper_on;
+} S = { .fd = -1 };
+
+static char cmdline[MT_MAX_CMDLINE];
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+char *mt_fmt_i64(char *buf, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0, o = 0;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		buf[o++] = '-';
+	while (n)
+		buf[o++] = tmp[--n];
+	buf[o] = '\0';
+	return buf;
+}
+
+void mt_say(const char *s, ...)
+{
+	char buf[1024];
+	size_t n = 0;
+	va_list ap;
+	memcpy(buf, "memtrail: ", 10);
+	n = 10;
+	va_start(ap, s);
+	for (const char *p = s; p; p = va_arg(ap, const char *)) {
+		size_t l = strlen(p);
+		if (l > sizeof(buf) - 1 - n)
+			l = sizeof(buf) - 1 - n;
+		memcpy(buf + n, p, l);
+		n += l;
+	}
+	va_end(ap);
+	buf[n++] = '\n';
+	int saved = errno;
+	ssize_t r = write(STDERR_FILENO, buf, n);
+	(void)r;
+	errno = saved;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t now(void)
+{
+	return mono_ns() - S.t0;
+}
+
+/* Stops recording (log lock held): says why, once. */
+static void stop_locked(const char *what, const char *why)
+{
+	mt_rec_active = 0;
+	if (!S.said) {
+		S.said = 1;
+		mt_say(what, why, "; recording stopped", NULL);
+	}
+}
+
+/* Checks a writer result (log lock held). */
+static void check(int err)
+{
+	if (err >= 0)
+		return;
+	if (err == MT_E_IO)
+		stop_locked("cannot write the log: ", strerror(errno));
+	else
+		stop_locked("cannot write the log: ", mt_strerror(err));
+}
+
+/* The calling thread's index in the current log; writes THREAD when new. */
+static uint32_t thread_index(uint64_t t)
+{
+	struct mt_tls *tl = &mt_tls;
+	if (MT_LIKELY(tl->gen == S.gen && tl->index))
+		return tl->index - 1;
+	tl->tid = gettid();
+	uint32_t idx = S.nthreads++;
+	tl->gen = S.gen;
+	tl->index = idx + 1;
+	check(mt_writer_thread(S.w, t, idx, (uint32_t)tl->tid));
+	return idx;
+}
+
+/* The stack id of c, writing STACK when new; -1 on failure (stopped). */
+static int64_t stack_id(const struct mt_capture *c, uint64_t t)
+{
+	int is_new;
+	int64_t id = mt_stacks_intern(S.stacks, c, &is_new);
+	if (id < 0) {
+		stop_locked("out of memory for the stack table", "");
+		return -1;
+	}
+	if (is_new)
+		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->ips, c->n));
+	return id;
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
+{
+	pthread_mutex_lock(&log_lock);
+	if (MT_LIKELY(mt_rec_active)) {
+		uint64_t t = now();
+		uint32_t idx = thread_index(t);
+		int64_t id = stack_id(c, t);
+		if (id >= 0) {
+			if (mt_live_add(S.live, (uintptr_t)p, size) < 0)
+				stop_locked("out of memory for the live-block table", "");
+			else
+				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
+		}
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+void mt_rec_free(void *p)
+{
+	uint64_t size;
+	pthread_mutex_lock(&log_lock);
+	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &size)) {
+		uint64_t t = now();
+		uint32_t idx = thread_index(t);
+		check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
+{
+	uint64_t old_size;
+	pthread_mutex_lock(&log_lock);
+	void *r = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
+	int saved = errno;
+	if (MT_LIKELY(mt_rec_active) && (r || n == 0 || nmemb == 0)) {
+		/* r == NULL with a zero size: p was freed. Otherwise r == NULL
+		 * means failure and p is untouched: nothing to record. */
+		uint64_t t = now();
+		uint32_t idx = thread_index(t);
+		int was = mt_live_remove(S.live, (uintptr_t)p, &old_size);
+		int64_t id = r && c ? stack_id(c, t) : -1;
+		uint64_t size = (uint64_t)nmemb * n;
+		if (id >= 0 && mt_live_add(S.live, (uintptr_t)r, size) < 0) {
+			stop_locked("out of memory for the live-block table", "");
+		} else if (id >= 0) {
+			if (was)
+				check(mt_writer_realloc(S.w, t, (uintptr_t)p, (uintptr_t)r, size,
+							(uint32_t)id, idx));
+			else
+				check(mt_writer_alloc(S.w, t, (uintptr_t)r, size, (uint32_t)id, idx));
+		} else if (was && mt_rec_active) {
+			check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+		}
+	}
+	pthread_mutex_unlock(&log_lock);
+	errno = saved;
+	return r;
+}
+
+/* ---- snapshots ---------------------------------------------------------------- */
+
+static void take_snapshot(const char *label)
+{
+	char a[24], b[24], c[24];
+	uint32_t idx;
+	uint64_t live;
+	int64_t delta;
+
+	mt_tls.guard++;
+	pthread_mutex_lock(&log_lock);
+	if (!mt_rec_active) {
+		pthread_mutex_unlock(&log_lock);
+		mt_tls.guard--;
+		return;
+	}
+	idx = S.nsnap++;
+	live = mt_live_bytes(S.live);
+	delta = (int64_t)(live - S.prev_live);
+	S.prev_live = live;
+	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
+	pthread_mutex_unlock(&log_lock);
+	mt_fmt_i64(a, idx);
+	mt_fmt_i64(b, (int64_t)live);
+	mt_fmt_i64(c, delta);
+	mt_say("snapshot ", a, ": ", b, " bytes (", delta >= 0 ? "+" : "", c, ")", NULL);
+	mt_tls.guard--;
+}
+
+/* The in-program API (include/memtrail.h binds to it weakly). */
+MT_EXPORT void memtrail_snapshot_impl(const char *label)
+{
+	mt_rec_init();
+	take_snapshot(label);
+}
+
+static void on_snapshot_signal(int sig)
+{
+	int saved = errno;
+	(void)sig;
+	sem_post(&S.snap_sem);
+	errno = saved;
+}
+
+static void *helper_main(void *arg)
+{
+	sigset_t all;
+	uint64_t next = 0;
+	(void)arg;
+	mt_tls.guard = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (S.cfg.snapshot_interval_ns)
+		next = mono_ns() + S.cfg.snapshot_interval_ns;
+	for (;;) {
+		int r;
+		if (S.cfg.snapshot_interval_ns) {
+			struct timespec ts = { (time_t)(next / 1000000000ull),
+					       (long)(next % 1000000000ull) };
+			r = sem_clockwait(&S.snap_sem, CLOCK_MONOTONIC, &ts);
+		} else {
+			r = sem_wait(&S.snap_sem);
+		}
+		if (r == 0) {
+			take_snapshot("signal");
+		} else if (errno == ETIMEDOUT) {
+			take_snapshot("interval");
+			next += S.cfg.snapshot_interval_ns;
+			uint64_t n = mono_ns();
+			if (next < n)   /* fell behind (stopped process): skip */
+				next = n + S.cfg.snapshot_interval_ns;
+		}
+		if (!mt_rec_active)
+			return NULL;
+	}
+}
+
+static void start_helper(void)
+{
+	pthread_t th;
+	pthread_attr_t at;
+	if (sem_init(&S.snap_sem, 0, 0) < 0)
+		return;
+	if (S.cfg.snapshot_signal) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_snapshot_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(S.cfg.snapshot_signal, &sa, NULL);
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	if (pthread_create(&th, &at, helper_main, NULL) == 0)
+		S.helper_on = 1;
+	pthread_attr_destroy(&at);
+}
+
+/* ---- the end of a recording --------------------------------------------------- */
+
+/* Writes END and flushes; blocking = 0 only tries the lock (signals). */
+static void finish(unsigned how, int64_t code, int blocking)
+{
+	if (blocking)
+		pthread_mutex_lock(&log_lock);
+	else if (pthread_mutex_trylock(&log_lock) != 0)
+		return;
+	if (mt_rec_active) {
+		check(mt_writer_end(S.w, now(), how, code));
+		check(mt_writer_flush(S.w));
+		mt_rec_active = 0;
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+void mt_rec_exit_now(int status)
+{
+	mt_tls.guard++;
+	finish(MT_END__EXIT, status, 1);
+	mt_tls.guard--;
+}
+
+static void on_exit_cb(int status, void *arg)
+{
+	(void)arg;
+	S.exit_status = status;
+}
+
+static const int fatal_always[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+static const int fatal_if_default[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+
+static void on_fatal(int sig)
+{
+	int saved = errno;
+	struct sigaction sa;
+	mt_tls.guard++;
+	finish(MT_END_SIGNAL, sig, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	/* Pending until the handler returns (sig is blocked in it); then the
+	 * default action ends the process with the same status. A fault
+	 * re-executes the faulting instruction anyway. */
+	raise(sig);
+	mt_tls.guard--;
+	errno = saved;
+}
+
+static void install_fatal(int sig, int only_if_default)
+{
+	struct sigaction old, sa;
+	if (sigaction(sig, NULL, &old) < 0)
+		return;
+	if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+		return;
+	(void)only_if_default;  /* every one must be SIG_DFL to be taken over */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/* ---- fork and exec -------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	mt_tls.guard++;
+	pthread_mutex_lock(&mod_lock);
+	pthread_mutex_lock(&log_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&log_lock);
+	pthread_mutex_unlock(&mod_lock);
+	mt_tls.guard--;
+}
+
+static void fork_child(void)
+{
+	/* The child stops at once and leaves the parent's file alone: the
+	 * buffered records are the parent's, so they are dropped. */
+	pthread_mutex_init(&log_lock, NULL);
+	pthread_mutex_init(&mod_lock, NULL);
+	if (mt_rec_active) {
+		mt_rec_active = 0;
+		if (S.fd >= 0)
+			close(S.fd);
+		S.fd = -1;
+	}
+	S.exec_pending = 0;
+	mt_tls.guard--;
+}
+
+void mt_rec_exec_begin(void)
+{
+	pthread_mutex_lock(&log_lock);
+	S.exec_pending = 0;
+	if (!mt_rec_active)
+		return;
+	check(mt_writer_flush(S.w));
+	off_t off = lseek(S.fd, 0, SEEK_CUR);
+	if (!mt_rec_active || off < 0)
+		return;
+	check(mt_writer_end(S.w, now(), MT_END_EXEC, 0));
+	check(mt_writer_flush(S.w));
+	S.exec_off = off;
+	S.exec_pending = 1;
+}
+
+void mt_rec_exec_failed(void)
+{
+	/* The exec failed and the program goes on: drop the END chunk and
+	 * keep recording into the same file. */
+	if (S.exec_pending && mt_rec_active) {
+		if (ftruncate(S.fd, S.exec_off) < 0 ||
+		    lseek(S.fd, S.exec_off, SEEK_SET) != S.exec_off)
+			stop_locked("cannot take back END after a failed exec: ", strerror(errno));
+	}
+	S.exec_pending = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+void mt_rec_modules_changed(void)
+{
+	if (!mt_rec_active)
+		return;
+	mt_tls.guard++;
+	pthread_mutex_lock(&mod_lock);
+	int r = mt_modules_scan(S.mods);
+	pthread_mutex_lock(&log_lock);
+	if (mt_rec_active) {
+		if (r < 0)
+			stop_locked("out of memory for the module table", "");
+		else
+			check(mt_modules_emit(S.mods, S.w, now()));
+	}
+	pthread_mutex_unlock(&log_lock);
+	pthread_mutex_unlock(&mod_lock);
+	mt_tls.guard--;
+}
+
+/* ---- start ---------------------------------------------------------------------- */
+
+static size_t read_cmdline(void)
+{
+	size_t len = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n;
+	while (len < sizeof(cmdline) && (n = read(fd, cmdline + len, sizeof(cmdline) - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return len;
+}
+
+static void start(void)
+{
+	struct timespec rt;
+	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL };
+
+	S.gen = 1;
+	mt_config_read(&S.cfg);
+	mt_rec_depth = S.cfg.depth;
+	S.t0 = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	if (mt_modules_text_of((const void *)start, &mt_self_lo, &mt_self_hi) < 0) {
+		mt_say("cannot find its own code; not recording", NULL);
+		return;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	if (!S.cfg.output[0]) {
+		mt_say("output path too long; not recording", NULL);
+		return;
+	}
+	S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (S.fd < 0) {
+		mt_say("cannot open ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
+		return;
+	}
+	S.stacks = mt_stacks_new();
+	S.live = mt_live_new();
+	S.mods = mt_modules_new();
+	S.w = mt_writer_new(S.fd, &mem, NULL);
+	if (!S.stacks || !S.live || !S.mods || !S.w) {
+		mt_say("out of memory; not recording", NULL);
+		goto fail;
+	}
+	size_t len = read_cmdline();
+	if (mt_writer_header(S.w, (uint32_t)getpid(),
+			     (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+			     cmdline, len) < 0) {
+		mt_say("cannot write ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
+		goto fail;
+	}
+	if (mt_modules_scan(S.mods) < 0 || mt_modules_emit(S.mods, S.w, 0) < 0) {
+		mt_say("cannot list the loaded modules; not recording", NULL);
+		goto fail;
+	}
+	mt_rec_active = 1;
+	return;
+fail:
+	close(S.fd);
+	S.fd = -1;
+}
+
+static int init_state;   /* 0: not started, 1: starting, 2: done */
+
+void mt_rec_init(void)
+{
+	if (MT_LIKELY(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2))
+		return;
+	int expected = 0;
+	if (!__atomic_compare_exchange_n(&init_state, &expected, 1, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;      /* another thread, or this one further up, is at it */
+	mt_tls.guard++;
+	mt_hooks_resolve();
+	start();
+	mt_tls.guard--;
+	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * Runs once libc is fully set up (the first malloc may have started the
+ * recording earlier): the parts that need environ, on_exit, threads.
+ */
+__attribute__((constructor)) static void mt_ctor(void)
+{
+	mt_rec_init();
+	mt_tls.guard++;
+	mt_config_strip_preload();
+	if (mt_rec_active) {
+		on_exit(on_exit_cb, NULL);
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		for (size_t i = 0; i < sizeof(fatal_always) / sizeof(int); i++)
+			install_fatal(fatal_always[i], 0);
+		for (size_t i = 0; i < sizeof(fatal_if_default) / sizeof(int); i++)
+			if (fatal_if_default[i] != S.cfg.snapshot_signal)
+				install_fatal(fatal_if_default[i], 1);
+		if (S.cfg.snapshot_signal || S.cfg.snapshot_interval_ns)
+			start_helper();
+	}
+	mt_tls.guard--;
+}
+
+/*
+ * The library's destructor runs in _dl_fini, after the program's atexit
+ * handlers, C++ static destructors and the destructors of every object
+ * initialized after this one (the program and its libraries), so their
+ * frees are recorded; the status was kept by the on_exit handler.
+ */
+__attribute__((destructor)) static void mt_dtor(void)
+{
+	mt_tls.guard++;
+	finish(MT_END_EXIT, S.exit_status, 1);
+	mt_tls.guard--;
+}

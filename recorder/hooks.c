@@ -1,0 +1,786 @@
+/*
+ * hooks.c - the entry points libmemtrail.so exports in place of the C
+ * library's and libstdc++'s: the allocator (malloc ... pvalloc,
+ * malloc_usable_size), every C++ operator new/delete, the exec family,
+ * _exit/_Exit, dlopen/dlmopen/dlclose.
+ *
+ * This is the hot path. A hook checks the thread's guard, calls the real
+ * function (with the guard held, so what that does inside is not counted
+ * again), captures the stack with unw_backtrace() without any lock, and hands
+ * (stack, size, address) to core.c, which does the rest under the log lock.
+ * No malloc, no stdio, no lock here.
+ *
+ * Before the real functions are known (dlsym itself calls calloc), requests
+ * are served from a small static bootstrap arena; a free() of a pointer in
+ * it is ignored and never recorded.
+ *
+ * Not for: encoding, tables, I/O (core.c and below).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+struct mt_real mt_real;
+
+/* Exported here, declared nowhere else in C. */
+void cfree(void *p);
+void *_Znwm(size_t n);
+void *_Znam(size_t n);
+void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt);
+void *_ZnamRKSt9nothrow_t(size_t n, const void *nt);
+void *_ZnwmSt11align_val_t(size_t n, size_t al);
+void *_ZnamSt11align_val_t(size_t n, size_t al);
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt);
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt);
+void _ZdlPv(void *p);
+void _ZdaPv(void *p);
+void _ZdlPvm(void *p, size_t n);
+void _ZdaPvm(void *p, size_t n);
+void _ZdlPvRKSt9nothrow_t(void *p, const void *nt);
+void _ZdaPvRKSt9nothrow_t(void *p, const void *nt);
+void _ZdlPvSt11align_val_t(void *p, size_t al);
+void _ZdaPvSt11align_val_t(void *p, size_t al);
+void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al);
+void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al);
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt);
+
+/* ---- bootstrap arena -------------------------------------------------------- */
+
+#define BOOT_SIZE (256 * 1024)
+#define BOOT_HDR  16
+
+static char boot_arena[BOOT_SIZE] __attribute__((aligned(64)));
+static size_t boot_used;
+
+static inline int in_boot(const void *p)
+{
+	return (const char *)p >= boot_arena && (const char *)p < boot_arena + BOOT_SIZE;
+}
+
+/* Static memory is zeroed and never reused, so this also serves calloc. */
+static void *boot_alloc(size_t n)
+{
+	size_t need = (n + BOOT_HDR + 15) & ~(size_t)15;
+	if (n > BOOT_SIZE)
+		return NULL;
+	size_t off = __atomic_fetch_add(&boot_used, need, __ATOMIC_RELAXED);
+	if (off + need > BOOT_SIZE)
+		return NULL;
+	*(size_t *)(boot_arena + off) = n;
+	return boot_arena + off + BOOT_HDR;
+}
+
+static size_t boot_size(const void *p)
+{
+	return *(const size_t *)((const char *)p - BOOT_HDR);
+}
+
+void mt_hooks_resolve(void)
+{
+	struct mt_real r;
+	/* Fill a local copy, then publish: until then every hook still
+	 * sees NULL and uses the arena, also for dlsym's own calloc. */
+	r.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	r.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	r.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	r.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	r.reallocarray = (void *(*)(void *, size_t, size_t))dlsym(RTLD_NEXT, "reallocarray");
+	r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	r.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+	r.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+	r.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+	r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+	r.malloc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	mt_real = r;
+}
+
+/* ---- guard and capture --------------------------------------------------------- */
+
+static inline void guard_leave(int *unused)
+{
+	(void)unused;
+	mt_tls.guard--;
+}
+
+/* Holds the guard until the end of the block, also when an exception
+ * passes through (the recorder is built with -fexceptions). */
+#define GUARDED \
+	int mt_guard_scope_ __attribute__((cleanup(guard_leave), unused)) = (mt_tls.guard++, 0)
+
+/* Recording applies to this call? (Also starts the recorder on first use.) */
+static inline int recording(void)
+{
+	if (MT_UNLIKELY(!mt_real.malloc))
+		mt_rec_init();
+	return MT_LIKELY(!mt_tls.guard && mt_rec_active);
+}
+
+/* Frames a hook may add below the caller (hook, record_alloc, slack). */
+#define SKIP_MAX 8
+
+/*
+ * Captures the stack and records an allocation. Out of line: its frame,
+ * like the hook's, lies in our own text and is dropped with it.
+ */
+static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigned fn)
+{
+	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	struct mt_capture c;
+	int n = unw_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
+	int i = 0;
+	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
+		i++;
+	unsigned m = (unsigned)(n - i);
+	if (m > mt_rec_depth)
+		m = mt_rec_depth;
+	c.ips = (const uint64_t *)(buf + i);
+	c.n = m;
+	c.fn = fn;
+	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m;
+	for (unsigned k = 0; k < m; k++) {
+		h = (h ^ c.ips[k]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	c.hash = h;
+	mt_rec_alloc(&c, p, size);
+}
+
+/* The same for realloc, which core.c performs under its lock. */
+static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, size_t n, unsigned fn)
+{
+	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	struct mt_capture c;
+	if (nmemb == 0 || n == 0)
+		return mt_rec_realloc(NULL, p, nmemb, n);
+	int cnt = unw_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
+	int i = 0;
+	while (i < cnt && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
+		i++;
+	unsigned m = (unsigned)(cnt - i);
+	if (m > mt_rec_depth)
+		m = mt_rec_depth;
+	c.ips = (const uint64_t *)(buf + i);
+	c.n = m;
+	c.fn = fn;
+	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m;
+	for (unsigned k = 0; k < m; k++) {
+		h = (h ^ c.ips[k]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	c.hash = h;
+	return mt_rec_realloc(&c, p, nmemb, n);
+}
+
+/* ---- the C allocator ------------------------------------------------------------- */
+
+MT_EXPORT void *malloc(size_t n)
+{
+	if (MT_UNLIKELY(!mt_real.malloc)) {
+		mt_rec_init();
+		if (!mt_real.malloc)
+			return boot_alloc(n);
+	}
+	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active))
+		return mt_real.malloc(n);
+	mt_tls.guard++;
+	void *p = mt_real.malloc(n);
+	if (p)
+		record_alloc(p, n, MT_FN_MALLOC);
+	mt_tls.guard--;
+	return p;
+}
+
+MT_EXPORT void free(void *p)
+{
+	if (!p || MT_UNLIKELY(in_boot(p)))
+		return;
+	if (MT_UNLIKELY(!mt_real.free)) {
+		mt_rec_init();
+		if (!mt_real.free)
+			return;
+	}
+	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active)) {
+		mt_real.free(p);
+		return;
+	}
+	mt_tls.guard++;
+	mt_rec_free(p);
+	mt_real.free(p);
+	mt_tls.guard--;
+}
+
+MT_EXPORT void cfree(void *p)
+{
+	free(p);
+}
+
+MT_EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	if (MT_UNLIKELY(!mt_real.calloc)) {
+		mt_rec_init();
+		if (!mt_real.calloc) {
+			if (size && nmemb > SIZE_MAX / size)
+				return NULL;
+			return boot_alloc(nmemb * size);
+		}
+	}
+	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active))
+		return mt_real.calloc(nmemb, size);
+	mt_tls.guard++;
+	void *p = mt_real.calloc(nmemb, size);
+	if (p)
+		record_alloc(p, nmemb * size, MT_FN_CALLOC);
+	mt_tls.guard--;
+	return p;
+}
+
+/* realloc of a bootstrap block: move it to the real heap (recorded). */
+static void *boot_realloc(void *p, size_t n)
+{
+	if (n == 0)
+		return NULL;
+	void *q = malloc(n);
+	if (q) {
+		size_t old = boot_size(p);
+		memcpy(q, p, old < n ? old : n);
+	}
+	return q;
+}
+
+MT_EXPORT void *realloc(void *p, size_t n)
+{
+	if (MT_UNLIKELY(!mt_real.realloc)) {
+		mt_rec_init();
+		if (!mt_real.realloc) {
+			void *q = boot_alloc(n);
+			if (q && p)
+				memcpy(q, p, in_boot(p) && boot_size(p) < n ? boot_size(p) : n);
+			return q;
+		}
+	}
+	if (MT_UNLIKELY(p && in_boot(p)))
+		return boot_realloc(p, n);
+	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active))
+		return mt_real.realloc(p, n);
+	mt_tls.guard++;
+	void *r;
+	if (!p) {
+		r = mt_real.realloc(NULL, n);
+		if (r)
+			record_alloc(r, n, MT_FN_REALLOC);
+	} else {
+		r = record_realloc(p, 1, n, MT_FN_REALLOC);
+	}
+	mt_tls.guard--;
+	return r;
+}
+
+MT_EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
+{
+	if (!recording() || MT_UNLIKELY(!mt_real.reallocarray)) {
+		if (!mt_real.reallocarray) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (p && in_boot(p)) {
+			if (size && nmemb > SIZE_MAX / size) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			return boot_realloc(p, nmemb * size);
+		}
+		return mt_real.reallocarray(p, nmemb, size);
+	}
+	if (p && in_boot(p)) {
+		if (size && nmemb > SIZE_MAX / size) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return boot_realloc(p, nmemb * size);
+	}
+	mt_tls.guard++;
+	void *r;
+	if (!p) {
+		r = mt_real.reallocarray(NULL, nmemb, size);
+		if (r)
+			record_alloc(r, nmemb * size, MT_FN_REALLOCARRAY);
+	} else if (nmemb == 1) {
+		/* mt_rec_realloc reads nmemb == 1 as plain realloc: the same. */
+		r = record_realloc(p, 1, size, MT_FN_REALLOCARRAY);
+	} else {
+		r = record_realloc(p, nmemb, size, MT_FN_REALLOCARRAY);
+	}
+	mt_tls.guard--;
+	return r;
+}
+
+/* The aligned allocators share one shape. */
+#define ALIGNED_HOOK(call, size, fn)                            \
+	do {                                                    \
+		if (!recording())                               \
+			return call;                            \
+		mt_tls.guard++;                                 \
+		void *p_ = call;                                \
+		if (p_)                                         \
+			record_alloc(p_, size, fn);             \
+		mt_tls.guard--;                                 \
+		return p_;                                      \
+	} while (0)
+
+MT_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (!recording() && !mt_real.memalign)
+		return NULL;
+	ALIGNED_HOOK(mt_real.memalign(align, n), n, MT_FN_MEMALIGN);
+}
+
+MT_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (!recording() && !mt_real.aligned_alloc)
+		return NULL;
+	ALIGNED_HOOK(mt_real.aligned_alloc(align, n), n, MT_FN_ALIGNED_ALLOC);
+}
+
+MT_EXPORT void *valloc(size_t n)
+{
+	if (!recording() && !mt_real.valloc)
+		return NULL;
+	ALIGNED_HOOK(mt_real.valloc(n), n, MT_FN_VALLOC);
+}
+
+MT_EXPORT void *pvalloc(size_t n)
+{
+	if (!recording() && !mt_real.pvalloc)
+		return NULL;
+	ALIGNED_HOOK(mt_real.pvalloc(n), n, MT_FN_PVALLOC);
+}
+
+MT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (!recording()) {
+		if (!mt_real.posix_memalign)
+			return ENOMEM;
+		return mt_real.posix_memalign(out, align, n);
+	}
+	mt_tls.guard++;
+	int r = mt_real.posix_memalign(out, align, n);
+	if (r == 0)
+		record_alloc(*out, n, MT_FN_POSIX_MEMALIGN);
+	mt_tls.guard--;
+	return r;
+}
+
+MT_EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (in_boot(p))
+		return boot_size(p);
+	if (MT_UNLIKELY(!mt_real.malloc_usable_size)) {
+		mt_rec_init();
+		if (!mt_real.malloc_usable_size)
+			return 0;
+	}
+	return mt_real.malloc_usable_size(p);
+}
+
+/* ---- C++ operators ---------------------------------------------------------------- */
+
+/* The next definition of a symbol, looked up once (guard held: dlsym allocates). */
+static void *next_sym(void **slot, const char *name)
+{
+	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (MT_LIKELY(f != NULL))
+		return f;
+	mt_tls.guard++;
+	f = dlsym(RTLD_NEXT, name);
+	mt_tls.guard--;
+	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+#define NEXT(type, name) ({ static void *slot_; (type)next_sym(&slot_, name); })
+
+/*
+ * operator new variants. Without libstdc++ further down (nothing to call),
+ * fall back on the C allocator; that cannot throw, so it returns NULL.
+ */
+#define NEW_HOOK(real, call, fallback, size, fn)                \
+	do {                                                    \
+		if (!recording()) {                             \
+			if (real)                               \
+				return call;                    \
+			return fallback;                        \
+		}                                               \
+		GUARDED;                                        \
+		void *p_ = real ? call : fallback;              \
+		if (p_)                                         \
+			record_alloc(p_, size, fn);             \
+		return p_;                                      \
+	} while (0)
+
+typedef void *(*new1_t)(size_t);
+typedef void *(*new2_t)(size_t, const void *);
+typedef void *(*newa_t)(size_t, size_t);
+typedef void *(*newa2_t)(size_t, size_t, const void *);
+
+MT_EXPORT void *_Znwm(size_t n)
+{
+	new1_t real = NEXT(new1_t, "_Znwm");
+	NEW_HOOK(real, real(n), mt_real.malloc(n), n, MT_FN_NEW);
+}
+
+MT_EXPORT void *_Znam(size_t n)
+{
+	new1_t real = NEXT(new1_t, "_Znam");
+	NEW_HOOK(real, real(n), mt_real.malloc(n), n, MT_FN_NEW_ARRAY);
+}
+
+MT_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt)
+{
+	new2_t real = NEXT(new2_t, "_ZnwmRKSt9nothrow_t");
+	NEW_HOOK(real, real(n, nt), mt_real.malloc(n), n, MT_FN_NEW);
+}
+
+MT_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt)
+{
+	new2_t real = NEXT(new2_t, "_ZnamRKSt9nothrow_t");
+	NEW_HOOK(real, real(n, nt), mt_real.malloc(n), n, MT_FN_NEW_ARRAY);
+}
+
+MT_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
+{
+	newa_t real = NEXT(newa_t, "_ZnwmSt11align_val_t");
+	NEW_HOOK(real, real(n, al), mt_real.memalign(al, n), n, MT_FN_NEW_ALIGNED);
+}
+
+MT_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
+{
+	newa_t real = NEXT(newa_t, "_ZnamSt11align_val_t");
+	NEW_HOOK(real, real(n, al), mt_real.memalign(al, n), n, MT_FN_NEW_ARRAY_ALIGNED);
+}
+
+MT_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
+{
+	newa2_t real = NEXT(newa2_t, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	NEW_HOOK(real, real(n, al, nt), mt_real.memalign(al, n), n, MT_FN_NEW_ALIGNED);
+}
+
+MT_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const void *nt)
+{
+	newa2_t real = NEXT(newa2_t, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	NEW_HOOK(real, real(n, al, nt), mt_real.memalign(al, n), n, MT_FN_NEW_ARRAY_ALIGNED);
+}
+
+/* operator delete variants: record the free, then the real operator. */
+#define DELETE_HOOK(real, call, p)                              \
+	do {                                                    \
+		if (!p)                                         \
+			break;                                  \
+		if (recording()) {                              \
+			GUARDED;                                \
+			mt_rec_free(p);                         \
+			if (real)                               \
+				call;                           \
+			else                                    \
+				mt_real.free(p);                \
+		} else if (real) {                              \
+			call;                                   \
+		} else if (mt_real.free) {                      \
+			mt_real.free(p);                        \
+		}                                               \
+	} while (0)
+
+typedef void (*del1_t)(void *);
+typedef void (*del2_t)(void *, size_t);
+typedef void (*delp_t)(void *, const void *);
+typedef void (*del3_t)(void *, size_t, size_t);
+typedef void (*dela2_t)(void *, size_t, const void *);
+
+MT_EXPORT void _ZdlPv(void *p)
+{
+	del1_t real = NEXT(del1_t, "_ZdlPv");
+	DELETE_HOOK(real, real(p), p);
+}
+
+MT_EXPORT void _ZdaPv(void *p)
+{
+	del1_t real = NEXT(del1_t, "_ZdaPv");
+	DELETE_HOOK(real, real(p), p);
+}
+
+MT_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+	del2_t real = NEXT(del2_t, "_ZdlPvm");
+	DELETE_HOOK(real, real(p, n), p);
+}
+
+MT_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+	del2_t real = NEXT(del2_t, "_ZdaPvm");
+	DELETE_HOOK(real, real(p, n), p);
+}
+
+MT_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
+{
+	delp_t real = NEXT(delp_t, "_ZdlPvRKSt9nothrow_t");
+	DELETE_HOOK(real, real(p, nt), p);
+}
+
+MT_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
+{
+	delp_t real = NEXT(delp_t, "_ZdaPvRKSt9nothrow_t");
+	DELETE_HOOK(real, real(p, nt), p);
+}
+
+MT_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t al)
+{
+	del2_t real = NEXT(del2_t, "_ZdlPvSt11align_val_t");
+	DELETE_HOOK(real, real(p, al), p);
+}
+
+MT_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t al)
+{
+	del2_t real = NEXT(del2_t, "_ZdaPvSt11align_val_t");
+	DELETE_HOOK(real, real(p, al), p);
+}
+
+MT_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+	del3_t real = NEXT(del3_t, "_ZdlPvmSt11align_val_t");
+	DELETE_HOOK(real, real(p, n, al), p);
+}
+
+MT_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
+{
+	del3_t real = NEXT(del3_t, "_ZdaPvmSt11align_val_t");
+	DELETE_HOOK(real, real(p, n, al), p);
+}
+
+MT_EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
+{
+	dela2_t real = NEXT(dela2_t, "_ZdlPvSt11align_val_tRKSt9nothrow_t");
+	DELETE_HOOK(real, real(p, al, nt), p);
+}
+
+MT_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const void *nt)
+{
+	dela2_t real = NEXT(dela2_t, "_ZdaPvSt11align_val_tRKSt9nothrow_t");
+	DELETE_HOOK(real, real(p, al, nt), p);
+}
+
+/* ---- exec family -------------------------------------------------------------------- */
+
+/*
+ * Each exec flushes the log and writes END(EXEC) first, holding the log lock
+ * through the call. If the exec fails, the END chunk is cut off the file
+ * again and recording goes on as before (core.c mt_rec_exec_failed).
+ */
+typedef int (*execve_t)(const char *, char *const[], char *const[]);
+typedef int (*execv_t)(const char *, char *const[]);
+typedef int (*fexecve_t)(int, char *const[], char *const[]);
+typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
+
+#define EXEC_HOOK(call)                                 \
+	do {                                            \
+		if (!real) {                            \
+			errno = ENOSYS;                 \
+			return -1;                      \
+		}                                       \
+		mt_tls.guard++;                         \
+		mt_rec_exec_begin();                    \
+		int r_ = call;                          \
+		int e_ = errno;                         \
+		mt_rec_exec_failed();                   \
+		mt_tls.guard--;                         \
+		errno = e_;                             \
+		return r_;                              \
+	} while (0)
+
+static int do_execve(const char *path, char *const argv[], char *const envp[])
+{
+	execve_t real = NEXT(execve_t, "execve");
+	EXEC_HOOK(real(path, argv, envp));
+}
+
+static int do_execv(const char *path, char *const argv[])
+{
+	execv_t real = NEXT(execv_t, "execv");
+	EXEC_HOOK(real(path, argv));
+}
+
+static int do_execvp(const char *file, char *const argv[])
+{
+	execv_t real = NEXT(execv_t, "execvp");
+	EXEC_HOOK(real(file, argv));
+}
+
+MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_execve(path, argv, envp);
+}
+
+MT_EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_execv(path, argv);
+}
+
+MT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_execvp(file, argv);
+}
+
+MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	execve_t real = NEXT(execve_t, "execvpe");
+	EXEC_HOOK(real(file, argv, envp));
+}
+
+MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fexecve_t real = NEXT(fexecve_t, "fexecve");
+	EXEC_HOOK(real(fd, argv, envp));
+}
+
+MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	execveat_t real = NEXT(execveat_t, "execveat");
+	EXEC_HOOK(real(dirfd, path, argv, envp, flags));
+}
+
+/* Counts the variadic arguments after arg0 up to the NULL. */
+static size_t count_args(va_list ap)
+{
+	size_t n = 1;
+	while (va_arg(ap, const char *))
+		n++;
+	return n;
+}
+
+/* The execl family builds argv on the stack (alloca: no malloc). */
+MT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	size_t n = count_args(ap);
+	va_end(ap);
+	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i < n; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	argv[n] = NULL;
+	return do_execv(path, argv);
+}
+
+MT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	size_t n = count_args(ap);
+	va_end(ap);
+	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i < n; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	argv[n] = NULL;
+	return do_execvp(file, argv);
+}
+
+MT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	size_t n = count_args(ap);
+	va_end(ap);
+	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
+	argv[0] = (char *)arg;
+	va_start(ap, arg);
+	for (size_t i = 1; i < n; i++)
+		argv[i] = va_arg(ap, char *);
+	(void)va_arg(ap, char *);       /* the NULL ending the arguments */
+	char **envp = va_arg(ap, char **);
+	va_end(ap);
+	argv[n] = NULL;
+	return do_execve(path, argv, envp);
+}
+
+/* ---- _exit ------------------------------------------------------------------------ */
+
+typedef void (*exit_t)(int);
+
+MT_EXPORT void _exit(int status)
+{
+	exit_t real = NEXT(exit_t, "_exit");
+	if (!mt_tls.guard)
+		mt_rec_exit_now(status);
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+MT_EXPORT void _Exit(int status)
+{
+	exit_t real = NEXT(exit_t, "_Exit");
+	if (!mt_tls.guard)
+		mt_rec_exit_now(status);
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* ---- dynamic loading ------------------------------------------------------------------ */
+
+typedef void *(*dlopen_t)(const char *, int);
+typedef void *(*dlmopen_t)(Lmid_t, const char *, int);
+typedef int (*dlclose_t)(void *);
+
+MT_EXPORT void *dlopen(const char *file, int mode)
+{
+	dlopen_t real = NEXT(dlopen_t, "dlopen");
+	if (!real)
+		return NULL;
+	void *h = real(file, mode);
+	if (h && !mt_tls.guard && mt_rec_active)
+		mt_rec_modules_changed();
+	return h;
+}
+
+MT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	dlmopen_t real = NEXT(dlmopen_t, "dlmopen");
+	if (!real)
+		return NULL;
+	void *h = real(lmid, file, mode);
+	if (h && !mt_tls.guard && mt_rec_active)
+		mt_rec_modules_changed();
+	return h;
+}
+
+MT_EXPORT int dlclose(void *h)
+{
+	dlclose_t real = NEXT(dlclose_t, "dlclose");
+	if (!real)
+		return -1;
+	int r = real(h);
+	if (r == 0 && !mt_tls.guard && mt_rec_active)
+		mt_rec_modules_changed();
+	return r;
+}

@@ -1,0 +1,176 @@
+/*
+ * recorder.h - the parts of libmemtrail.so, and what they say to each other.
+ *
+ *   hooks.c    the exported entry points (malloc, free, operator new...,
+ *              exec, fork-safe wrappers): the hot path. They only check the
+ *              guard, call the real function, capture the stack and hand
+ *              (stack, size, address) to core.c.
+ *   core.c     the recording session: init, the log lock, thread indexes,
+ *              encoding through lib/writer, snapshots, exit, signals, fork,
+ *              exec.
+ *   tables.c   the in-process tables in mmap'ed memory: distinct stacks,
+ *              live blocks (address -> size), the mmap allocator.
+ *   modules.c  the module map (dl_iterate_phdr, build-ids).
+ *   config.c   MEMTRAIL_* settings and the output path.
+ *
+ * Not for: anything outside the recorder. Nothing here is exported from the
+ * shared object (the library is built with -fvisibility=hidden).
+ */
+#ifndef MT_RECORDER_H
+#define MT_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+
+#define MT_EXPORT __attribute__((visibility("default")))
+#define MT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- per-thread state (initial-exec TLS) -------------------------------- */
+
+struct mt_tls {
+	int guard;            /* > 0: inside memtrail; hooks pass straight through */
+	uint32_t gen;         /* log generation that `index` belongs to */
+	uint32_t index;       /* thread index in that log, plus 1 (0: none yet) */
+	pid_t tid;
+};
+extern __thread struct mt_tls mt_tls;
+
+/* ---- the real allocator, found with dlsym(RTLD_NEXT) (hooks.c) ---------- */
+
+struct mt_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+};
+extern struct mt_real mt_real;
+
+/* Resolves mt_real (called once by core's init, guard held). */
+void mt_hooks_resolve(void);
+
+/* ---- what a hook captured ------------------------------------------------ */
+
+struct mt_capture {
+	const uint64_t *ips;  /* innermost first, recorder frames removed */
+	unsigned n;
+	unsigned fn;          /* enum mt_fn */
+	uint64_t hash;        /* of fn and ips */
+};
+
+/* ---- core.c -------------------------------------------------------------- */
+
+/* Nonzero while recording; hooks read it without the lock. */
+extern volatile int mt_rec_active;
+/* Frames kept per stack (MEMTRAIL_DEPTH). */
+extern unsigned mt_rec_depth;
+/* libmemtrail.so's own text: frames inside it are dropped from stacks. */
+extern uintptr_t mt_self_lo, mt_self_hi;
+
+/* Starts recording if not done yet (safe to call from any hook). */
+void mt_rec_init(void);
+/* An allocation returned p for size bytes. */
+void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size);
+/* p (non-NULL) is about to be released; call before the real free. */
+void mt_rec_free(void *p);
+/*
+ * realloc(p, n) (p non-NULL) or reallocarray: calls the real function with
+ * the log lock held, records the outcome, returns its result. c may be NULL
+ * when n == 0. nmemb is 1 for realloc.
+ */
+void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
+/* Before exec*(): flush and write END(EXEC); keeps the log lock. */
+void mt_rec_exec_begin(void);
+/* After a failed exec: take the END back and go on recording. */
+void mt_rec_exec_failed(void);
+/* _exit()/_Exit(): END(_EXIT, status). */
+void mt_rec_exit_now(int status);
+/* dlopen/dlclose happened: write MODULE/UNLOAD records for the changes. */
+void mt_rec_modules_changed(void);
+
+/* ---- tables.c ------------------------------------------------------------ */
+
+/* mmap-backed memory for the recorder's own needs (never the heap). */
+void *mt_mem_alloc(size_t size);
+void mt_mem_free(void *p);
+/* The same with the (opaque, ...) signature of struct mt_writer_mem. */
+void *mt_mem_alloc_cb(void *opaque, size_t size);
+void mt_mem_free_cb(void *opaque, void *p);
+
+struct mt_stacks;
+struct mt_stacks *mt_stacks_new(void);
+void mt_stacks_free(struct mt_stacks *s);
+/*
+ * The id of the stack c, adding it if new (*is_new set). Returns -1 when out
+ * of memory.
+ */
+int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new);
+
+struct mt_live;
+struct mt_live *mt_live_new(void);
+void mt_live_free(struct mt_live *l);
+/* Adds a live block; returns 0 or -1 when out of memory. */
+int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size);
+/* Removes addr; returns 1 if it was live (and *size), 0 if not. */
+int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size);
+uint64_t mt_live_bytes(const struct mt_live *l);
+uint64_t mt_live_blocks(const struct mt_live *l);
+
+/* ---- modules.c ----------------------------------------------------------- */
+
+struct mt_writer;
+struct mt_modules;
+struct mt_modules *mt_modules_new(void);
+void mt_modules_free(struct mt_modules *m);
+/*
+ * Scans the loaded objects (dl_iterate_phdr) and remembers which are new or
+ * gone since the last scan; call without the log lock. Then
+ * mt_modules_emit() (with the log lock) writes their MODULE/UNLOAD records.
+ * Returns 0 or -1 when out of memory.
+ */
+int mt_modules_scan(struct mt_modules *m);
+int mt_modules_emit(struct mt_modules *m, struct mt_writer *w, uint64_t t);
+/* The text range of the object containing addr (for mt_self_lo/hi). */
+int mt_modules_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi);
+
+/* ---- config.c ------------------------------------------------------------ */
+
+struct mt_config {
+	unsigned depth;
+	int snapshot_signal;      /* 0: none */
+	uint64_t snapshot_interval_ns; /* 0: none */
+	char output[4096];        /* expanded path */
+};
+
+/* An environment variable, also before libc set up environ. */
+const char *mt_env(const char *name);
+/* Reads MEMTRAIL_* into cfg (defaults for anything unset or invalid). */
+void mt_config_read(struct mt_config *cfg);
+/* A signal number for "USR2", "SIGUSR2" or "12"; 0 if unknown. */
+int mt_config_signal(const char *s);
+/* Expands %p %e %t %n %% in pattern into out; returns 0 or -1 if too long. */
+int mt_config_expand(const char *pattern, char *out, size_t outlen);
+/* Removes libmemtrail.so from LD_PRELOAD in environ, in place. */
+void mt_config_strip_preload(void);
+
+/* The in-program API's entry point (include/memtrail.h binds to it). */
+void memtrail_snapshot_impl(const char *label);
+
+/* ---- small helpers that never allocate (core.c) -------------------------- */
+
+/* Writes "memtrail: " then the NULL-terminated strings to stderr, one write. */
+void mt_say(const char *s, ...) __attribute__((sentinel));
+/* Formats v in decimal into buf (>= 24 bytes); returns buf. */
+char *mt_fmt_i64(char *buf, int64_t v);
+
+#endif

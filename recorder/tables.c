@@ -1,0 +1,291 @@
+/*
+ * tables.c - the recorder's in-process tables, all in mmap'ed memory so
+ * nothing here goes through the malloc hooks or counts as the program's:
+ *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd);
+ *   - mt_stacks: distinct stacks (hash table, full comparison), ids 0, 1...;
+ *   - mt_live: live blocks, address -> requested size (open addressing,
+ *     linear probing, backward-shift deletion, grows).
+ *
+ * Not for: locking (core.c holds the log lock around every call here).
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "recorder.h"
+
+/* ---- mmap allocator -------------------------------------------------------- */
+
+#define MEM_HDR 16
+
+void *mt_mem_alloc(size_t size)
+{
+	size_t len = (size + MEM_HDR + 4095) & ~(size_t)4095;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*(size_t *)p = len;
+	return (char *)p + MEM_HDR;
+}
+
+void mt_mem_free(void *p)
+{
+	if (!p)
+		return;
+	char *base = (char *)p - MEM_HDR;
+	munmap(base, *(size_t *)base);
+}
+
+void *mt_mem_alloc_cb(void *opaque, size_t size)
+{
+	(void)opaque;
+	return mt_mem_alloc(size);
+}
+
+void mt_mem_free_cb(void *opaque, void *p)
+{
+	(void)opaque;
+	mt_mem_free(p);
+}
+
+/* Raw anonymous pages, zeroed; for the growing tables. */
+static void *pages(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- distinct stacks ------------------------------------------------------ */
+
+struct stack_slot {
+	uint64_t hash;
+	uint64_t off;         /* first ip in the arena */
+	uint32_t id1;         /* id + 1; 0 = empty */
+	uint16_t n;
+	uint16_t fn;
+};
+
+struct mt_stacks {
+	struct stack_slot *slots;
+	size_t mask;          /* slots - 1 (power of two) */
+	size_t count;
+	uint64_t *arena;      /* all stacks' ips, back to back */
+	size_t arena_used, arena_cap;  /* in ips */
+};
+
+struct mt_stacks *mt_stacks_new(void)
+{
+	struct mt_stacks *s = pages(sizeof(*s));
+	if (!s)
+		return NULL;
+	s->mask = 4095;
+	s->slots = pages((s->mask + 1) * sizeof(struct stack_slot));
+	s->arena_cap = 1 << 16;
+	s->arena = pages(s->arena_cap * sizeof(uint64_t));
+	if (!s->slots || !s->arena) {
+		mt_stacks_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void mt_stacks_free(struct mt_stacks *s)
+{
+	if (!s)
+		return;
+	if (s->slots)
+		munmap(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+	if (s->arena)
+		munmap(s->arena, s->arena_cap * sizeof(uint64_t));
+	munmap(s, sizeof(*s));
+}
+
+static int stacks_grow(struct mt_stacks *s)
+{
+	size_t nmask = s->mask * 2 + 1;
+	struct stack_slot *ns = pages((nmask + 1) * sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i <= s->mask; i++) {
+		struct stack_slot *o = &s->slots[i];
+		if (!o->id1)
+			continue;
+		size_t j = o->hash & nmask;
+		while (ns[j].id1)
+			j = (j + 1) & nmask;
+		ns[j] = *o;
+	}
+	munmap(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+	s->slots = ns;
+	s->mask = nmask;
+	return 0;
+}
+
+int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new)
+{
+	size_t i = c->hash & s->mask;
+	*is_new = 0;
+	for (;;) {
+		struct stack_slot *sl = &s->slots[i];
+		if (!sl->id1)
+			break;
+		if (sl->hash == c->hash && sl->n == c->n && sl->fn == c->fn &&
+		    memcmp(s->arena + sl->off, c->ips, c->n * sizeof(uint64_t)) == 0)
+			return sl->id1 - 1;
+		i = (i + 1) & s->mask;
+	}
+	if (s->arena_used + c->n > s->arena_cap) {
+		size_t ncap = s->arena_cap * 2;
+		while (s->arena_used + c->n > ncap)
+			ncap *= 2;
+		void *na = mremap(s->arena, s->arena_cap * sizeof(uint64_t),
+				  ncap * sizeof(uint64_t), MREMAP_MAYMOVE);
+		if (na == MAP_FAILED)
+			return -1;
+		s->arena = na;
+		s->arena_cap = ncap;
+	}
+	if ((s->count + 1) * 2 > s->mask + 1) {
+		if (stacks_grow(s) < 0)
+			return -1;
+		/* Find the free slot again in the bigger table. */
+		i = c->hash & s->mask;
+		while (s->slots[i].id1)
+			i = (i + 1) & s->mask;
+	}
+	struct stack_slot *sl = &s->slots[i];
+	memcpy(s->arena + s->arena_used, c->ips, c->n * sizeof(uint64_t));
+	sl->hash = c->hash;
+	sl->off = s->arena_used;
+	sl->n = (uint16_t)c->n;
+	sl->fn = (uint16_t)c->fn;
+	sl->id1 = (uint32_t)++s->count;
+	s->arena_used += c->n;
+	*is_new = 1;
+	return sl->id1 - 1;
+}
+
+/* ---- live blocks ---------------------------------------------------------- */
+
+struct live_slot {
+	uint64_t addr;        /* 0 = empty */
+	uint64_t size;
+};
+
+struct mt_live {
+	struct live_slot *slots;
+	size_t mask;
+	size_t count;
+	uint64_t bytes;
+};
+
+static inline size_t live_hash(uint64_t addr, size_t mask)
+{
+	return (size_t)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+struct mt_live *mt_live_new(void)
+{
+	struct mt_live *l = pages(sizeof(*l));
+	if (!l)
+		return NULL;
+	l->mask = (1 << 16) - 1;
+	l->slots = pages((l->mask + 1) * sizeof(struct live_slot));
+	if (!l->slots) {
+		munmap(l, sizeof(*l));
+		return NULL;
+	}
+	return l;
+}
+
+void mt_live_free(struct mt_live *l)
+{
+	if (!l)
+		return;
+	munmap(l->slots, (l->mask + 1) * sizeof(struct live_slot));
+	munmap(l, sizeof(*l));
+}
+
+static int live_grow(struct mt_live *l)
+{
+	size_t nmask = l->mask * 2 + 1;
+	struct live_slot *ns = pages((nmask + 1) * sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i <= l->mask; i++) {
+		if (!l->slots[i].addr)
+			continue;
+		size_t j = live_hash(l->slots[i].addr, nmask);
+		while (ns[j].addr)
+			j = (j + 1) & nmask;
+		ns[j] = l->slots[i];
+	}
+	munmap(l->slots, (l->mask + 1) * sizeof(struct live_slot));
+	l->slots = ns;
+	l->mask = nmask;
+	return 0;
+}
+
+int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size)
+{
+	if ((l->count + 1) * 10 > (l->mask + 1) * 6 && live_grow(l) < 0)
+		return -1;
+	size_t i = live_hash(addr, l->mask);
+	while (l->slots[i].addr) {
+		if (l->slots[i].addr == addr) {
+			/* A block we missed the free of (cannot happen unless
+			 * freed behind our back): replace it. */
+			l->bytes -= l->slots[i].size;
+			l->slots[i].size = size;
+			l->bytes += size;
+			return 0;
+		}
+		i = (i + 1) & l->mask;
+	}
+	l->slots[i].addr = addr;
+	l->slots[i].size = size;
+	l->count++;
+	l->bytes += size;
+	return 0;
+}
+
+int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size)
+{
+	size_t i = live_hash(addr, l->mask);
+	for (;;) {
+		if (!l->slots[i].addr)
+			return 0;
+		if (l->slots[i].addr == addr)
+			break;
+		i = (i + 1) & l->mask;
+	}
+	*size = l->slots[i].size;
+	l->bytes -= *size;
+	l->count--;
+	/* Backward-shift deletion: keep every probe chain unbroken. */
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & l->mask;
+		if (!l->slots[j].addr)
+			break;
+		size_t home = live_hash(l->slots[j].addr, l->mask);
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			l->slots[i] = l->slots[j];
+			i = j;
+		}
+	}
+	l->slots[i].addr = 0;
+	l->slots[i].size = 0;
+	return 1;
+}
+
+uint64_t mt_live_bytes(const struct mt_live *l)
+{
+	return l->bytes;
+}
+
+uint64_t mt_live_blocks(const struct mt_live *l)
+{
+	return l->count;
+}
