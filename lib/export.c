@@ -1,0 +1,461 @@
+/*
+ * export.c - call trees as text, collapsed stacks, gprof2dot JSON and
+ * massif.out (see export.h). Formatting only: which tree and which point
+ * belong to lib/report.c.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "export.h"
+#include "summary.h"
+#include "symbols.h"
+#include "tree.h"
+
+char *mt_export_number(char *buf, int64_t n, int sign)
+{
+	char digits[24];
+	uint64_t u = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+	size_t len, o = 0;
+
+	len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, u);
+	if (n < 0)
+		buf[o++] = '-';
+	else if (sign && n > 0)
+		buf[o++] = '+';
+	for (size_t i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* A growable line prefix ("  | |   "). */
+struct prefix {
+	char *s;
+	size_t len, cap;
+};
+
+static int prefix_push(struct prefix *p, const char *two)
+{
+	if (p->len + 3 > p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 128;
+		char *s = realloc(p->s, cap);
+
+		if (!s)
+			return MT_E_NOMEM;
+		p->s = s;
+		p->cap = cap;
+	}
+	memcpy(p->s + p->len, two, 2);
+	p->len += 2;
+	p->s[p->len] = 0;
+	return 0;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+struct text {
+	const struct mt_text_opts *o;
+	FILE *out;
+	struct prefix pre;
+	double total;             /* the scale of percentages */
+};
+
+static int64_t key_of(const struct text *x, const struct mt_tree_node *n)
+{
+	const struct mt_cost *c = mt_tree_node_cost(n);
+
+	return x->o->by_blocks ? c->blocks : c->bytes;
+}
+
+static int significant(const struct text *x, int64_t key)
+{
+	double k = key < 0 ? -(double)key : (double)key;
+
+	return x->total <= 0 || k * 100.0 >= x->o->threshold_pct * x->total;
+}
+
+static void print_figures(const struct text *x, int64_t key, int64_t bytes, int64_t blocks)
+{
+	char b1[32], b2[32];
+	double pct = x->total > 0 ? 100.0 * (double)key / x->total : 0.0;
+	int sign = x->o->signed_figures;
+
+	fprintf(x->out, sign ? "%+.2f%% (%sB, %sx)" : "%.2f%% (%sB, %sx)", pct,
+		mt_export_number(b1, bytes, sign), mt_export_number(b2, blocks, sign));
+}
+
+/* Writes a threshold like 1 -> "1", 0.5 -> "0.5", 2.25 -> "2.25". */
+static void print_threshold(FILE *out, double t)
+{
+	char buf[32];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%.2f", t);
+
+	while (n > 1 && buf[n - 1] == '0')
+		buf[--n] = 0;
+	if (n > 1 && buf[n - 1] == '.')
+		buf[--n] = 0;
+	fputs(buf, out);
+}
+
+/* Prints n's children; returns the number of lines written (or < 0). */
+static long print_kids(struct text *x, const struct mt_tree_node *n, int top_level)
+{
+	size_t nk = mt_tree_node_nchildren(n), nshown = 0, nfold = 0, line = 0;
+	int64_t fold_bytes = 0, fold_blocks = 0, fold_key = 0;
+	size_t plen = x->pre.len;
+	long lines = 0;
+	char *shown;
+
+	if (!nk)
+		return 0;
+	shown = calloc(nk, 1);
+	if (!shown)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < nk; i++) {
+		const struct mt_tree_node *k = mt_tree_node_child(n, i);
+
+		if (significant(x, key_of(x, k))) {
+			if (top_level && x->o->top && nshown >= x->o->top)
+				continue;
+			shown[i] = 1;
+			nshown++;
+		} else {
+			nfold++;
+			fold_key += key_of(x, k);
+			fold_bytes += mt_tree_node_cost(k)->bytes;
+			fold_blocks += mt_tree_node_cost(k)->blocks;
+		}
+	}
+	for (size_t i = 0; i < nk; i++) {
+		const struct mt_tree_node *k = mt_tree_node_child(n, i);
+		int last;
+		long sub;
+
+		if (!shown[i])
+			continue;
+		last = ++line == nshown + (nfold > 0);
+		fprintf(x->out, "%s-> ", x->pre.s);
+		print_figures(x, key_of(x, k), mt_tree_node_cost(k)->bytes,
+			      mt_tree_node_cost(k)->blocks);
+		fprintf(x->out, ": %s\n", mt_tree_node_label(k));
+		lines++;
+		if (prefix_push(&x->pre, last ? "  " : "| ") < 0) {
+			free(shown);
+			return MT_E_NOMEM;
+		}
+		sub = print_kids(x, k, 0);
+		if (sub < 0) {
+			free(shown);
+			return sub;
+		}
+		if (!last && sub > 0) {
+			fprintf(x->out, "%s\n", x->pre.s);
+			lines++;
+		}
+		lines += sub;
+		x->pre.len = plen;
+		x->pre.s[plen] = 0;
+	}
+	if (nfold) {
+		fprintf(x->out, "%s-> ", x->pre.s);
+		print_figures(x, fold_key, fold_bytes, fold_blocks);
+		fprintf(x->out, " in %zu place%s, all below the ", nfold, nfold == 1 ? "" : "s");
+		print_threshold(x->out, x->o->threshold_pct);
+		fputs("% threshold\n", x->out);
+		lines++;
+	}
+	free(shown);
+	return lines;
+}
+
+int mt_export_text(const struct mt_tree *t, const struct mt_text_opts *o, FILE *out)
+{
+	struct text x = { o, out, { NULL, 0, 0 }, 0 };
+	const struct mt_tree_node *root = mt_tree_root(t);
+	struct mt_cost gross = mt_tree_gross(t);
+	long rc;
+
+	if (o->signed_figures)
+		x.total = (double)(o->by_blocks ? gross.blocks : gross.bytes);
+	else
+		x.total = (double)key_of(&x, root);
+	if (prefix_push(&x.pre, "  ") < 0)
+		return MT_E_NOMEM;
+	rc = print_kids(&x, root, 1);
+	free(x.pre.s);
+	if (rc < 0)
+		return (int)rc;
+	return ferror(out) ? MT_E_IO : 0;
+}
+
+/* ---- collapsed ----------------------------------------------------------- */
+
+static void put_sanitized(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ';' || *s == '\n' ? '_' : *s, out);
+}
+
+static void collapsed_node(const struct mt_tree_node *n, const struct mt_tree_node **path,
+			   unsigned depth, FILE *out)
+{
+	size_t nk = mt_tree_node_nchildren(n);
+	int64_t own = mt_tree_node_cost(n)->bytes;
+
+	path[depth] = n;
+	for (size_t i = 0; i < nk; i++)
+		own -= mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
+	if (own && depth > 0) {
+		for (unsigned d = 1; d <= depth; d++) {
+			if (d > 1)
+				fputc(';', out);
+			put_sanitized(out, mt_tree_node_label(path[d]));
+		}
+		fprintf(out, " %" PRId64 "\n", own);
+	}
+	for (size_t i = 0; i < nk; i++)
+		collapsed_node(mt_tree_node_child(n, i), path, depth + 1, out);
+}
+
+/* The depth of the deepest node below n. */
+static unsigned max_depth(const struct mt_tree_node *n)
+{
+	unsigned d = mt_tree_node_depth(n), m = d;
+	size_t nk = mt_tree_node_nchildren(n);
+
+	for (size_t i = 0; i < nk; i++) {
+		unsigned k = max_depth(mt_tree_node_child(n, i));
+
+		if (k > m)
+			m = k;
+	}
+	return m;
+}
+
+int mt_export_collapsed(const struct mt_tree *inverted, FILE *out)
+{
+	const struct mt_tree_node *root = mt_tree_root(inverted);
+	const struct mt_tree_node **path = calloc(max_depth(root) + 1, sizeof(*path));
+
+	if (!path)
+		return MT_E_NOMEM;
+	collapsed_node(root, path, 0, out);
+	free(path);
+	return ferror(out) ? MT_E_IO : 0;
+}
+
+/* ---- gprof2dot JSON ------------------------------------------------------ */
+
+/* Labels are interned per tree: one function per distinct label pointer. */
+struct fnmap {
+	const char **keys;
+	size_t *idx;
+	size_t cap, n;
+	const struct mt_tree_node **first;  /* the first node with each function */
+};
+
+static uint64_t ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+	return h ^ (h >> 29);
+}
+
+static int fnmap_put(struct fnmap *m, const struct mt_tree_node *n, size_t *out)
+{
+	const char *key = mt_tree_node_label(n);
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct fnmap nm = { NULL, NULL, m->cap ? 2 * m->cap : 256, 0, m->first };
+
+		nm.keys = calloc(nm.cap, sizeof(*nm.keys));
+		nm.idx = calloc(nm.cap, sizeof(*nm.idx));
+		if (!nm.keys || !nm.idx) {
+			free(nm.keys);
+			free(nm.idx);
+			return MT_E_NOMEM;
+		}
+		for (i = 0; i < m->cap; i++) {
+			size_t j;
+
+			if (!m->keys[i])
+				continue;
+			for (j = ptr_hash(m->keys[i]) & (nm.cap - 1); nm.keys[j]; j = (j + 1) & (nm.cap - 1))
+				;
+			nm.keys[j] = m->keys[i];
+			nm.idx[j] = m->idx[i];
+		}
+		nm.n = m->n;
+		free(m->keys);
+		free(m->idx);
+		*m = nm;
+		m->first = realloc(m->first, m->cap * sizeof(*m->first));
+		if (!m->first)
+			return MT_E_NOMEM;
+	}
+	for (i = ptr_hash(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*out = m->idx[i];
+			return 0;
+		}
+	}
+	m->keys[i] = key;
+	m->idx[i] = m->n;
+	m->first[m->n] = n;
+	*out = m->n++;
+	return 0;
+}
+
+struct json {
+	FILE *out;
+	struct fnmap fns;
+	size_t *chain;            /* function indices from the root's child down */
+	int nevents;
+};
+
+static int json_events(struct json *j, const struct mt_tree_node *n, unsigned depth)
+{
+	size_t nk = mt_tree_node_nchildren(n);
+	int64_t own = mt_tree_node_cost(n)->bytes;
+	int rc;
+
+	if (depth > 0) {
+		rc = fnmap_put(&j->fns, n, &j->chain[depth - 1]);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < nk; i++)
+		own -= mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
+	if (own && depth > 0) {
+		fprintf(j->out, "%s\n    {\"callchain\": [", j->nevents++ ? "," : "");
+		for (unsigned d = 0; d < depth; d++)
+			fprintf(j->out, "%s%zu", d ? ", " : "", j->chain[d]);
+		fprintf(j->out, "], \"cost\": [%" PRId64 "]}", own);
+	}
+	for (size_t i = 0; i < nk; i++) {
+		rc = json_events(j, mt_tree_node_child(n, i), depth + 1);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int mt_export_json(const struct mt_tree *callee, FILE *out)
+{
+	struct json j;
+	const struct mt_tree_node *root = mt_tree_root(callee);
+	int rc;
+
+	memset(&j, 0, sizeof(j));
+	j.out = out;
+	j.chain = calloc(max_depth(root) + 1, sizeof(*j.chain));
+	if (!j.chain)
+		return MT_E_NOMEM;
+	fputs("{\n  \"version\": 0,\n"
+	      "  \"costs\": [{\"description\": \"Memory\", \"unit\": \"bytes\"}],\n"
+	      "  \"events\": [", out);
+	rc = json_events(&j, root, 0);
+	if (rc == 0) {
+		fputs("\n  ],\n  \"functions\": [", out);
+		for (size_t i = 0; i < j.fns.n; i++) {
+			const struct mt_frame *f = mt_tree_node_frame(j.fns.first[i]);
+
+			fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+			mt_json_string(out, mt_tree_node_label(j.fns.first[i]));
+			if (f && f->module) {
+				fputs(", \"module\": ", out);
+				mt_json_string(out, f->module);
+			}
+			fputc('}', out);
+		}
+		fputs("\n  ]\n}\n", out);
+	}
+	free(j.chain);
+	free(j.fns.keys);
+	free(j.fns.idx);
+	free(j.fns.first);
+	if (rc < 0)
+		return rc;
+	return ferror(out) ? MT_E_IO : 0;
+}
+
+/* ---- massif -------------------------------------------------------------- */
+
+static void massif_label(FILE *out, const struct mt_tree_node *n)
+{
+	const struct mt_frame *f = mt_tree_node_frame(n);
+
+	if (!f) {
+		fprintf(out, "0x0: %s", mt_tree_node_label(n));
+		return;
+	}
+	fprintf(out, "0x%" PRIX64 ": ", f->offset);
+	if (f->function && f->file && f->line)
+		fprintf(out, "%s (%s:%u)", f->function, f->file, f->line);
+	else
+		fputs(mt_tree_node_label(n), out);
+}
+
+static void massif_node(const struct mt_tree_node *n, unsigned depth, double thr,
+			double total, FILE *out)
+{
+	size_t nk = mt_tree_node_nchildren(n), nsig = 0, nfold = 0;
+	int64_t fold = 0;
+
+	for (size_t i = 0; i < nk; i++) {
+		double b = (double)mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
+
+		if (total <= 0 || b * 100.0 >= thr * total)
+			nsig++;
+		else {
+			nfold++;
+			fold += mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
+		}
+	}
+	fprintf(out, "%*sn%zu: %" PRId64 " ", (int)depth, "", nsig + (nfold > 0),
+		mt_tree_node_cost(n)->bytes);
+	if (depth == 0)
+		fputs("(heap allocation functions) malloc/new/new[], --alloc-fns, etc.", out);
+	else
+		massif_label(out, n);
+	fputc('\n', out);
+	for (size_t i = 0; i < nk; i++) {
+		const struct mt_tree_node *k = mt_tree_node_child(n, i);
+		double b = (double)mt_tree_node_cost(k)->bytes;
+
+		if (total <= 0 || b * 100.0 >= thr * total)
+			massif_node(k, depth + 1, thr, total, out);
+	}
+	if (nfold)
+		fprintf(out, "%*sn0: %" PRId64 " in %zu place%s, %sbelow massif's threshold (%.2f%%)\n",
+			(int)depth + 1, "", fold, nfold, nfold == 1 ? "" : "s",
+			nfold == 1 ? "" : "all ", thr);
+}
+
+int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t n,
+		     double threshold_pct, FILE *out)
+{
+	fputs("desc: memtrail report --format massif\ncmd: ", out);
+	for (const char *c = cmd ? cmd : ""; *c; c++)
+		fputc(*c == '\n' ? ' ' : *c, out);
+	fputs("\ntime_unit: ms\n", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_massif_snap *s = &snaps[i];
+
+		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
+		fprintf(out, "time=%" PRIu64 "\nmem_heap_B=%" PRIu64 "\n"
+			"mem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
+			s->time_ns / 1000000, s->heap_bytes,
+			s->peak ? "peak" : s->tree ? "detailed" : "empty");
+		if (s->tree)
+			massif_node(mt_tree_root(s->tree), 0, threshold_pct,
+				    (double)s->heap_bytes, out);
+	}
+	return ferror(out) ? MT_E_IO : 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * export.h - writes call trees (lib/tree.h) in the report's formats: the
+ * original memtrail text layout, flamegraph.pl collapsed stacks, gprof2dot
+ * JSON and massif.out. Pure formatting: no replay, no symbols, no choice of
+ * which tree to write (lib/report.c decides).
+ */
+#ifndef MT_EXPORT_H
+#define MT_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct mt_tree;
+
+/* How mt_export_text prints a tree. */
+struct mt_text_opts {
+	double threshold_pct;   /* siblings below this share of the total fold into one line */
+	unsigned top;           /* top-level entries printed; 0 = all */
+	int signed_figures;     /* a diff: "+1,200B", "-3x", "+12.50%"; percentages of
+				   the gross change (mt_tree_gross) */
+	int by_blocks;          /* percentages and threshold on blocks instead of bytes
+				   (temporary allocations: blocks = their number) */
+};
+
+/*
+ * Writes the tree's lines under a header line already written by the caller:
+ *   "  -> 45.71% (4,096B, 2x): label" with "| " continuation bars, a bar-only
+ * line after a sibling's subtree when more siblings follow, and siblings
+ * below the threshold folded into
+ *   "  -> P% (BYTES, Nx) in K places, all below the T% threshold".
+ * The tree's children must be sorted (mt_tree_sort). Returns 0 or MT_E_IO.
+ */
+int mt_export_text(const struct mt_tree *t, const struct mt_text_opts *o, FILE *out);
+
+/*
+ * "1,234,567B"-style figures: n with thousands separators, with a sign when
+ * sign is set (zero has none). Writes into buf (>= 32 bytes); returns buf.
+ */
+char *mt_export_number(char *buf, int64_t n, int sign);
+
+/*
+ * Collapsed stacks of an inverted tree (built with inverted = 1): one line
+ * "outer;...;inner;entry BYTES" per node whose own bytes (its cost minus its
+ * children's) are not zero, so the lines sum to the tree's total. ';' and
+ * newlines inside labels become '_'. Returns 0 or MT_E_IO.
+ */
+int mt_export_collapsed(const struct mt_tree *inverted, FILE *out);
+
+/*
+ * gprof2dot JSON of a callee-first tree: {"version":0,"costs":[{"description":
+ * "Memory","unit":"bytes"}],"functions":[{"name":..,"module":..}],"events":
+ * [{"callchain":[innermost first],"cost":[bytes]}]}, one event per node with
+ * own bytes, one function per distinct label. Returns 0 or MT_E_IO.
+ */
+int mt_export_json(const struct mt_tree *callee, FILE *out);
+
+/* One snapshot of a massif.out file. */
+struct mt_massif_snap {
+	uint64_t time_ns;
+	uint64_t heap_bytes;
+	const struct mt_tree *tree;  /* built with skip_entry = 1; NULL: heap_tree=empty */
+	int peak;                    /* heap_tree=peak (exactly one snapshot) */
+};
+
+/*
+ * A massif.out file: "desc:" (one line), "cmd:", "time_unit: ms", then the
+ * snapshots (times in ms, in the order given: sorted by the caller), each
+ * detailed one with its tree in massif's "nK: BYTES 0xADDR: function
+ * (file:line)" layout, one space of indentation per level, children by
+ * bytes, those below threshold_pct folded as massif does. Returns 0 or
+ * MT_E_IO.
+ */
+int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t n,
+		     double threshold_pct, FILE *out);
+
+#endif
