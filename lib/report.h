@@ -52,6 +52,12 @@ struct mt_report_opts {
 	int progress;               /* draw a progress bar on stderr for long replays */
 	void (*warn)(void *ctx, const char *msg);  /* one line, no prefix, no newline */
 	void *warn_ctx;
+	/*
+	 * Called during each replay (mt_replay_ops.on_progress) when not NULL:
+	 * the CLI draws a progress bar (viewer/progress.h); lib/ never draws.
+	 */
+	void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /*
