@@ -1,0 +1,465 @@
+/*
+ * cmd-record.c - `memtrail record`: runs a program with libmemtrail.so
+ * preloaded, waits for it, then replays its log for a one-line summary.
+ *
+ * How: every check that can fail for a usage reason (options, the program,
+ * the output directory) happens before anything runs. The child expands the
+ * -o placeholders itself (it knows its own pid, which exec keeps), sends the
+ * concrete path to the parent through a close-on-exec pipe, and execs; if
+ * exec fails it sends errno after the path. The parent forwards SIGINT,
+ * SIGTERM, SIGHUP and SIGQUIT when they were sent to it alone (a terminal's
+ * Ctrl-C already reaches the whole process group), and exits with the
+ * program's status.
+ *
+ * Not here: the recording itself (recorder/), the summary figures
+ * (lib/summary.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "summary.h"
+#include "util.h"
+
+const char cmd_record_usage[] =
+	"usage: memtrail record [-o FILE] [--depth N] [--snapshot-signal SIG]\n"
+	"                       [--snapshot-interval SECONDS] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
+	"to FILE (default memtrail.data) and exits with PROGRAM's exit status.\n"
+	"\n"
+	"  -o FILE                  the log; %p pid, %e program name, %t unix time,\n"
+	"                           %n smallest counter whose file does not exist,\n"
+	"                           %% a percent sign\n"
+	"  --depth N                frames kept per stack, 1 to 256 (default 64)\n"
+	"  --snapshot-signal SIG    take a snapshot on signal SIG (e.g. USR2)\n"
+	"  --snapshot-interval S    take a snapshot every S seconds (e.g. 0.5)\n"
+	"  -h, --help               this help\n";
+
+enum { O_OUT = 1, O_DEPTH, O_SIGNAL, O_INTERVAL, O_HELP };
+
+static const struct opt options[] = {
+	{ "output", 'o', 1, O_OUT },
+	{ "depth", 0, 1, O_DEPTH },
+	{ "snapshot-signal", 0, 1, O_SIGNAL },
+	{ "snapshot-interval", 0, 1, O_INTERVAL },
+	{ "help", 'h', 0, O_HELP },
+	{ NULL, 0, 0, 0 },
+};
+
+static volatile pid_t child_pid;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* si_code > 0: sent by the kernel (the terminal), already delivered. */
+	if (child_pid > 0 && si->si_code <= 0)
+		kill(child_pid, sig);
+}
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void set_forwarding(int on)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	if (on) {
+		sa.sa_sigaction = forward;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	} else {
+		sa.sa_handler = SIG_DFL;
+	}
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+}
+
+/* "1.5", "2", ".25": seconds > 0 as the recorder reads them. */
+static int valid_seconds(const char *s)
+{
+	const char *p = s;
+	int digits = 0, nonzero = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		nonzero |= *p != '0';
+	if (digits > 9)
+		return 0;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			nonzero |= *p != '0';
+	return !*p && digits && nonzero;
+}
+
+/* Where PROGRAM is, as execvp would find it; NULL and errno if nowhere. */
+static char *find_program(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	struct stat st;
+	int saved = ENOENT;
+	char *cand;
+
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) < 0)
+			return NULL;
+		if (S_ISDIR(st.st_mode) || access(prog, X_OK) < 0) {
+			errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+			return NULL;
+		}
+		return xstrdup(prog);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = colon + 1) {
+		colon = strchr(p, ':');
+		if (colon == p || !*p)
+			cand = xasprintf("./%s", prog);
+		else
+			cand = xasprintf("%.*s/%s", colon ? (int)(colon - p) : (int)strlen(p), p, prog);
+		if (stat(cand, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			if (access(cand, X_OK) == 0)
+				return cand;
+			saved = EACCES;
+		}
+		free(cand);
+		if (!colon)
+			break;
+	}
+	errno = saved;
+	return NULL;
+}
+
+/* libmemtrail.so in the build tree or where `make install` puts it. */
+static char *find_recorder(void)
+{
+	static const char *const rel[] = { "../recorder/libmemtrail.so", "../lib/memtrail/libmemtrail.so" };
+	char exe[PATH_MAX], *slash, *cand, *real;
+	ssize_t n;
+	size_t i;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		die("cannot find the memtrail program's directory: %s", strerror(errno));
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		cand = xasprintf("%s/%s", exe, rel[i]);
+		real = realpath(cand, NULL);
+		free(cand);
+		if (real && access(real, R_OK) == 0)
+			return real;
+		free(real);
+	}
+	die("cannot find libmemtrail.so in %s/../recorder or %s/../lib/memtrail", exe, exe);
+}
+
+/* Appends s to the growing string *out. */
+static void cat(char **out, size_t *len, const char *s, size_t n)
+{
+	char *p = realloc(*out, *len + n + 1);
+
+	if (!p)
+		die("out of memory");
+	memcpy(p + *len, s, n);
+	*len += n;
+	p[*len] = 0;
+	*out = p;
+}
+
+/* Expands the -o placeholders for a process pid running program prog. */
+static char *expand(const char *tmpl, pid_t pid, const char *prog, long counter, int *has_n)
+{
+	const char *base = strrchr(prog, '/'), *p;
+	char num[32], *out = NULL;
+	size_t len = 0;
+
+	base = base ? base + 1 : prog;
+	cat(&out, &len, "", 0);
+	for (p = tmpl; *p; p++) {
+		if (*p != '%' || !p[1]) {
+			cat(&out, &len, p, 1);
+			continue;
+		}
+		switch (*++p) {
+		case 'p':
+			snprintf(num, sizeof(num), "%ld", (long)pid);
+			cat(&out, &len, num, strlen(num));
+			break;
+		case 'e':
+			cat(&out, &len, base, strlen(base));
+			break;
+		case 't':
+			snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
+			cat(&out, &len, num, strlen(num));
+			break;
+		case 'n':
+			*has_n = 1;
+			snprintf(num, sizeof(num), "%ld", counter);
+			cat(&out, &len, num, strlen(num));
+			break;
+		case '%':
+			cat(&out, &len, "%", 1);
+			break;
+		default:
+			cat(&out, &len, p - 1, 2);
+			break;
+		}
+	}
+	return out;
+}
+
+/* The final path: %n is the smallest counter whose file does not exist. */
+static char *output_path(const char *tmpl, pid_t pid, const char *prog)
+{
+	struct stat st;
+	long n;
+
+	for (n = 0;; n++) {
+		int has_n = 0;
+		char *path = expand(tmpl, pid, prog, n, &has_n);
+
+		if (!has_n || (lstat(path, &st) < 0 && errno == ENOENT) || n >= 1000000)
+			return path;
+		free(path);
+	}
+}
+
+/* Doubles every '%' so the recorder, which also expands, keeps the path. */
+static char *escape_percent(const char *s)
+{
+	char *out = NULL;
+	size_t len = 0;
+
+	cat(&out, &len, "", 0);
+	for (; *s; s++) {
+		cat(&out, &len, s, 1);
+		if (*s == '%')
+			cat(&out, &len, "%", 1);
+	}
+	return out;
+}
+
+/* Dies (usage) unless the directory of path exists and is writable. */
+static void check_output_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	char *dir;
+
+	dir = slash ? xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path) : xstrdup(".");
+	if (stat(dir, &st) < 0)
+		die_usage("cannot write %s: %s: %s", path, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die_usage("cannot write %s: %s is not a directory", path, dir);
+	if (access(dir, W_OK | X_OK) < 0)
+		die_usage("cannot write %s: %s: %s", path, dir, strerror(errno));
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		die_usage("cannot write %s: it is a directory", path);
+	free(dir);
+}
+
+static void set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) < 0)
+		die("cannot set %s: %s", name, strerror(errno));
+}
+
+/* In the child: never returns. */
+static void run_child(int fd, const char *tmpl, const char *prog_path, char **argv,
+		      const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *path, *esc;
+	int err;
+
+	path = output_path(tmpl, getpid(), argv[0]);
+	if (write(fd, path, strlen(path) + 1) < 0)
+		_exit(127);
+	esc = escape_percent(path);
+	set_env("MEMTRAIL_OUTPUT", esc);
+	set_env("LD_PRELOAD", old && *old ? xasprintf("%s:%s", lib, old) : lib);
+	execv(prog_path, argv);
+	err = errno;
+	if (write(fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Reads the whole pipe: the path, NUL, then errno if exec failed. */
+static char *read_child(int fd, int *exec_errno)
+{
+	char *buf = NULL;
+	size_t len = 0, plen;
+	char tmp[512];
+	ssize_t n;
+
+	cat(&buf, &len, "", 0);
+	for (;;) {
+		n = read(fd, tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		cat(&buf, &len, tmp, (size_t)n);
+	}
+	plen = strlen(buf);
+	*exec_errno = 0;
+	if (len >= plen + 1 + sizeof(int))
+		memcpy(exec_errno, buf + plen + 1, sizeof(int));
+	return buf;
+}
+
+/* Replays the log for the closing line; warns when there is none. */
+static void report(const char *path, pid_t pid, const char *prog)
+{
+	char a[32], peak[32], leak[32], blocks[32], size[32], msg[256];
+	const struct mt_summary_info *i;
+	struct mt_summary *s;
+	struct mt_replay *r;
+	struct stat st;
+	uint64_t off = 0;
+	int err;
+
+	err = mt_replay_open(path, &r, &off);
+	if (err == MT_E_IO && errno == ENOENT) {
+		warning("%s wrote no log to %s (a static or setuid program, or LD_PRELOAD "
+			"removed from its environment?)", prog, path);
+		return;
+	}
+	if (err < 0) {
+		warning("%s: %s", path, log_error(err, off, msg, sizeof(msg)));
+		return;
+	}
+	if (mt_replay_header(r)->pid != (uint32_t)pid) {
+		warning("%s was not written by this run of %s (no log recorded)", path, prog);
+		mt_replay_free(r);
+		return;
+	}
+	s = mt_summary_new();
+	if (!s)
+		die("out of memory");
+	err = mt_summary_run(s, r);
+	if (err < 0) {
+		warning("%s: %s", path, mt_strerror(err));
+	} else {
+		i = mt_summary_info(s);
+		warn_log_end(path, mt_replay_end(r));
+		if (stat(path, &st) < 0)
+			st.st_size = 0;
+		note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
+		     mt_format_count(a, sizeof(a), i->allocations),
+		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+	}
+	mt_summary_free(s);
+	mt_replay_free(r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	const char *tmpl = NULL, *arg, *prog;
+	char num[32], sig[32], *prog_path, *lib, *path;
+	struct opt_state st;
+	int id, fds[2], status, code, exec_errno;
+	pid_t pid;
+
+	opt_init(&st, "record", argc, argv, 1);
+	while ((id = opt_next(&st, options, &arg)) != OPT_END) {
+		switch (id) {
+		case OPT_ARG:
+			st.i--;
+			goto program;
+		case O_OUT:
+			if (!*arg)
+				die_usage("-o: empty file name");
+			tmpl = arg;
+			break;
+		case O_DEPTH:
+			snprintf(num, sizeof(num), "%ld", opt_long(&st, arg, 1, MT_MAX_DEPTH));
+			set_env("MEMTRAIL_DEPTH", num);
+			break;
+		case O_SIGNAL:
+			id = signal_number(arg);
+			if (!id || id == SIGKILL || id == SIGSTOP)
+				die_usage("--snapshot-signal: '%s' is not a signal that can be caught", arg);
+			snprintf(num, sizeof(num), "%d", id);
+			set_env("MEMTRAIL_SNAPSHOT_SIGNAL", num);
+			break;
+		case O_INTERVAL:
+			if (!valid_seconds(arg))
+				die_usage("--snapshot-interval: '%s' is not a number of seconds > 0", arg);
+			set_env("MEMTRAIL_SNAPSHOT_INTERVAL", arg);
+			break;
+		case O_HELP:
+			help_command("record");
+		}
+	}
+program:
+	if (st.i >= st.argc)
+		die_usage("record: no program given (memtrail record [options] PROGRAM [ARGS...])");
+	prog = st.argv[st.i];
+	prog_path = find_program(prog);
+	if (!prog_path)
+		die_usage("%s: %s", prog, errno == ENOENT ? "command not found" : strerror(errno));
+	if (!tmpl)
+		tmpl = getenv("MEMTRAIL_OUTPUT");
+	if (!tmpl || !*tmpl)
+		tmpl = "memtrail.data";
+	/* The directory part with this process's pid: placeholders there are rare. */
+	path = output_path(tmpl, getpid(), prog);
+	check_output_dir(path);
+	free(path);
+	lib = find_recorder();
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	set_forwarding(1);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		run_child(fds[1], tmpl, prog_path, st.argv + st.i, lib);
+	}
+	child_pid = pid;
+	close(fds[1]);
+	path = read_child(fds[0], &exec_errno);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	}
+	set_forwarding(0);
+	if (exec_errno)
+		die("cannot run %s: %s", prog, strerror(exec_errno));
+	if (WIFSIGNALED(status)) {
+		note("%s killed by %s", prog, signal_name(WTERMSIG(status), sig, sizeof(sig)));
+		code = 128 + WTERMSIG(status);
+	} else {
+		code = WEXITSTATUS(status);
+	}
+	report(path, pid, prog);
+	free(path);
+	free(lib);
+	free(prog_path);
+	return code;
+}

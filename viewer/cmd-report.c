@@ -1,0 +1,248 @@
+/*
+ * cmd-report.c - `memtrail report`: parses the options of SPEC section 4,
+ * prints the summary itself (lib/summary.h) and hands every other part of
+ * the report to mt_report_write() (lib/report.h).
+ *
+ * Not here: trees, timeline and exports (lib/report.c).
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "error.h"
+#include "replay.h"
+#include "report.h"
+#include "summary.h"
+#include "util.h"
+
+const char cmd_report_usage[] =
+	"usage: memtrail report [FILE] [options]\n"
+	"\n"
+	"Reports on the log FILE (default memtrail.data). With no --show-* option\n"
+	"and no --diff: the summary, the peak (maximum) tree and the leaks tree.\n"
+	"\n"
+	"What to show:\n"
+	"  --summary               command, duration, counts, peak, leaks, snapshots\n"
+	"  --show-maximum          call tree of what was live at the peak\n"
+	"  --show-leaks            call tree of what was still live at the end\n"
+	"  --show-snapshots        one tree per snapshot\n"
+	"  --show-snapshot-deltas  what changed since the previous snapshot\n"
+	"  --diff A B              what changed from A to B (snapshot number, start,\n"
+	"                          peak or end)\n"
+	"  --temporary             allocations freed right after they were made\n"
+	"  --timeline              ASCII graph of the live heap over time\n"
+	"How to show it:\n"
+	"  -t, --threshold PCT     fold siblings below PCT percent (default 1)\n"
+	"  --depth N               frames printed per branch (default: all)\n"
+	"  --top N                 top-level entries kept (default: all)\n"
+	"  --inverted              caller first (main at the root)\n"
+	"  -i, --include-function RE   only stacks with a function matching RE\n"
+	"  -x, --exclude-function RE   drop stacks with a function matching RE\n"
+	"  --include-module RE     only stacks with a frame in a module matching RE\n"
+	"  --exclude-module RE     drop stacks with a frame in a module matching RE\n"
+	"  --format FMT            text (default), json, collapsed or massif\n"
+	"  -o OUT                  write to OUT instead of standard output\n"
+	"  -h, --help              this help\n";
+
+enum {
+	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
+	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
+	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP,
+};
+
+static const struct opt options[] = {
+	{ "summary", 0, 0, O_SUMMARY },
+	{ "show-maximum", 0, 0, O_MAXIMUM },
+	{ "show-leaks", 0, 0, O_LEAKS },
+	{ "show-snapshots", 0, 0, O_SNAPSHOTS },
+	{ "show-snapshot-deltas", 0, 0, O_DELTAS },
+	{ "diff", 0, 1, O_DIFF },
+	{ "temporary", 0, 0, O_TEMPORARY },
+	{ "timeline", 0, 0, O_TIMELINE },
+	{ "threshold", 't', 1, O_THRESHOLD },
+	{ "depth", 0, 1, O_DEPTH },
+	{ "top", 0, 1, O_TOP },
+	{ "inverted", 0, 0, O_INVERTED },
+	{ "include-function", 'i', 1, O_INC_FN },
+	{ "exclude-function", 'x', 1, O_EXC_FN },
+	{ "include-module", 0, 1, O_INC_MOD },
+	{ "exclude-module", 0, 1, O_EXC_MOD },
+	{ "format", 0, 1, O_FORMAT },
+	{ NULL, 'o', 1, O_OUT },
+	{ "help", 'h', 0, O_HELP },
+	{ NULL, 0, 0, 0 },
+};
+
+/* Warnings from lib/: each distinct line once. */
+struct warned {
+	char **lines;
+	size_t n;
+};
+
+static void warn_once(void *ctx, const char *msg)
+{
+	struct warned *w = ctx;
+	char **p;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (!strcmp(w->lines[i], msg))
+			return;
+	p = realloc(w->lines, (w->n + 1) * sizeof(*p));
+	if (p) {
+		w->lines = p;
+		w->lines[w->n++] = xstrdup(msg);
+	}
+	warning("%s", msg);
+}
+
+static void check_regex(const char *opt, const char *re)
+{
+	char msg[256];
+	regex_t rx;
+	int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+
+	if (rc) {
+		regerror(rc, &rx, msg, sizeof(msg));
+		die_usage("%s: bad regular expression '%s': %s", opt, re, msg);
+	}
+	regfree(&rx);
+}
+
+static double parse_percent(const struct opt_state *s, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !(v >= 0 && v <= 100))
+		die_usage("%s: '%s' is not a percentage from 0 to 100", s->name, arg);
+	return v;
+}
+
+static void parse_point(const char *arg, struct mt_point *p)
+{
+	if (mt_point_parse(arg, p) < 0)
+		die_usage("--diff: '%s' is not a snapshot number, start, peak or end", arg);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct mt_report_opts o = { .threshold_pct = 1.0 };
+	const char *file = NULL, *outpath = NULL, *arg;
+	int summary = 0, id, rc, status = 0;
+	struct warned warned = { NULL, 0 };
+	struct opt_state st;
+	struct mt_replay *r;
+	struct mt_summary *s;
+	FILE *out = stdout;
+	size_t i;
+
+	opt_init(&st, "report", argc, argv, 0);
+	while ((id = opt_next(&st, options, &arg)) != OPT_END) {
+		switch (id) {
+		case OPT_ARG:
+			if (file)
+				die_usage("report takes one log file, got '%s' and '%s'", file, arg);
+			file = arg;
+			break;
+		case O_SUMMARY: summary = 1; break;
+		case O_MAXIMUM: o.show |= MT_SHOW_MAXIMUM; break;
+		case O_LEAKS: o.show |= MT_SHOW_LEAKS; break;
+		case O_SNAPSHOTS: o.show |= MT_SHOW_SNAPSHOTS; break;
+		case O_DELTAS: o.show |= MT_SHOW_DELTAS; break;
+		case O_DIFF:
+			if (st.i >= st.argc)
+				die_usage("--diff needs two points: --diff A B");
+			parse_point(arg, &o.diff_a);
+			parse_point(st.argv[st.i++], &o.diff_b);
+			o.show |= MT_SHOW_DIFF;
+			break;
+		case O_TEMPORARY: o.show |= MT_SHOW_TEMPORARY; break;
+		case O_TIMELINE: o.show |= MT_SHOW_TIMELINE; break;
+		case O_THRESHOLD: o.threshold_pct = parse_percent(&st, arg); break;
+		case O_DEPTH: o.depth = (unsigned)opt_long(&st, arg, 0, 1000000); break;
+		case O_TOP: o.top = (unsigned)opt_long(&st, arg, 0, 1000000000); break;
+		case O_INVERTED: o.inverted = 1; break;
+		case O_INC_FN: check_regex(st.name, arg); o.include_function = arg; break;
+		case O_EXC_FN: check_regex(st.name, arg); o.exclude_function = arg; break;
+		case O_INC_MOD: check_regex(st.name, arg); o.include_module = arg; break;
+		case O_EXC_MOD: check_regex(st.name, arg); o.exclude_module = arg; break;
+		case O_FORMAT:
+			if (!strcmp(arg, "text"))
+				o.format = MT_FORMAT_TEXT;
+			else if (!strcmp(arg, "json"))
+				o.format = MT_FORMAT_JSON;
+			else if (!strcmp(arg, "collapsed"))
+				o.format = MT_FORMAT_COLLAPSED;
+			else if (!strcmp(arg, "massif"))
+				o.format = MT_FORMAT_MASSIF;
+			else
+				die_usage("--format: '%s' is not text, json, collapsed or massif", arg);
+			break;
+		case O_OUT: outpath = arg; break;
+		case O_HELP: help_command("report");
+		}
+	}
+	if (!file)
+		file = "memtrail.data";
+	/* No --show-* and no --diff: the summary, the peak and the leaks. */
+	if (!o.show && !summary) {
+		o.show = MT_SHOW_MAXIMUM | MT_SHOW_LEAKS;
+		summary = o.format == MT_FORMAT_TEXT;
+	}
+	if (summary && o.format != MT_FORMAT_TEXT && (o.format != MT_FORMAT_JSON || o.show))
+		die_usage("--summary is text or --format json, and json cannot mix it with trees");
+
+	r = open_log(file);
+	if (outpath) {
+		out = fopen(outpath, "w");
+		if (!out)
+			die("cannot write %s: %s", outpath, strerror(errno));
+	}
+	o.warn = warn_once;
+	o.warn_ctx = &warned;
+	o.progress = isatty(STDERR_FILENO);
+
+	if (summary) {
+		s = mt_summary_new();
+		if (!s)
+			die("out of memory");
+		rc = mt_summary_run(s, r);
+		if (rc < 0)
+			die("%s: %s", file, mt_strerror(rc));
+		if (o.format == MT_FORMAT_JSON)
+			rc = mt_summary_write_json(mt_summary_info(s), out);
+		else
+			rc = mt_summary_write_text(mt_summary_info(s), out);
+		mt_summary_free(s);
+		if (rc < 0)
+			die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));
+		if (o.show)
+			fputc('\n', out);
+	}
+	if (o.show) {
+		fflush(out);
+		rc = mt_report_write(r, &o, out);
+		if (rc == MT_E_NOTFOUND)
+			die("--diff: no such point in %s", file);
+		if (rc < 0)
+			die("%s: %s", file, mt_strerror(rc));
+	}
+	/* The truncation warning once, here, whoever replayed the log. */
+	warn_log_end(file, mt_replay_end(r));
+	if (fflush(out) != 0 || ferror(out))
+		die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));
+	if (out != stdout && fclose(out) != 0)
+		die("cannot write %s: %s", outpath, strerror(errno));
+	mt_replay_free(r);
+	for (i = 0; i < warned.n; i++)
+		free(warned.lines[i]);
+	free(warned.lines);
+	return status;
+}
