@@ -85,17 +85,19 @@ TIME=""
 
 have_mt=0
 mt_why="not built ($MEMTRAIL)"
-if [ -x "$MEMTRAIL" ] && [ -f "$top/recorder/libmemtrail.so" ]; then
+if [ -x "$MEMTRAIL" ]; then
 	rm -f "$out/smoke.mtdata"
 	if "$MEMTRAIL" record -o "$out/smoke.mtdata" /bin/true >/dev/null 2>"$out/smoke.err" &&
 	    "$MEMTRAIL" report --summary --format json "$out/smoke.mtdata" 2>>"$out/smoke.err" |
 	    grep -q '"allocations"'; then
 		have_mt=1
+	elif [ "$MEMTRAIL" = "$top/viewer/memtrail" ] && [ ! -f "$top/recorder/libmemtrail.so" ]; then
+		mt_why="recorder/libmemtrail.so not built"
 	else
+		# Built but broken: a crash, not an absence.
 		mt_why="smoke test failed: $(tail -n 1 "$out/smoke.err")"
+		fail "memtrail: record/report of /bin/true failed; see $out/smoke.err"
 	fi
-elif [ -x "$MEMTRAIL" ]; then
-	mt_why="recorder/libmemtrail.so not built"
 fi
 
 have_ht=0
@@ -204,6 +206,7 @@ wl_exec() {
 	case $we_wl in
 	churn) "$@" "$bin/churn" 1 "$CHURN_PAIRS";;
 	mt_churn) "$@" "$bin/churn" 4 "$CHURN_PAIRS";;
+	churn_small) "$@" "$bin/churn" 1 $((CHURN_PAIRS / 10));;
 	stl) "$@" "$bin/stl" "$STL_ROUNDS";;
 	large) "$@" "$bin/large" "$LARGE_ROUNDS";;
 	python3) PYTHONMALLOC=malloc "$@" "$PYTHON" "$in/workload.py";;
@@ -325,6 +328,13 @@ run_report() {
 		"$rp_wall" "$rp_rss" "$rp_status" >>"$tsv"
 }
 
+# Allocations + frees of memtrail log $1, from its JSON summary.
+mt_events() {
+	"$MEMTRAIL" report --summary --format json "$1" 2>/dev/null | tr -d '\n' |
+		sed -n 's/.*"allocations": *\([0-9]*\).*"frees": *\([0-9]*\).*/\1 \2/p' |
+		awk '{ print $1 + $2 }'
+}
+
 # count_row WORKLOAD SOURCE EVENTS
 count_row() {
 	printf '%s\tcount\t%s\t-\t-\t-\t-\t%s\tok\n' "$1" "$2" "$3" >>"$tsv"
@@ -370,9 +380,7 @@ for wl in $workloads; do
 	mt_log=$out/$wl.memtrail.$runs.mtdata
 	ht_log=$(ht_file "$out/$wl.heaptrack.$runs.ht")
 	if [ $have_mt = 1 ] && [ -f "$mt_log" ]; then
-		ev_mt=$("$MEMTRAIL" report --summary --format json "$mt_log" 2>/dev/null |
-			tr -d '\n' | sed -n 's/.*"allocations": *\([0-9]*\).*"frees": *\([0-9]*\).*/\1 \2/p' |
-			awk '{ print $1 + $2 }')
+		ev_mt=$(mt_events "$mt_log")
 		if [ -n "$ev_mt" ]; then
 			count_row "$wl" memtrail "$ev_mt"
 		else
@@ -392,6 +400,22 @@ for wl in $workloads; do
 		r=$((r + 1))
 	done
 done
+# Replay memory against event count: churn again with a tenth of the events
+# (same stacks, same live blocks); its report should need the same memory.
+case " $ran " in *" churn "*)
+	if [ $have_mt = 1 ] && [ -f "$out/churn.memtrail.$runs.mtdata" ]; then
+		echo "bench: churn_small (replay memory against event count)..." >&2
+		rm -f "$out"/churn_small.*
+		run_record churn_small native "$runs"
+		run_record churn_small memtrail "$runs"
+		small_log=$out/churn_small.memtrail.$runs.mtdata
+		if [ -f "$small_log" ]; then
+			ev_small=$(mt_events "$small_log")
+			[ -n "$ev_small" ] && count_row churn_small memtrail "$ev_small"
+			run_report churn_small memtrail 1 "$small_log"
+		fi
+	fi;;
+esac
 end_all=$(now_ns)
 
 # ---- the table -----------------------------------------------------------------
@@ -518,22 +542,38 @@ END {
 		printf "  %-9s overhead <= 1/2 heaptrack: %-6s log <= heaptrack: %-6s report >= 3x faster: %s\n", \
 			w, t1, t2, t3
 	}
-	lo = ""; hi = ""
-	for (k = 1; k <= n; k++) {
-		if (mrr[k] == "" || evs[k] == "") continue
-		if (lo == "" || evs[k] < evs[lo]) lo = k
-		if (hi == "" || evs[k] > evs[hi]) hi = k
-	}
-	if (lo != "" && hi != "" && lo != hi)
-		printf "  replay memory: %s events -> %s RSS (%s), %s events -> %s RSS (%s)\n", \
-			commas(evs[lo]), mib(mrr[lo]), wls[lo], commas(evs[hi]), mib(mrr[hi]), wls[hi]
+	r1 = median("churn_small" SUBSEP "memtrail" SUBSEP "rrss")
+	r2 = median("churn" SUBSEP "memtrail" SUBSEP "rrss")
+	if (r1 != "" && r2 != "")
+		printf "  replay memory (churn: same 1,000 stacks, 64 live blocks): %s events -> %s RSS, %s events -> %s RSS\n", \
+			commas(ev["churn_small", "memtrail"]), mib(r1), commas(ev["churn", "memtrail"]), mib(r2)
 }' "$tsv"
 
 # Counts from the independent sources side by side.
 echo
 echo "Event counts (allocations + frees) by source:"
-awk -F '\t' 'NR > 1 && $2 == "count" { c[$1] = c[$1] sprintf("  %s %s", $3, $8) }
-	END { for (w in c) printf "  %-9s%s\n", w, c[w] }' "$tsv" | sort
+awk -F '\t' 'NR > 1 && $2 == "count" {
+		c[$1] = c[$1] sprintf("  %s %s", $3, $8)
+		n[$1, $3] = $8
+		w[$1] = 1
+	}
+	END {
+		for (x in w) {
+			m = ""
+			if (((x, "memtrail") in n) && ((x, "program") in n)) {
+				d = n[x, "memtrail"] - n[x, "program"]
+				# the C runtime adds a few of its own (stdio buffers)
+				if (d < 0 || d > 100)
+					m = m sprintf("  MISMATCH: memtrail %+d vs program", d)
+			}
+			if (((x, "memtrail") in n) && ((x, "heaptrack") in n)) {
+				d = n[x, "memtrail"] - n[x, "heaptrack"]
+				if (d * 1000 > n[x, "heaptrack"] || -d * 1000 > n[x, "heaptrack"])
+					m = m sprintf("  DIFFERS: memtrail %+d vs heaptrack", d)
+			}
+			printf "  %-12s%s%s\n", x, c[x], m
+		}
+	}' "$tsv" | sort
 
 if [ -n "$notes" ]; then
 	echo
