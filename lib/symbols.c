@@ -55,6 +55,15 @@ struct sym_module {
 	enum mod_state state;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct cu_slot *cus;      /* CU DIE offset -> index, open addressing */
+	size_t ncus, capcus;
+};
+
+struct cu_index;
+
+struct cu_slot {
+	uint64_t off;
+	struct cu_index *ci;      /* NULL: empty slot */
 };
 
 /* One executable segment of a module, for address -> module lookup. */
@@ -225,6 +234,8 @@ static int add_warning(struct mt_symbols *s, const char *msg)
 	return 0;
 }
 
+static void cu_index_free(struct cu_index *ci);
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 /*
@@ -274,6 +285,11 @@ void mt_symbols_free(struct mt_symbols *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->nmods; i++) {
+		size_t j;
+
+		for (j = 0; j < s->mods[i].capcus; j++)
+			cu_index_free(s->mods[i].cus[j].ci);
+		free(s->mods[i].cus);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 		free(s->mods[i].path);
@@ -479,6 +495,36 @@ static int open_module(struct mt_symbols *s, struct sym_module *sm)
 
 /* ---- names and paths ---------------------------------------------------- */
 
+/*
+ * Where the name starts in a demangled function: template functions carry
+ * their return type ("void std::vector<int>::_M_realloc_insert<...>(...)"),
+ * which reports do not show. The return type ends at the last space outside
+ * <>, (), {} and [] before the parameter list; an operator's name ends the
+ * scan, as its punctuation is not nesting.
+ */
+static size_t name_start(const char *d)
+{
+	size_t i, start = 0;
+	int depth = 0;
+
+	for (i = 0; d[i]; i++) {
+		char c = d[i];
+
+		if (depth == 0 && strncmp(d + i, "operator", 8) == 0 &&
+		    (i == 0 || d[i - 1] == ':' || d[i - 1] == ' '))
+			break;
+		if (c == '(' && depth == 0)
+			break;
+		if (c == '<' || c == '(' || c == '{' || c == '[')
+			depth++;
+		else if ((c == '>' || c == ')' || c == '}' || c == ']') && depth > 0)
+			depth--;
+		else if (c == ' ' && depth == 0)
+			start = i + 1;
+	}
+	return start;
+}
+
 /* The interned demangled form of an ELF/linkage name. */
 static const char *demangled(struct mt_symbols *s, const char *name)
 {
@@ -493,7 +539,7 @@ static const char *demangled(struct mt_symbols *s, const char *name)
 		free(d);
 		return intern(s, name);
 	}
-	r = intern(s, d);
+	r = intern(s, d + name_start(d));
 	free(d);
 	return r;
 }
@@ -569,15 +615,21 @@ static void normalize(const char *path, char *out)
 }
 
 /*
- * The interned form of a DWARF file name for reports: normalized, and made
- * relative to the compilation directory when it lies under it.
+ * The interned form of a DWARF file name for reports: joined to the
+ * compilation directory when relative, normalized, and made relative to the
+ * compilation directory when it lies under it. With a relative comp_dir
+ * (Debian's "./csu") "./csu/../sysdeps/nptl/x.h" becomes "sysdeps/nptl/x.h".
  */
 static const char *report_path(struct mt_symbols *s, const char *file,
 			       const char *comp_dir)
 {
-	char fbuf[1024], cbuf[1024];
+	char fbuf[1024], cbuf[1024], joined[1024];
 	size_t clen;
 
+	/* a relative name is relative to the compilation directory */
+	if (file[0] != '/' && comp_dir && *comp_dir &&
+	    (size_t)snprintf(joined, sizeof(joined), "%s/%s", comp_dir, file) < sizeof(joined))
+		file = joined;
 	if (strlen(file) >= sizeof(fbuf))
 		return intern(s, file);
 	normalize(file, fbuf);
@@ -593,11 +645,305 @@ static const char *report_path(struct mt_symbols *s, const char *file,
 
 /* ---- resolution ------------------------------------------------------------ */
 
-static int is_function(Dwarf_Die *die)
-{
-	int tag = dwarf_tag(die);
+/*
+ * ---- per-CU function index ----
+ * Walking a CU's DIE tree for every address (dwarf_getscopes) costs tens
+ * of microseconds in a big CU. Instead, the first address in a CU indexes
+ * it once: every subprogram and inlined subroutine with code, its enclosing
+ * function, and a flat sorted list of disjoint address ranges each mapped to
+ * the innermost function covering it. An address is then a binary search
+ * plus a walk up the parents; names and call sites are read on first use.
+ */
+struct fn_node {
+	Dwarf_Die die;
+	int32_t parent;           /* enclosing function node, or -1 */
+	uint8_t is_inline;        /* DW_TAG_inlined_subroutine */
+	uint8_t done;             /* name and call site read */
+	const char *name;
+	const char *call_file;
+	unsigned call_line;
+};
 
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+struct fn_range {
+	uint64_t lo, hi;          /* DWARF addresses, [lo, hi) */
+	int32_t node;
+	uint32_t depth;
+};
+
+struct cu_index {
+	Dwarf_Die cu;
+	const char *comp_dir;     /* as in DWARF, or NULL */
+	Dwarf_Files *files;       /* read on first call site */
+	int files_tried;
+	struct fn_node *nodes;
+	size_t nnodes, capnodes;
+	struct fn_range *ranges;  /* flat, disjoint, sorted */
+	size_t nranges;
+};
+
+/* Scratch while indexing one CU. */
+struct cu_build {
+	struct cu_index *ci;
+	struct fn_range *iv;      /* the raw, nested ranges */
+	size_t niv, capiv;
+	int nomem;
+};
+
+static void cu_index_free(struct cu_index *ci)
+{
+	if (!ci)
+		return;
+	free(ci->nodes);
+	free(ci->ranges);
+	free(ci);
+}
+
+/* Can this DIE (transitively) hold code-bearing function DIEs? */
+static int may_hold_functions(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return 1;
+	}
+	return 0;
+}
+
+static void index_children(struct cu_build *b, Dwarf_Die *parent,
+			   int32_t parent_node, uint32_t depth)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		int32_t node = parent_node;
+
+		if (!may_hold_functions(tag))
+			continue;
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			struct cu_index *ci = b->ci;
+			size_t first = b->niv;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (grow((void **)&b->iv, &b->capiv, b->niv + 1,
+					 sizeof(*b->iv)) < 0) {
+					b->nomem = 1;
+					return;
+				}
+				b->iv[b->niv].lo = lo;
+				b->iv[b->niv].hi = hi;
+				b->iv[b->niv].node = (int32_t)ci->nnodes;
+				b->iv[b->niv].depth = depth + 1;
+				b->niv++;
+			}
+			/* declarations and abstract instances have no code */
+			if (b->niv > first) {
+				struct fn_node *fn;
+
+				if (grow((void **)&ci->nodes, &ci->capnodes, ci->nnodes + 1,
+					 sizeof(*ci->nodes)) < 0) {
+					b->nomem = 1;
+					return;
+				}
+				fn = &ci->nodes[ci->nnodes];
+				memset(fn, 0, sizeof(*fn));
+				fn->die = child;
+				fn->parent = parent_node;
+				fn->is_inline = tag == DW_TAG_inlined_subroutine;
+				node = (int32_t)ci->nnodes++;
+			}
+		}
+		index_children(b, &child, node, depth + 1);
+		if (b->nomem)
+			return;
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+static int emit_range(struct cu_index *ci, size_t *cap, uint64_t lo,
+		      uint64_t hi, int32_t node)
+{
+	if (lo >= hi)
+		return 0;
+	if (ci->nranges && ci->ranges[ci->nranges - 1].node == node &&
+	    ci->ranges[ci->nranges - 1].hi == lo) {
+		ci->ranges[ci->nranges - 1].hi = hi;
+		return 0;
+	}
+	if (grow((void **)&ci->ranges, cap, ci->nranges + 1, sizeof(*ci->ranges)) < 0)
+		return MT_E_NOMEM;
+	ci->ranges[ci->nranges].lo = lo;
+	ci->ranges[ci->nranges].hi = hi;
+	ci->ranges[ci->nranges].node = node;
+	ci->nranges++;
+	return 0;
+}
+
+/*
+ * Flattens the nested ranges (sorted outer first) into disjoint ones owned
+ * by the innermost function: a sweep with a stack of open ranges.
+ */
+static int flatten(struct cu_build *b)
+{
+	struct cu_index *ci = b->ci;
+	struct fn_range *st = NULL;
+	size_t nst = 0, capst = 0, cap = 0, i;
+	uint64_t cur = 0;
+	int err = 0;
+
+	qsort(b->iv, b->niv, sizeof(*b->iv), range_cmp);
+	for (i = 0; i <= b->niv && !err; i++) {
+		uint64_t at = i < b->niv ? b->iv[i].lo : UINT64_MAX;
+
+		while (nst && st[nst - 1].hi <= at && !err) {
+			if (cur < st[nst - 1].hi)
+				err = emit_range(ci, &cap, cur, st[nst - 1].hi, st[nst - 1].node);
+			if (cur < st[nst - 1].hi)
+				cur = st[nst - 1].hi;
+			nst--;
+		}
+		if (i == b->niv || err)
+			break;
+		if (nst && cur < at)
+			err = emit_range(ci, &cap, cur, at, st[nst - 1].node);
+		if (cur < at)
+			cur = at;
+		if (!err && grow((void **)&st, &capst, nst + 1, sizeof(*st)) < 0)
+			err = MT_E_NOMEM;
+		if (!err)
+			st[nst++] = b->iv[i];
+	}
+	free(st);
+	return err;
+}
+
+/* The index of the CU cudie of module sm, built on first use; NULL if OOM. */
+static struct cu_index *cu_index_get(struct sym_module *sm, Dwarf_Die *cudie)
+{
+	uint64_t key = dwarf_dieoffset(cudie);
+	struct cu_build b;
+	struct cu_index *ci;
+	Dwarf_Attribute attr;
+	size_t j;
+
+	if ((sm->ncus + 1) * 2 > sm->capcus) {
+		size_t ncap = sm->capcus ? sm->capcus * 2 : 64, i;
+		struct cu_slot *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (i = 0; i < sm->capcus; i++) {
+			if (!sm->cus[i].ci)
+				continue;
+			j = hash64(sm->cus[i].off) & (ncap - 1);
+			while (n[j].ci)
+				j = (j + 1) & (ncap - 1);
+			n[j] = sm->cus[i];
+		}
+		free(sm->cus);
+		sm->cus = n;
+		sm->capcus = ncap;
+	}
+	j = hash64(key) & (sm->capcus - 1);
+	while (sm->cus[j].ci) {
+		if (sm->cus[j].off == key)
+			return sm->cus[j].ci;
+		j = (j + 1) & (sm->capcus - 1);
+	}
+
+	ci = calloc(1, sizeof(*ci));
+	if (!ci)
+		return NULL;
+	ci->cu = *cudie;
+	ci->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	memset(&b, 0, sizeof(b));
+	b.ci = ci;
+	index_children(&b, &ci->cu, -1, 0);
+	if (b.nomem || flatten(&b) < 0) {
+		free(b.iv);
+		cu_index_free(ci);
+		return NULL;
+	}
+	free(b.iv);
+	sm->cus[j].off = key;
+	sm->cus[j].ci = ci;
+	sm->ncus++;
+	return ci;
+}
+
+/* The innermost function node covering DWARF address a, or -1. */
+static int32_t cu_index_find(const struct cu_index *ci, uint64_t a)
+{
+	size_t lo = 0, hi = ci->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ci->ranges[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || a >= ci->ranges[lo - 1].hi)
+		return -1;
+	return ci->ranges[lo - 1].node;
+}
+
+/* Reads a node's name and, for an inlined one, its call site. */
+static int node_details(struct mt_symbols *s, struct cu_index *ci, struct fn_node *fn)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word fidx = 0, cline = 0;
+	const char *cfile = NULL;
+	int nomem = 0;
+
+	if (fn->done)
+		return 0;
+	fn->name = die_name(s, &fn->die, &nomem);
+	if (fn->is_inline) {
+		if (!ci->files_tried) {
+			ci->files_tried = 1;
+			if (dwarf_getsrcfiles(&ci->cu, &ci->files, NULL) != 0)
+				ci->files = NULL;
+		}
+		if (ci->files &&
+		    dwarf_formudata(dwarf_attr(&fn->die, DW_AT_call_file, &attr), &fidx) == 0)
+			cfile = dwarf_filesrc(ci->files, fidx, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&fn->die, DW_AT_call_line, &attr), &cline) == 0)
+			fn->call_line = (unsigned)cline;
+		if (cfile && !(fn->call_file = report_path(s, cfile, ci->comp_dir)))
+			nomem = 1;
+	}
+	if (nomem)
+		return MT_E_NOMEM;
+	fn->done = 1;
+	return 0;
 }
 
 #define MAX_INLINE 64
@@ -611,13 +957,12 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 {
 	const uint64_t pc = ip - 1;
 	const char *modpath = intern(s, sm->path);
-	Dwarf_Die *cudie, *scopes = NULL, *chain = NULL;
+	struct cu_index *ci = NULL;
+	Dwarf_Die *cudie;
 	Dwarf_Addr bias = 0;
-	Dwarf_Files *files = NULL;
-	const char *comp_dir = NULL;
 	Dwfl_Line *line;
-	Dwarf_Attribute attr;
-	int nscopes, nchain = 0, n = 0, i, nomem = 0;
+	int32_t node = -1;
+	int n = 0, i, nomem = 0;
 
 	if (!modpath)
 		return MT_E_NOMEM;
@@ -634,51 +979,30 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 
 	cudie = dwfl_module_addrdie(sm->mod, pc, &bias);
 	if (cudie) {
-		comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
-		nscopes = dwarf_getscopes(cudie, pc - bias, &scopes);
-		if (nscopes > 0) {
-			/*
-			 * dwarf_getscopes continues past an inlined scope with
-			 * its abstract origin's parents; the concrete nesting
-			 * (who it was inlined into) comes from the DIE tree.
-			 */
-			nchain = dwarf_getscopes_die(&scopes[0], &chain);
-			if (nchain < 0)
-				nchain = 0;
-		}
-		free(scopes);
+		ci = cu_index_get(sm, cudie);
+		if (!ci)
+			return MT_E_NOMEM;
+		node = cu_index_find(ci, pc - bias);
 	}
-	for (i = 0; i < nchain && n < MAX_INLINE; i++) {
-		Dwarf_Die *die = &chain[i];
+	/*
+	 * Innermost first: each inlined function's call site is where its
+	 * caller (the enclosing function node) stands.
+	 */
+	while (node >= 0 && n < MAX_INLINE) {
+		struct fn_node *fn = &ci->nodes[node];
 
-		if (!is_function(die))
-			continue;
-		out[n].function = die_name(s, die, &nomem);
+		if (node_details(s, ci, fn) < 0)
+			return MT_E_NOMEM;
+		out[n].function = fn->name;
 		if (n > 0)
 			out[n - 1].inlined = 1;
 		n++;
-		if (dwarf_tag(die) == DW_TAG_subprogram)
+		if (!fn->is_inline || fn->parent < 0 || n == MAX_INLINE)
 			break;
-		/* an inlined scope: its call site is the caller's position */
-		if (n < MAX_INLINE) {
-			Dwarf_Word fidx = 0, cline = 0;
-			const char *cfile = NULL;
-
-			if (!files && dwarf_getsrcfiles(cudie, &files, NULL) != 0)
-				files = NULL;
-			if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &fidx) == 0 &&
-			    files)
-				cfile = dwarf_filesrc(files, fidx, NULL, NULL);
-			dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &cline);
-			if (cfile) {
-				out[n].file = report_path(s, cfile, comp_dir);
-				if (!out[n].file)
-					nomem = 1;
-			}
-			out[n].line = (unsigned)cline;
-		}
+		out[n].file = fn->call_file;
+		out[n].line = fn->call_line;
+		node = fn->parent;
 	}
-	free(chain);
 
 	if (n == 0 || !out[0].function) {
 		/* no DWARF function: the ELF symbol table names it */
@@ -703,7 +1027,7 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 		if (file && out[0].function) {
 			const char *cd = dwfl_line_comp_dir(line);
 
-			out[0].file = report_path(s, file, cd ? cd : comp_dir);
+			out[0].file = report_path(s, file, cd ? cd : ci ? ci->comp_dir : NULL);
 			if (!out[0].file)
 				nomem = 1;
 			out[0].line = lineno > 0 ? (unsigned)lineno : 0;
