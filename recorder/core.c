@@ -61,7 +61,6 @@ static struct {
 	uint32_t nsnap;
 	uint64_t prev_live;
 	int said;             /* the "recording stopped" message was printed */
-	int exit_status;
 	int exec_pending;     /* END(EXEC) written, exec under way */
 	off_t exec_off;       /* file size before it */
 	sem_t snap_sem;
@@ -358,10 +357,19 @@ void mt_rec_exit_now(int status)
 	mt_tls.guard--;
 }
 
+/*
+ * The end of a normal exit. The handler is registered by the constructor,
+ * which ld.so runs before the program's _start registers _dl_fini with
+ * atexit, so it runs after the program's atexit handlers, its C++ static
+ * destructors and every ELF destructor (this library's included): their
+ * frees are all recorded, as memcheck counts them.
+ */
 static void on_exit_cb(int status, void *arg)
 {
 	(void)arg;
-	S.exit_status = status;
+	mt_tls.guard++;
+	finish(MT_END_EXIT, status, 1);
+	mt_tls.guard--;
 }
 
 static const int fatal_always[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
@@ -584,18 +592,5 @@ __attribute__((constructor)) static void mt_ctor(void)
 		if (S.cfg.snapshot_signal || S.cfg.snapshot_interval_ns)
 			start_helper();
 	}
-	mt_tls.guard--;
-}
-
-/*
- * The library's destructor runs in _dl_fini, after the program's atexit
- * handlers, C++ static destructors and the destructors of every object
- * initialized after this one (the program and its libraries), so their
- * frees are recorded; the status was kept by the on_exit handler.
- */
-__attribute__((destructor)) static void mt_dtor(void)
-{
-	mt_tls.guard++;
-	finish(MT_END_EXIT, S.exit_status, 1);
 	mt_tls.guard--;
 }
