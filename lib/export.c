@@ -449,9 +449,19 @@ int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t
 		const struct mt_massif_snap *s = &snaps[i];
 
 		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
-		fprintf(out, "time=%" PRIu64 "\nmem_heap_B=%" PRIu64 "\n"
+		/* ms with up to 6 decimals: short runs keep their shape */
+		fprintf(out, "time=%" PRIu64, s->time_ns / 1000000);
+		if (s->time_ns % 1000000) {
+			char frac[8];
+			int k = snprintf(frac, sizeof(frac), "%06u", (unsigned)(s->time_ns % 1000000));
+
+			while (k > 0 && frac[k - 1] == '0')
+				frac[--k] = 0;
+			fprintf(out, ".%s", frac);
+		}
+		fprintf(out, "\nmem_heap_B=%" PRIu64 "\n"
 			"mem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
-			s->time_ns / 1000000, s->heap_bytes,
+			s->heap_bytes,
 			s->peak ? "peak" : s->tree ? "detailed" : "empty");
 		if (s->tree)
 			massif_node(mt_tree_root(s->tree), 0, threshold_pct,

@@ -64,7 +64,8 @@ struct mt_massif_snap {
 
 /*
  * A massif.out file: "desc:" (one line), "cmd:", "time_unit: ms", then the
- * snapshots (times in ms, in the order given: sorted by the caller), each
+ * snapshots (times in ms, with up to 6 decimals: ns resolution, in the
+ * order given: sorted by the caller), each
  * detailed one with its tree in massif's "nK: BYTES 0xADDR: function
  * (file:line)" layout, one space of indentation per level, children by
  * bytes, those below threshold_pct folded as massif does. Returns 0 or

@@ -317,8 +317,9 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 	c = mt_tree_node_cost(mt_tree_root(t));
 	section(rp);
 	if (temporary)
-		fprintf(rp->out, "%s: %s allocations (%sB)\n", name,
-			mt_export_number(b1, c->blocks, 0), mt_export_number(b2, c->bytes, 0));
+		fprintf(rp->out, "%s: %s allocation%s (%sB)\n", name,
+			mt_export_number(b1, c->blocks, 0), c->blocks == 1 ? "" : "s",
+			mt_export_number(b2, c->bytes, 0));
 	else
 		fprintf(rp->out, "%s: %sB\n", name, mt_export_number(b1, c->bytes, diff));
 	rc = mt_export_text(t, &to, rp->out);
@@ -413,11 +414,11 @@ static int text_timeline(struct report *rp)
 			fprintf(rp->out, "%9s|", "");
 		fprintf(rp->out, "%.*s\n", TIMELINE_COLS, grid[r]);
 	}
-	fprintf(rp->out, "%9d +", 0);
+	fprintf(rp->out, "%8d +", 0);
 	for (int c = 0; c < TIMELINE_COLS; c++)
 		fputc('-', rp->out);
 	fputs("->s\n", rp->out);
-	fprintf(rp->out, "%9d %*.3f\n", 0, TIMELINE_COLS, (double)t1 / 1e9);
+	fprintf(rp->out, "%9s0%*.3f\n", "", TIMELINE_COLS, (double)t1 / 1e9);
 	fputc('\n', rp->out);
 	if (!st->nsnapshots) {
 		fputs("no snapshots\n", rp->out);
@@ -657,6 +658,8 @@ int mt_report_write(struct mt_replay *r, const struct mt_report_opts *o, FILE *o
 		if (rc < 0)
 			goto out;
 	}
+	if (o->on_progress)
+		o->on_progress(o->progress_ctx, 0, 0);
 	if (massif)
 		rc = write_massif(&rp);
 	else if (text)

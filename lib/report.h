@@ -55,6 +55,8 @@ struct mt_report_opts {
 	/*
 	 * Called during each replay (mt_replay_ops.on_progress) when not NULL:
 	 * the CLI draws a progress bar (viewer/progress.h); lib/ never draws.
+	 * Called once more with done = total = 0 after the last replay, before
+	 * anything is written to out: time to erase the bar.
 	 */
 	void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;

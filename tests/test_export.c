@@ -292,7 +292,7 @@ static void test_json(void **state)
 static void test_massif(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_massif_snap sn[2] = { { 0, 0, NULL, 0 }, { 5400000, 8960, NULL, 1 } };
+	struct mt_massif_snap sn[2] = { { 0, 0, NULL, 0 }, { 5400100, 8960, NULL, 1 } };
 	const char *want =
 	"desc: memtrail report --format massif\n"
 	"cmd: ./sample a b\n"
@@ -300,7 +300,7 @@ static void test_massif(void **state)
 	"#-----------\nsnapshot=0\n#-----------\n"
 	"time=0\nmem_heap_B=0\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=empty\n"
 	"#-----------\nsnapshot=1\n#-----------\n"
-	"time=5\nmem_heap_B=8960\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=peak\n"
+	"time=5.4001\nmem_heap_B=8960\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=peak\n"
 	"n5: 8960 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
 	" n1: 4096 0x1082: test_calloc() (sample.cpp:82)\n"
 	"  n1: 4096 0x1242: main (sample.cpp:242)\n"
