@@ -91,7 +91,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 
 	if (!mt_view_app_stale(app))
 		return 0;
-	if (app->mode == MT_VIEW_DIFF && !mark)
+	if (!mark)
 		mark = &start;
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
 			       app->sort, &t, &app->total);

@@ -209,18 +209,48 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 			x = x0;
 		put(l->graph_top, x, C_PEAK, buf);
 	}
-	/* markers: snapshot numbers, the mark, the cursor */
+	/*
+	 * markers: snapshot numbers (pushed apart when several fall in one
+	 * column, one blank between), the mark, and the cursor in reverse
+	 * video over whatever is there
+	 */
 	fill(l->marks_row, 0, C_NORMAL);
 	put(l->marks_row, 0, C_AXIS, "    snap |");
-	for (size_t i = 0; i < mt_series_nsnapshots(s); i++) {
-		const struct mt_series_snap *sn = mt_series_snapshot(s, i);
+	{
+		size_t ns = mt_series_nsnapshots(s);
+		int *pos = calloc(ns ? ns : 1, sizeof(*pos));
+		int *len = calloc(ns ? ns : 1, sizeof(*len));
 
-		snprintf(buf, sizeof(buf), "%u", sn->index);
-		put(l->marks_row, x0 + (int)mt_view_timeline_snapshot_col(app->tl, i), C_SNAP, buf);
+		for (size_t i = 0; pos && len && i < ns; i++) {
+			const struct mt_series_snap *sn = mt_series_snapshot(s, i);
+
+			len[i] = snprintf(buf, sizeof(buf), "%u", sn->index);
+			pos[i] = (int)mt_view_timeline_snapshot_col(app->tl, i);
+			if (i && pos[i] < pos[i - 1] + len[i - 1] + 1)
+				pos[i] = pos[i - 1] + len[i - 1] + 1;
+		}
+		for (size_t i = ns, limit = n + 1; pos && len && i-- > 0;) {
+			if (pos[i] + len[i] + 1 > (int)limit)
+				pos[i] = (int)limit - len[i] - 1;
+			limit = (size_t)(pos[i] > 0 ? pos[i] : 0);
+		}
+		for (size_t i = 0; pos && len && i < ns; i++) {
+			snprintf(buf, sizeof(buf), "%u", mt_series_snapshot(s, i)->index);
+			if (pos[i] >= 0)
+				put(l->marks_row, x0 + pos[i], C_SNAP, buf);
+		}
+		free(pos);
+		free(len);
 	}
 	if (mark)
 		put(l->marks_row, x0 + (int)markc, C_MARK, "M");
-	put(l->marks_row, x0 + (int)cur, C_CURSOR, "^");
+	if (x0 + (int)cur < COLS) {
+		chtype under = mvinch(l->marks_row, x0 + (int)cur) & A_CHARTEXT;
+
+		attrset(attrs[C_CURSOR]);
+		mvaddch(l->marks_row, x0 + (int)cur, under == ' ' ? '^' : under);
+		attrset(A_NORMAL);
+	}
 	/* x axis: time at the start, the middle and the end */
 	fill(l->xaxis_row, 0, C_NORMAL);
 	put(l->xaxis_row, 0, C_AXIS, "    time |");
@@ -338,8 +368,11 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		c_row = top + (size_t)y == sel ? C_SEL
 		      : plus && c->bytes > 0 ? C_GROWN
 		      : plus && c->bytes < 0 ? C_SHRUNK : C_NORMAL;
-		if (c_row == C_SEL)
+		if (c_row == C_SEL) {
+			/* a '>' too, for terminals without reverse video */
+			line[0] = '>';
 			fill(l->tree_top + y, 0, C_SEL);
+		}
 		put(l->tree_top + y, 0, c_row, line);
 	}
 }
@@ -361,16 +394,15 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 		return;
 	}
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
-	snprintf(line, sizeof(line), " %s | %s | %s %s %s B | %s | peak %s B | leaked %s B | %s | ? help",
-		 base ? base + 1 : app->file,
-		 mt_view_data_command(app->data),
+	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | leaked %s B | %s | %s | ?: help",
 		 what,
 		 mt_view_fmt_time(t, sizeof(t), cur->time_ns),
 		 mt_view_fmt_count(live, sizeof(live), (int64_t)cursor_bytes(app), 0),
 		 mt_view_mode_name(app->mode),
 		 mt_view_fmt_count(pk, sizeof(pk), st->peak_bytes, 0),
 		 mt_view_fmt_count(lk, sizeof(lk), st->end_bytes, 0),
-		 app->focus_timeline ? "timeline" : "tree");
+		 base ? base + 1 : app->file,
+		 mt_view_data_command(app->data));
 	if (computing)
 		snprintf(line, sizeof(line), " computing the tree at %s ...", what);
 	else if (app->msg[0])

@@ -52,11 +52,19 @@ char *mt_view_fmt_size(char *buf, size_t size, uint64_t bytes)
 
 char *mt_view_fmt_time(char *buf, size_t size, uint64_t ns)
 {
-	double s = (double)ns / 1e9;
+	double v = (double)ns;
 
-	if (s < 1000)
-		snprintf(buf, size, "%.3fs", s);
+	if (ns == 0)
+		snprintf(buf, size, "0s");
+	else if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.3gus", v / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.4gms", v / 1e6);
+	else if (ns < 1000000000000ull)
+		snprintf(buf, size, "%.3fs", v / 1e9);
 	else
-		snprintf(buf, size, "%.1fs", s);
+		snprintf(buf, size, "%.0fs", v / 1e9);
 	return buf;
 }

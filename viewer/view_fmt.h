@@ -17,7 +17,7 @@ char *mt_view_fmt_count(char *buf, size_t size, int64_t v, int plus);
 /* "0 B", "512 B", "1.5 KiB", "362 KiB", "12.0 MiB", "3.25 GiB". Returns buf. */
 char *mt_view_fmt_size(char *buf, size_t size, uint64_t bytes);
 
-/* A time since the start: "0.000s", "12.345s", "1234.5s". Returns buf. */
+/* A time since the start: "0s", "850ns", "12.5us", "1.234ms", "12.345s". Returns buf. */
 char *mt_view_fmt_time(char *buf, size_t size, uint64_t ns);
 
 #endif
