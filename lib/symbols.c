@@ -672,6 +672,8 @@ struct fn_range {
 
 struct cu_index {
 	Dwarf_Die cu;
+	Dwarf_Addr bias;          /* module address - DWARF address */
+	int cplusplus;            /* a C++ compilation unit */
 	const char *comp_dir;     /* as in DWARF, or NULL */
 	Dwarf_Files *files;       /* read on first call site */
 	int files_tried;
@@ -688,6 +690,18 @@ struct cu_build {
 	size_t niv, capiv;
 	int nomem;
 };
+
+static int is_cplusplus(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		return 1;
+	}
+	return 0;
+}
 
 static void cu_index_free(struct cu_index *ci)
 {
@@ -881,6 +895,7 @@ static struct cu_index *cu_index_get(struct sym_module *sm, Dwarf_Die *cudie)
 	if (!ci)
 		return NULL;
 	ci->cu = *cudie;
+	ci->cplusplus = is_cplusplus(cudie);
 	ci->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 	memset(&b, 0, sizeof(b));
 	b.ci = ci;
@@ -916,7 +931,35 @@ static int32_t cu_index_find(const struct cu_index *ci, uint64_t a)
 }
 
 /* Reads a node's name and, for an inlined one, its call site. */
-static int node_details(struct mt_symbols *s, struct cu_index *ci, struct fn_node *fn)
+/*
+ * GCC gives C++ functions with internal linkage (static, anonymous
+ * namespace) no DW_AT_linkage_name; the ELF symbol at their entry still has
+ * the mangled name, which shows the parameters ("grow_vector()") like every
+ * other C++ frame. NULL when there is none.
+ */
+static const char *cxx_symbol_name(struct mt_symbols *s, Dwfl_Module *mod,
+				   Dwarf_Addr bias, Dwarf_Die *die, int *nomem)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr entry;
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name, *r;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_entrypc(die, &entry) != 0)
+		return NULL;
+	name = dwfl_module_addrinfo(mod, entry + bias, &off, &sym, NULL, NULL, NULL);
+	if (!name || off != 0 || name[0] != '_' || name[1] != 'Z')
+		return NULL;
+	r = demangled(s, name);
+	if (!r)
+		*nomem = 1;
+	return r;
+}
+
+static int node_details(struct mt_symbols *s, struct sym_module *sm,
+			struct cu_index *ci, struct fn_node *fn)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word fidx = 0, cline = 0;
@@ -925,7 +968,10 @@ static int node_details(struct mt_symbols *s, struct cu_index *ci, struct fn_nod
 
 	if (fn->done)
 		return 0;
-	fn->name = die_name(s, &fn->die, &nomem);
+	if (!fn->is_inline && ci->cplusplus)
+		fn->name = cxx_symbol_name(s, sm->mod, ci->bias, &fn->die, &nomem);
+	if (!fn->name && !nomem)
+		fn->name = die_name(s, &fn->die, &nomem);
 	if (fn->is_inline) {
 		if (!ci->files_tried) {
 			ci->files_tried = 1;
@@ -982,6 +1028,7 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 		ci = cu_index_get(sm, cudie);
 		if (!ci)
 			return MT_E_NOMEM;
+		ci->bias = bias;
 		node = cu_index_find(ci, pc - bias);
 	}
 	/*
@@ -991,7 +1038,7 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 	while (node >= 0 && n < MAX_INLINE) {
 		struct fn_node *fn = &ci->nodes[node];
 
-		if (node_details(s, ci, fn) < 0)
+		if (node_details(s, sm, ci, fn) < 0)
 			return MT_E_NOMEM;
 		out[n].function = fn->name;
 		if (n > 0)

@@ -14,3 +14,16 @@ extern "C" void fx_vec_push(std::vector<int> *v, int x)
 {
 	v->push_back(x);
 }
+
+/* internal linkage: DWARF has no linkage name, the ELF symbol has one */
+static __attribute__((noinline)) void fx_static(void (*cb)(), long n)
+{
+	cb(); /* MARK:static_call */
+	(void)n;
+}
+
+extern "C" void fx_cxx_static(void (*cb)());
+extern "C" void fx_cxx_static(void (*cb)())
+{
+	fx_static(cb, 1);
+}
