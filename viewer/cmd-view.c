@@ -131,9 +131,6 @@ int cmd_view(int argc, char **argv)
 	}
 	if (!file)
 		file = "memtrail.data";
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		die("view needs a terminal (memtrail report prints the same trees)");
-
 	/* load everything before the screen starts: errors stay readable */
 	if (access(file, R_OK) < 0)
 		die("%s: %s", file, strerror(errno));
@@ -145,6 +142,10 @@ int cmd_view(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	if (rc < 0)
 		die("%s: %s", file, log_error(rc, off, buf, sizeof(buf)));
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		mt_view_data_free(data);
+		die("view needs a terminal (memtrail report prints the same trees)");
+	}
 	end = mt_view_data_end(data);
 	if (end->truncated)
 		warning("%s truncated after %" PRIu64 " events", file, end->events);

@@ -177,7 +177,7 @@ int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *prog
 	if (rc < 0)
 		goto fail;
 	/* A log unreadable from its first chunk is an error, not an empty run. */
-	if (d->end.error && !d->end.events && !d->end.good_bytes) {
+	if (d->end.error && !d->end.events) {
 		rc = d->end.error;
 		if (err_offset)
 			*err_offset = d->end.error_offset;
