@@ -855,8 +855,8 @@ static double now(void)
 /*
  * Cost per distinct address: every 16th byte of every libc function (tens of
  * thousands of ips), then all of them again from the cache, in CPU time
- * (the machine is shared). Printed, not
- * asserted: the machine's speed is not the code's property.
+ * (the machine is shared). Printed, not asserted: the machine's speed is
+ * not the code's property.
  */
 static void test_libc_timing(void **state)
 {

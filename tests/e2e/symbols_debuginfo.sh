@@ -1,0 +1,85 @@
+#!/bin/sh
+# symbols_debuginfo.sh - end-to-end: a stripped program whose debug info is
+# separate is reported with function and file:line, found (1) by build-id in
+# a directory named by MEMTRAIL_DEBUGINFO_PATH, (2) by .gnu_debuglink in
+# .debug/ next to the program. Controls: without the debug directory the
+# stripped program has no names.
+#
+# Not for: build-id mismatches (symbols_buildid.sh).
+. "$(dirname "$0")/lib.sh"
+
+# The number of the first line of FILE ($1) matching the grep regex $2.
+sym_line() {
+	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
+}
+
+# Checks that the fixed strings $2... occur in FILE $1 on lines in this
+# order, each after the previous one; mt_fail and non-zero if not.
+sym_chain() {
+	_f=$1; shift
+	_after=0
+	for _s in "$@"; do
+		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
+			awk -v a="$_after" '$1 > a { print; exit }')
+		if [ -z "$_n" ]; then
+			mt_fail "no line '$_s' after line $_after of $_f"
+			return 1
+		fi
+		_after=$_n
+	done
+	return 0
+}
+mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
+mt_need_cmd cc objcopy readelf
+
+cd "$MT_TMP" || exit 1
+cat >prog.c <<'SRC'
+#include <stdlib.h>
+void *leak_here(void);
+__attribute__((noinline)) void *leak_here(void)
+{
+	return malloc(100); /* MARK:leak */
+}
+int main(void)
+{
+	return leak_here() == NULL; /* MARK:main */
+}
+SRC
+l_leak=$(sym_line prog.c 'MARK:leak')
+l_main=$(sym_line prog.c 'MARK:main')
+unset MEMTRAIL_DEBUGINFO_PATH
+
+# (1) by build-id
+cc -g -O0 -o prog prog.c && objcopy --only-keep-debug prog prog.debug &&
+	objcopy --strip-all prog || mt_fail "cannot build prog"
+id=$(readelf -n prog | sed -n 's/.*Build ID: //p')
+[ -n "$id" ] || mt_skip "no build-id in prog"
+d=$(echo "$id" | cut -c1-2); rest=$(echo "$id" | cut -c3-)
+mkdir -p "dbg/.build-id/$d" && mv prog.debug "dbg/.build-id/$d/$rest.debug"
+mt_record a.data rec "$MT_TMP/prog"
+[ "$(cat rec.rc)" = 0 ] || mt_fail "record exited $(cat rec.rc): $(cat rec.err)"
+
+timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks a.data >plain.txt 2>plain.err
+cat plain.txt plain.err
+grep -q 'leak_here' plain.txt && mt_fail "stripped prog named without its debug info"
+grep -q 'prog+0x' plain.txt && mt_ok "stripped prog: prog+0xOFF frames" ||
+	mt_fail "no prog+0xOFF frame for the stripped program"
+
+MEMTRAIL_DEBUGINFO_PATH=$MT_TMP/dbg timeout "$MT_TIMEOUT" "$MEMTRAIL" report 	--show-leaks a.data >bid.txt 2>bid.err
+cat bid.txt bid.err
+sym_chain bid.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+	mt_ok "by build-id: leak_here:$l_leak <- main:$l_main"
+
+# (2) by .gnu_debuglink, no build-id at all
+mkdir -p link/.debug
+cc -g -O0 -Wl,--build-id=none -o link/prog prog.c &&
+	objcopy --only-keep-debug link/prog link/.debug/prog.debug &&
+	objcopy --strip-all --add-gnu-debuglink=link/.debug/prog.debug link/prog ||
+	mt_fail "cannot build link/prog"
+mt_record b.data recb "$MT_TMP/link/prog"
+[ "$(cat recb.rc)" = 0 ] || mt_fail "record exited $(cat recb.rc): $(cat recb.err)"
+timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks b.data >link.txt 2>link.err
+cat link.txt link.err
+sym_chain link.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+	mt_ok "by debuglink: leak_here:$l_leak <- main:$l_main"
+mt_finish
