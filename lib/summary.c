@@ -20,6 +20,8 @@ struct mt_summary {
 	size_t snapcap;
 	uint64_t live_bytes, live_blocks;
 	int nomem;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 struct mt_summary *mt_summary_new(void)
@@ -137,7 +139,16 @@ static void on_end(void *ctx, const struct mt_end *e)
 	s->info.truncated = e->truncated;
 }
 
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct mt_summary *s = ctx;
+
+	if (s->progress)
+		s->progress(s->progress_ctx, done, total);
+}
+
 static const struct mt_replay_ops summary_ops = {
+	.on_progress = on_progress,
 	.on_header = on_header,
 	.on_thread = on_thread,
 	.on_alloc = on_alloc,
@@ -160,6 +171,13 @@ int mt_summary_run(struct mt_summary *s, struct mt_replay *r)
 	if (s->nomem)
 		return MT_E_NOMEM;
 	return rc < 0 ? rc : 0;
+}
+
+void mt_summary_set_progress(struct mt_summary *s,
+			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx)
+{
+	s->progress = fn;
+	s->progress_ctx = ctx;
 }
 
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s)

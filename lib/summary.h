@@ -64,6 +64,13 @@ const struct mt_replay_ops *mt_summary_ops(void);
  */
 int mt_summary_run(struct mt_summary *s, struct mt_replay *r);
 
+/*
+ * Passes the replay's progress to fn(ctx, bytes_done, bytes_total) during
+ * mt_summary_run (fn NULL: none).
+ */
+void mt_summary_set_progress(struct mt_summary *s,
+			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+
 /* The figures so far; owned by s. */
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s);
 

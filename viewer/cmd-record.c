@@ -418,7 +418,8 @@ program:
 	prog = st.argv[st.i];
 	prog_path = find_program(prog);
 	if (!prog_path)
-		die_usage("%s: %s", prog, errno == ENOENT ? "command not found" : strerror(errno));
+		die_usage("%s: %s", prog, errno == ENOENT && !strchr(prog, '/')
+			  ? "command not found" : strerror(errno));
 	if (!tmpl)
 		tmpl = getenv("MEMTRAIL_OUTPUT");
 	if (!tmpl || !*tmpl)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "error.h"
 #include "replay.h"
 #include "report.h"
@@ -138,6 +139,7 @@ int cmd_report(int argc, char **argv)
 	int summary = 0, id, rc, status = 0;
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
+	struct mt_progress prog;
 	struct mt_replay *r;
 	struct mt_summary *s;
 	FILE *out = stdout;
@@ -196,8 +198,10 @@ int cmd_report(int argc, char **argv)
 		o.show = MT_SHOW_MAXIMUM | MT_SHOW_LEAKS;
 		summary = o.format == MT_FORMAT_TEXT;
 	}
-	if (summary && o.format != MT_FORMAT_TEXT && (o.format != MT_FORMAT_JSON || o.show))
-		die_usage("--summary is text or --format json, and json cannot mix it with trees");
+	if (summary && o.format != MT_FORMAT_TEXT && o.format != MT_FORMAT_JSON)
+		die_usage("--summary is written as --format text or json only");
+	if (summary && o.format == MT_FORMAT_JSON && o.show)
+		die_usage("--format json: --summary cannot be combined with trees (one JSON object each)");
 
 	r = open_log(file);
 	if (outpath) {
@@ -207,13 +211,18 @@ int cmd_report(int argc, char **argv)
 	}
 	o.warn = warn_once;
 	o.warn_ctx = &warned;
+	mt_progress_init(&prog, stderr);
 	o.progress = isatty(STDERR_FILENO);
+	o.on_progress = mt_progress_update;
+	o.progress_ctx = &prog;
 
 	if (summary) {
 		s = mt_summary_new();
 		if (!s)
 			die("out of memory");
+		mt_summary_set_progress(s, mt_progress_update, &prog);
 		rc = mt_summary_run(s, r);
+		mt_progress_clear(&prog);
 		if (rc < 0)
 			die("%s: %s", file, mt_strerror(rc));
 		if (o.format == MT_FORMAT_JSON)
@@ -229,6 +238,7 @@ int cmd_report(int argc, char **argv)
 	if (o.show) {
 		fflush(out);
 		rc = mt_report_write(r, &o, out);
+		mt_progress_clear(&prog);
 		if (rc == MT_E_NOTFOUND)
 			die("--diff: no such point in %s", file);
 		if (rc < 0)
