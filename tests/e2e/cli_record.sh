@@ -70,7 +70,7 @@ grep -q '^memtrail: [1-9][0-9,]* allocations, .* pre.data written' e && mt_ok "r
 # a warning, its status kept.
 static=""
 for p in /sbin/ldconfig /usr/sbin/ldconfig; do
-	[ -x "$p" ] && file -L "$p" 2>/dev/null | grep -q 'statically linked' && static=$p && break
+	[ -x "$p" ] && readelf -lW "$p" >/dev/null 2>&1 && ! readelf -lW "$p" | grep -q INTERP && static=$p && break
 done
 if [ -n "$static" ]; then
 	rec "static program" 0 -o static.data "$static" -p
