@@ -119,9 +119,13 @@ static long print_kids(struct text *x, const struct mt_tree_node *n, int top_lev
 	for (size_t i = 0; i < nk; i++) {
 		const struct mt_tree_node *k = mt_tree_node_child(n, i);
 
-		if (significant(x, key_of(x, k))) {
-			if (top_level && x->o->top && nshown >= x->o->top)
-				continue;
+		if (top_level && x->o->top) {
+			/* --top N: the N largest entries, nothing folded */
+			if (nshown < x->o->top) {
+				shown[i] = 1;
+				nshown++;
+			}
+		} else if (significant(x, key_of(x, k))) {
 			shown[i] = 1;
 			nshown++;
 		} else {

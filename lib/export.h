@@ -15,7 +15,8 @@ struct mt_tree;
 /* How mt_export_text prints a tree. */
 struct mt_text_opts {
 	double threshold_pct;   /* siblings below this share of the total fold into one line */
-	unsigned top;           /* top-level entries printed; 0 = all */
+	unsigned top;           /* top-level entries printed (the largest, whatever
+				   the threshold; the others are left out); 0 = all */
 	int signed_figures;     /* a diff: "+1,200B", "-3x", "+12.50%"; percentages of
 				   the gross change (mt_tree_gross) */
 	int by_blocks;          /* percentages and threshold on blocks instead of bytes
