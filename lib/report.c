@@ -408,11 +408,15 @@ static int text_timeline(struct report *rp)
 		(double)st->peak_time_ns / 1e9);
 	fprintf(rp->out, "%9s\n", unit);
 	for (int r = 0; r < TIMELINE_ROWS; r++) {
+		int w = TIMELINE_COLS;
+
+		while (w > 0 && grid[r][w - 1] == ' ')
+			w--;
 		if (r == 0)
 			fprintf(rp->out, "%9.1f^", (double)peak / div);
 		else
 			fprintf(rp->out, "%9s|", "");
-		fprintf(rp->out, "%.*s\n", TIMELINE_COLS, grid[r]);
+		fprintf(rp->out, "%.*s\n", w, grid[r]);
 	}
 	fprintf(rp->out, "%8d +", 0);
 	for (int c = 0; c < TIMELINE_COLS; c++)
@@ -448,6 +452,10 @@ static int write_text(struct report *rp, const struct mt_profile *empty)
 		return rc;
 	if (o->show & MT_SHOW_LEAKS && (rc = text_tree(rp, "leaked", rp->end, 0, 0)) < 0)
 		return rc;
+	if (o->show & (MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS) && !st->nsnapshots) {
+		section(rp);
+		fputs("no snapshots\n", rp->out);
+	}
 	if (o->show & MT_SHOW_SNAPSHOTS) {
 		for (size_t i = 0; i < st->nsnapshots; i++) {
 			snapshot_name(&st->snapshots[i], name, sizeof(name));
