@@ -179,7 +179,7 @@ has tl.txt "timeline: peak 362,624B in 23 blocks at"
 python3 - tl.txt <<'EOF' || mt_fail "timeline layout"
 import sys
 lines = open(sys.argv[1]).read().split("\n")
-graph = [l for l in lines if len(l) > 10 and l[9] in "^|"]
+graph = [l for l in lines if len(l) >= 10 and l[9] in "^|"]
 assert len(graph) == 20, "20 rows, got %d" % len(graph)
 cols = [set(l[10:82]) for l in graph]
 peak_cols = {i for l in graph for i, c in enumerate(l[10:]) if c == "#"}
