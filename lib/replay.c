@@ -739,7 +739,8 @@ int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	}
 	r->end.time_ns = r->time;
 	r->end.events = r->events;
-	r->end.truncated = r->end.error != 0 || !r->end.clean;
+	r->end.stopped = ret == 1;
+	r->end.truncated = r->end.error != 0 || (!r->end.clean && !r->end.stopped);
 	if (ops->on_progress && ret == 0)
 		ops->on_progress(ctx, total, total);
 	if (ops->on_end)

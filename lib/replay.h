@@ -82,6 +82,7 @@ struct mt_end {
 	const char *stop_reason; /* STOP record's reason, or NULL */
 	int error;            /* MT_E_* that stopped reading (0: none, or only END missing) */
 	uint64_t error_offset; /* file offset of the chunk (or record) at fault */
+	int stopped;          /* a callback stopped the run early: clean/truncated unknown */
 };
 
 /*

@@ -398,6 +398,14 @@ static void test_early_stop(void **state)
 	assert_int_equal(f->rec.n, 4);
 	assert_int_equal(f->rec.ends, 1);
 	assert_int_equal(f->rec.end.events, 4);
+	assert_int_equal(f->rec.end.stopped, 1);
+	assert_int_equal(f->rec.end.truncated, 0);
+	/* Run to the end: the same replay is whole and clean. */
+	rec_reset(&f->rec);
+	assert_int_equal(mt_replay_run(r, &ops, &f->rec), 0);
+	assert_int_equal(f->rec.n, 10);
+	assert_int_equal(f->rec.end.stopped, 0);
+	assert_int_equal(f->rec.end.clean, 1);
 	mt_replay_free(r);
 	tl_free(t);
 }

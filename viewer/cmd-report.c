@@ -244,7 +244,17 @@ int cmd_report(int argc, char **argv)
 		if (rc < 0)
 			die("%s: %s", file, mt_strerror(rc));
 	}
-	/* The truncation warning once, here, whoever replayed the log. */
+	/*
+	 * The truncation warning once, here, whoever replayed the log. A run
+	 * stopped early (at the peak, say) cannot tell: read to the end then.
+	 */
+	if (mt_replay_end(r)->stopped) {
+		static const struct mt_replay_ops none;
+
+		rc = mt_replay_run(r, &none, NULL);
+		if (rc < 0)
+			die("%s: %s", file, mt_strerror(rc));
+	}
 	warn_log_end(file, mt_replay_end(r));
 	if (fflush(out) != 0 || ferror(out))
 		die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));

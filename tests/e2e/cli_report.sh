@@ -82,6 +82,16 @@ run "summary json -o" 0 "$MEMTRAIL" report "$LOG" --format=json --summary -o out
 cmp -s out.json summary.json && mt_ok "json -o OUT = stdout, FILE anywhere" || mt_fail "json -o OUT differs"
 run "-o in a missing directory" 1 "$MEMTRAIL" report --summary -o nodir/x "$LOG"
 
+# With no --show-*: the summary first, then the trees; a complete log gets
+# no warning, even when a tree's replay stops early at the peak.
+run "default report" 0 "$MEMTRAIL" report "$LOG"
+head -n "$(wc -l <summary.txt)" o | cmp -s - summary.txt && mt_ok "default report starts with the summary" ||
+	mt_fail "default report does not start with the summary"
+[ -s e ] && mt_fail "default report warned: $(cat e)" || mt_ok "default report: no warning"
+run "show-maximum" 0 "$MEMTRAIL" report --show-maximum "$LOG"
+[ -s e ] && mt_fail "--show-maximum warned: $(cat e)" || mt_ok "--show-maximum: no warning"
+grep -q '^command:' o && mt_fail "--show-maximum printed the summary" || mt_ok "--show-maximum: no summary"
+
 # FILE defaults to memtrail.data.
 cp "$LOG" memtrail.data
 run "default file" 0 "$MEMTRAIL" report --summary --format json
