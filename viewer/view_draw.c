@@ -165,8 +165,8 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	/* the columns */
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_series_col *c = mt_view_timeline_col(app->tl, i);
-		/* cells filled, in halves: 2 per row */
-		uint64_t halves = ymax ? (c->max_bytes * (uint64_t)gh * 2 + ymax - 1) / ymax : 0;
+		/* cells filled, in halves (2 per row), rounded to the nearest */
+		uint64_t halves = ymax ? (uint64_t)((double)c->max_bytes * gh * 2 / (double)ymax + 0.5) : 0;
 		int x = x0 + (int)i;
 
 		if (c->max_bytes && !halves)

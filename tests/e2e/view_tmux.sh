@@ -1,0 +1,251 @@
+#!/bin/sh
+# view_tmux.sh - drives `memtrail view` in a real terminal (tmux, private
+# socket) on a fresh recording of samples/phases.c and checks the screen:
+# the graph and its peak label, the snapshot markers, the peak tree's top
+# rows and a subtree, search, inversion, sorting, the leak, diff and
+# temporary views, the help screen, a resize to 80x24, TERM=vt100, and that
+# q and Ctrl-C leave a usable shell with the terminal modes restored.
+#
+# Expected figures come from the sample's memtrail-expect block (read with
+# tests/expect.py) and from `memtrail report` on the same log; none is
+# written here. Every wait is bounded (polling capture-pane).
+# Not for: the model's logic in detail (tests/test_view_model.c).
+
+[ -z "${MT_TMP:-}" ] && own_tmp=1
+. "$(dirname "$0")/lib.sh"
+mt_need_cmd tmux python3
+mt_have_memtrail || mt_skip "memtrail not built"
+[ -x "$MT_TOP/samples/bin/phases" ] || mt_skip "samples not built (make samples)"
+
+T="tmux -L mt-$$"
+trap '$T kill-server 2>/dev/null; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
+cd "$MT_TMP" || exit 1
+
+# ---- the truth: the sample's expect block, and report on the same log ----
+mt_record phases.data rec "$MT_TOP/samples/bin/phases"
+[ "$(cat rec.rc)" = 0 ] || { cat rec.err; mt_fail "recording phases failed"; mt_finish; }
+python3 "$MT_TOP/tests/expect.py" expect "$MT_TOP/samples/phases.c" >expect.json ||
+	mt_skip "no memtrail-expect block in samples/phases.c"
+ex() {   # ex KEY [SNAPSHOT]: a figure of the expect block
+	python3 -c 'import json,sys; e=json.load(open("expect.json"))
+k=sys.argv[1]
+print(e["snapshots"][int(sys.argv[2])][k] if len(sys.argv) > 2 else e[k])' "$@"
+}
+commas() {   # 362624 -> 362,624; -5 -> -5; "+" as a second argument signs positives
+	python3 -c 'import sys; v=int(sys.argv[1]); s=f"{v:,}"
+print(("+" + s) if len(sys.argv) > 2 and v > 0 else s)' "$@"
+}
+peak=$(ex peak_bytes); peak_blocks=$(ex peak_blocks)
+leak=$(ex leaked_bytes); leak_blocks=$(ex leaked_blocks)
+s0=$(ex live_bytes 0); s1=$(ex live_bytes 1)
+b0=$(ex live_blocks 0); b1=$(ex live_blocks 1)
+l0=$(ex label 0); l1=$(ex label 1)
+nsnap=$(python3 -c 'import json; print(len(json.load(open("expect.json"))["snapshots"]))')
+
+# ---- a shell in a 100x30 terminal ------------------------------------------
+$T new-session -d -s mt -x 100 -y 30 "env PS1='mt-prompt\$ ' sh" || mt_skip "tmux cannot start"
+$T set-option -g status off >/dev/null
+$T resize-window -t mt -x 100 -y 30 2>/dev/null
+
+screen() { $T capture-pane -p -t mt >"$1"; }
+keys() { $T send-keys -t mt "$@"; sleep 0.2; }
+# wait_for TEXT [SECONDS]: poll the screen until it shows TEXT (fixed string)
+wait_for() {
+	_n=$(( ${2:-10} * 5 ))
+	while [ "$_n" -gt 0 ]; do
+		screen cur.txt
+		grep -qF -- "$1" cur.txt && return 0
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	echo "--- screen while waiting for '$1':"; cat cur.txt
+	return 1
+}
+# rows FILE: the tree rows on a captured screen, "depth<TAB>bytes<TAB>blocks
+# <TAB>allocs<TAB>selected<TAB>marker<TAB>label" (numbers without commas;
+# marker "+" folded, "-" expanded, "" a leaf)
+rows() {
+	python3 - "$1" <<'EOF'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+head = next(i for i, l in enumerate(lines) if re.search(r"bytes +% ", l))
+for l in lines[head + 1:]:
+    m = re.match(r"^([> ]) *([-+]?[\d,]+) +(\S+) +([-+]?[\d,]+) +([\d,]+)  ( *)([-+ ] )(.*)$", l)
+    if not m:
+        continue
+    print("\t".join([str(len(m.group(6)) // 2), m.group(2).replace(",", ""),
+                     m.group(4).replace(",", ""), m.group(5).replace(",", ""),
+                     "1" if m.group(1) == ">" else "0", m.group(7).strip(),
+                     m.group(8).rstrip()]))
+EOF
+}
+check() {   # check DESCRIPTION COMMAND...: ok or fail
+	_d=$1; shift
+	if "$@"; then mt_ok "$_d"; else mt_fail "$_d"; fi
+}
+has() { grep -qF -- "$1" "$2"; }
+
+keys "cd '$MT_TMP'" Enter
+keys "'$MEMTRAIL' view phases.data" Enter
+wait_for "Live at peak:" 15 || { mt_fail "the viewer did not start"; mt_finish; }
+screen peak.txt
+
+# ---- the timeline -----------------------------------------------------------
+check "title: live at peak, $peak B in $peak_blocks blocks" \
+	has "Live at peak: $(commas "$peak") B in $(commas "$peak_blocks") blocks" peak.txt
+check "graph: peak label $peak B" has "peak $(commas "$peak") B" peak.txt
+check "graph: filled columns" sh -c "head -n 8 peak.txt | grep -q '#'"
+snaps=$(grep '^ *snap |' peak.txt | sed 's/^ *snap |//')
+i=0
+while [ "$i" -lt "$nsnap" ]; do
+	check "graph: snapshot $i marked" sh -c "echo '$snaps' | tr -c '0-9\n' ' ' | tr ' ' '\n' | grep -qx $i"
+	i=$((i + 1))
+done
+check "status: peak and leaked totals" \
+	has "peak $(commas "$peak") B | leaked $(commas "$leak") B" peak.txt
+
+# ---- the tree at the peak ------------------------------------------------------
+rows peak.txt >peak.rows
+top_sum=$(awk -F'\t' '$1 == 0 { s += $2 } END { print s + 0 }' peak.rows)
+check "tree: the top rows add up to the peak ($top_sum)" [ "$top_sum" = "$peak" ]
+check "tree: malloc first, folded, selected" \
+	sh -c "head -n 1 peak.rows | awk -F'\t' '\$5 == 1 && \$6 == \"+\" && \$7 == \"malloc\"' | grep -q ."
+# expand malloc, then the row under it
+keys Enter
+keys Down
+keys Enter
+wait_for "make_report" || true
+screen expanded.txt
+rows expanded.txt >expanded.rows
+python3 - expanded.rows <<'EOF' >expanded.check
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+# the depth-1 row is expanded: its depth-2 children add up to it
+i = next(i for i, r in enumerate(rows) if r[0] == "1")
+kids = []
+for r in rows[i + 1:]:
+    if int(r[0]) <= 1:
+        break
+    if r[0] == "2":
+        kids.append(r)
+ok = kids and sum(int(r[1]) for r in kids) == int(rows[i][1])
+print("ok" if ok and rows[i][5] == "-" else "bad", len(kids), kids[0][6] if kids else "")
+EOF
+check "tree: a subtree's rows add up to its parent ($(cat expanded.check))" \
+	sh -c "grep -q '^ok' expanded.check"
+check "tree: make_report holds the largest part of it" \
+	sh -c "grep -q 'make_report' expanded.check"
+cp expanded.txt screen-100x30.txt
+
+# ---- search, invert, sort --------------------------------------------------------
+keys Up Up
+keys / ; keys -l "load_config"; keys Enter
+wait_for "found: load_config" || true
+screen search.txt
+rows search.txt | awk -F'\t' '$5 == 1' >search.sel
+check "search: / selects load_config" grep -q "load_config" search.sel
+keys g
+screen search2.txt
+rows search2.txt | awk -F'\t' '$5 == 1' >search2.sel
+check "search: g goes to the other load_config" \
+	sh -c "grep -q load_config search2.sel && ! cmp -s search.sel search2.sel"
+keys i
+wait_for "caller first" || true
+screen inv.txt
+rows inv.txt >inv.rows
+inv_sum=$(awk -F'\t' '$1 == 0 { s += $2 } END { print s + 0 }' inv.rows)
+check "invert: caller first, same total ($inv_sum)" [ "$inv_sum" = "$peak" ]
+check "invert: malloc no longer at the top" sh -c "! awk -F'\t' '\$1 == 0 && \$7 == \"malloc\"' inv.rows | grep -q ."
+keys i
+keys s
+wait_for "sorted by blocks" || true
+screen sort.txt
+check "sort: s sorts by blocks" has "sorted by blocks" sort.txt
+keys s; keys s; keys s
+wait_for "sorted by bytes" || true
+
+# ---- leaks, diff, temporary --------------------------------------------------------
+keys l
+wait_for "Leaked" || true
+screen leaks.txt
+check "leaks: $leak B in $leak_blocks blocks" \
+	has "Leaked (live at the end): $(commas "$leak") B in $(commas "$leak_blocks") blocks" leaks.txt
+keys l
+keys Home; keys n; keys m; keys n; keys d
+wait_for "Diff from" || true
+screen diff.txt
+want="$(commas $((s1 - s0)) +) B, $(commas $((b1 - b0)) +) blocks"
+check "diff: snapshot 0 to 1 is $want" has "Diff from snapshot 0 $l0 to snapshot 1 $l1: $want" diff.txt
+timeout "$MT_TIMEOUT" "$MEMTRAIL" report --diff 0 1 phases.data >rdiff.txt 2>&1
+rtotal=$(head -n 1 rdiff.txt | sed 's/.*: //; s/B$//')
+check "diff: the same total as report --diff 0 1 ($rtotal)" has ": $rtotal B," diff.txt
+keys d
+keys t
+wait_for "Temporary" || true
+screen temp.txt
+timeout "$MT_TIMEOUT" "$MEMTRAIL" report --temporary phases.data >rtemp.txt 2>&1
+# "temporary: 1 allocation (262,144B)"
+rt=$(head -n 1 rtemp.txt | sed -n 's/^temporary: \([0-9,]*\) allocations* (\([0-9,]*\)B).*/\1 in \2 B/p')
+check "temporary: the same as report --temporary ($rt)" has "Temporary allocations: $rt" temp.txt
+keys t
+
+# ---- help ----------------------------------------------------------------------------
+keys "?"
+wait_for "memtrail view - keys" || true
+screen help.txt
+for k in "Left / Right" "Home / End" "n / N" "Enter / +" "*" "i " "s " "/ " "g " "l " "d " "t " "m " "p " "? " "q "; do
+	check "help: lists '$k'" awk -v k="$k" 'index($0, "  " k) == 1 { f = 1 } END { exit !f }' help.txt
+done
+keys x
+wait_for "Live at" || mt_fail "help: a key goes back"
+
+# ---- resize to 80x24 -------------------------------------------------------------------
+$T resize-window -t mt -x 80 -y 24
+sleep 0.5
+wait_for "Live at" || true
+screen small.txt
+check "resize: 24 lines" [ "$(wc -l <small.txt)" -le 24 ]
+check "resize: nothing wider than 80 columns" [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' small.txt)" -le 80 ]
+check "resize: the peak label is still drawn" has "peak $(commas "$peak") B" small.txt
+check "resize: the status line is on line 24" sh -c "sed -n 24p small.txt | grep -q 'leaked $(commas "$leak") B'"
+$T resize-window -t mt -x 100 -y 30
+
+# ---- q leaves a usable terminal --------------------------------------------------------
+keys q
+# (the output differs from the typed line, so waiting for it waits for the run)
+keys "stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo done-\$((1 + 1))q" Enter
+wait_for "done-2q" 5 || true
+screen after-q.txt
+check "q: the shell runs again, icanon and echo back on" \
+	sh -c "grep -q '^icanon echo done-2q' after-q.txt"
+
+# ---- Ctrl-C ------------------------------------------------------------------------------
+keys clear Enter
+keys "'$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+keys C-c
+wait_for "status=" 5 || true
+keys "stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo done-\$((1 + 1))c" Enter
+wait_for "done-2c" 5 || true
+screen after-c.txt
+check "Ctrl-C: exits 130" has "status=130" after-c.txt
+check "Ctrl-C: icanon and echo back on" sh -c "grep -q '^icanon echo done-2c' after-c.txt"
+
+# ---- TERM=vt100 (no colours) and a missing file ---------------------------------------------
+keys clear Enter
+keys "TERM=vt100 '$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+screen vt100.txt
+check "vt100: draws the graph and the tree" \
+	sh -c "grep -q 'peak $(commas "$peak") B' vt100.txt && grep -q '> .*malloc' vt100.txt"
+keys q
+wait_for "status=0" 5 || mt_fail "vt100: q exits 0"
+keys clear Enter
+keys "'$MEMTRAIL' view missing.data; echo stat\"\"us=\$?" Enter
+wait_for "status=" 5 || true
+screen missing.txt
+check "missing file: an error line, exit 1" \
+	sh -c "grep -q '^memtrail: error: missing.data: ' missing.txt && grep -q '^status=1' missing.txt"
+
+$T kill-server 2>/dev/null
+mt_finish
