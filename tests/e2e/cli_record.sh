@@ -24,6 +24,12 @@ rec "exit status" 7 -o st.data sh -c 'echo out; echo err >&2; exit 7'
 rec "killed by a signal" 139 -o sig.data sh -c 'kill -SEGV $$'
 grep -qx 'memtrail: sh killed by SIGSEGV' e && mt_ok "killed-by line" || mt_fail "killed-by line: $(cat e)"
 
+# SIGKILL leaves no END record: the log is reported truncated.
+rec "SIGKILL" 137 -o kill.data sh -c 'kill -KILL $$'
+grep -qx 'memtrail: sh killed by SIGKILL' e && mt_ok "SIGKILL killed-by line" || mt_fail "SIGKILL: $(cat e)"
+grep -qE '^memtrail: warning: kill.data truncated after [0-9]+ events \(no end record' e &&
+	mt_ok "SIGKILL: truncation warning" || mt_fail "SIGKILL warning: $(cat e)"
+
 # The closing line agrees with the log's summary (phases.c: 35 allocations,
 # peak 362,624 B = 354.1 KiB, 9,216 B = 9.0 KiB leaked in 3 blocks).
 if [ -x "$PHASES" ]; then
