@@ -7,5 +7,7 @@ out=${TMPDIR:-/tmp}/memtrail-demo.data
 echo "\$ memtrail record -o $out samples/bin/phases"
 viewer/memtrail record -o "$out" samples/bin/phases
 echo
-echo "\$ memtrail report --summary $out"
-viewer/memtrail report --summary "$out"
+echo "\$ memtrail report $out"
+viewer/memtrail report "$out"
+echo
+echo "Next: viewer/memtrail report --timeline $out, viewer/memtrail view $out"
