@@ -188,7 +188,7 @@ struct mt_live *mt_live_new(void)
 	struct mt_live *l = pages(sizeof(*l));
 	if (!l)
 		return NULL;
-	l->mask = (1 << 16) - 1;
+	l->mask = (1 << 12) - 1;
 	l->slots = pages((l->mask + 1) * sizeof(struct live_slot));
 	if (!l->slots) {
 		munmap(l, sizeof(*l));
