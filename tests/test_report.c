@@ -1,0 +1,251 @@
+/*
+ * test_report.c - unit tests of lib/report.c through a real replay: a small
+ * log written with the test encoder (tests/testlog.c, independent of the
+ * writer), reported with mt_report_write. The log has no modules, so every
+ * frame shows as its address; the expected texts are derived by hand from
+ * the events listed in new_log(). Not for: symbols (test_symbols.c) or the
+ * samples (tests/e2e/report_*.sh).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "report.h"
+
+#include "testlog.c"
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	struct mt_replay *r;
+	struct mt_report_opts o;
+	char *buf;
+	size_t len;
+	FILE *out;
+	int progress_calls, progress_cleared;
+};
+
+/*
+ * The run (live bytes after each event):
+ *   seq 0  malloc  0xa000 100 (stack 0)                100
+ *   seq 1  calloc  0xb000 300 (stack 1)                400
+ *   seq 2  snapshot 0 "one"                            400
+ *   seq 3  realloc 0xa000 -> 0xc000, 500 (stack 2)     800  <- peak, 2 blocks
+ *   seq 4  free 0xb000                                 500
+ *   seq 5  malloc  0xd000 50 (stack 0)                 550
+ *   seq 6  free 0xd000: temporary                      500
+ *   seq 7  snapshot 1 "two"                            500
+ */
+static void new_log(const char *path)
+{
+	static const char cmd[] = "./prog\0";
+	static const uint64_t ips0[] = { 0x1000, 0x2000 };
+	static const uint64_t ips1[] = { 0x1100, 0x2000 };
+	static const uint64_t ips2[] = { 0x1200, 0x2000 };
+	struct testlog *t = tl_new(7, cmd, sizeof(cmd) - 1);
+
+	tl_thread(t, 0, 7);
+	tl_stack(t, 0, MT_FN_MALLOC, 2, ips0);
+	tl_stack(t, 1, MT_FN_CALLOC, 2, ips1);
+	tl_stack(t, 2, MT_FN_REALLOC, 2, ips2);
+	tl_alloc(t, 1000, 0xa000, 100, 0, 0);
+	tl_alloc(t, 1000, 0xb000, 300, 1, 0);
+	tl_snapshot(t, 1000, 0, "one");
+	tl_realloc(t, 1000, 0xa000, 0xc000, 500, 2, 0);
+	tl_flush(t);
+	tl_free_block(t, 1000, 0xb000, 0);
+	tl_alloc(t, 1000, 0xd000, 50, 0, 0);
+	tl_free_block(t, 1000, 0xd000, 0);
+	tl_snapshot(t, 1000, 1, "two");
+	tl_end(t, 1000, MT_END_EXIT, 0);
+	tl_write(t, path);
+	tl_free(t);
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct fixture *f = ctx;
+
+	if (!done && !total)
+		f->progress_cleared++;
+	else
+		f->progress_calls++;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/mt-test-report.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/log", f->dir);
+	new_log(f->path);
+	assert_int_equal(mt_replay_open(f->path, &f->r, NULL), 0);
+	f->o.threshold_pct = 1.0;
+	f->o.on_progress = on_progress;
+	f->o.progress_ctx = f;
+	f->out = open_memstream(&f->buf, &f->len);
+	assert_non_null(f->out);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	fclose(f->out);
+	free(f->buf);
+	mt_replay_free(f->r);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static const char *report(struct fixture *f, unsigned show)
+{
+	fclose(f->out);
+	free(f->buf);
+	f->buf = NULL;
+	f->out = open_memstream(&f->buf, &f->len);
+	assert_non_null(f->out);
+	f->o.show = show;
+	assert_int_equal(mt_report_write(f->r, &f->o, f->out), 0);
+	fflush(f->out);
+	return f->buf;
+}
+
+static void test_maximum_and_leaks(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(report(f, MT_SHOW_MAXIMUM | MT_SHOW_LEAKS),
+		"maximum: 800B\n"
+		"  -> 62.50% (500B, 1x): realloc\n"
+		"  | -> 62.50% (500B, 1x): 0x1200\n"
+		"  |   -> 62.50% (500B, 1x): 0x2000\n"
+		"  | \n"
+		"  -> 37.50% (300B, 1x): calloc\n"
+		"    -> 37.50% (300B, 1x): 0x1100\n"
+		"      -> 37.50% (300B, 1x): 0x2000\n"
+		"\n"
+		"leaked: 500B\n"
+		"  -> 100.00% (500B, 1x): realloc\n"
+		"    -> 100.00% (500B, 1x): 0x1200\n"
+		"      -> 100.00% (500B, 1x): 0x2000\n");
+	assert_true(f->progress_calls > 0);
+	assert_int_equal(f->progress_cleared, 1);
+}
+
+static void test_snapshots_and_deltas(void **state)
+{
+	struct fixture *f = *state;
+
+	f->o.depth = 1;
+	f->o.inverted = 1;
+	/* inverted with depth 1: the outermost frame only */
+	assert_string_equal(report(f, MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS),
+		"snapshot 0 (one): 400B\n"
+		"  -> 100.00% (400B, 2x): 0x2000\n"
+		"\n"
+		"snapshot 1 (two): 500B\n"
+		"  -> 100.00% (500B, 1x): 0x2000\n"
+		"\n"
+		"start - snapshot 0: +400B\n"
+		"  -> +100.00% (+400B, +2x): 0x2000\n"
+		"\n"
+		"snapshot 0 - snapshot 1: +100B\n"
+		"  -> +11.11% (+100B, -1x): 0x2000\n");
+}
+
+/* snapshot 1 - snapshot 0: realloc +500, calloc -300, malloc -100; gross 900 */
+static void test_diff(void **state)
+{
+	struct fixture *f = *state;
+
+	f->o.depth = 1;
+	f->o.diff_a.kind = MT_POINT_SNAPSHOT;
+	f->o.diff_a.snapshot = 0;
+	f->o.diff_b.kind = MT_POINT_SNAPSHOT;
+	f->o.diff_b.snapshot = 1;
+	assert_string_equal(report(f, MT_SHOW_DIFF),
+		"snapshot 0 - snapshot 1: +100B\n"
+		"  -> +55.56% (+500B, +1x): realloc\n"
+		"  | -> +55.56% (+500B, +1x): 0x1200\n"
+		"  | \n"
+		"  -> -33.33% (-300B, -1x): calloc\n"
+		"  | -> -33.33% (-300B, -1x): 0x1100\n"
+		"  | \n"
+		"  -> -11.11% (-100B, -1x): malloc\n"
+		"    -> -11.11% (-100B, -1x): 0x1000\n");
+	/* peak - end: calloc's 300 B freed */
+	f->o.diff_a.kind = MT_POINT_PEAK;
+	f->o.diff_b.kind = MT_POINT_END;
+	f->o.threshold_pct = 0;
+	assert_string_equal(report(f, MT_SHOW_DIFF),
+		"peak - end: -300B\n"
+		"  -> -100.00% (-300B, -1x): calloc\n"
+		"    -> -100.00% (-300B, -1x): 0x1100\n");
+	/* a snapshot the log does not have */
+	f->o.diff_b.kind = MT_POINT_SNAPSHOT;
+	f->o.diff_b.snapshot = 2;
+	f->o.show = MT_SHOW_DIFF;
+	assert_int_equal(mt_report_write(f->r, &f->o, f->out), MT_E_NOTFOUND);
+}
+
+static void test_temporary(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(report(f, MT_SHOW_TEMPORARY),
+		"temporary: 1 allocation (50B)\n"
+		"  -> 100.00% (50B, 1x): malloc\n"
+		"    -> 100.00% (50B, 1x): 0x1000\n"
+		"      -> 100.00% (50B, 1x): 0x2000\n");
+}
+
+/* Collapsed: root first; JSON: the event of the peak's realloc stack. */
+static void test_exports(void **state)
+{
+	struct fixture *f = *state;
+
+	f->o.format = MT_FORMAT_COLLAPSED;
+	assert_string_equal(report(f, MT_SHOW_MAXIMUM),
+		"0x2000;0x1200;realloc 500\n"
+		"0x2000;0x1100;calloc 300\n");
+	f->o.format = MT_FORMAT_JSON;
+	assert_non_null(strstr(report(f, MT_SHOW_LEAKS),
+		"{\"callchain\": [0, 1, 2], \"cost\": [500]}"));
+	f->o.format = MT_FORMAT_MASSIF;
+	assert_non_null(strstr(report(f, MT_SHOW_MAXIMUM),
+		"time=0.004\nmem_heap_B=800\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=peak\n"
+		"n2: 800 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+		" n1: 500 0x1200: 0x1200\n"
+		"  n0: 500 0x2000: 0x2000\n"
+		" n1: 300 0x1100: 0x1100\n"
+		"  n0: 300 0x2000: 0x2000\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_maximum_and_leaks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshots_and_deltas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_temporary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exports, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
