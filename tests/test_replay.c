@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,6 +19,8 @@
 #include "format.h"
 #include "replay.h"
 #include "testlog.c"
+#include "reader.h"
+#include "writer.h"
 
 /* What the consumer saw, one entry per callback. */
 struct seen {
@@ -597,6 +600,147 @@ static void test_many_blocks(void **state)
 	tl_free(t);
 }
 
+static void *wmem_alloc(void *opaque, size_t n)
+{
+	(void)opaque;
+	return malloc(n);
+}
+
+static void wmem_free(void *opaque, void *p)
+{
+	(void)opaque;
+	free(p);
+}
+
+/*
+ * The writer (lib/writer.c) against the replay: a pseudo-random stream of
+ * allocs, frees (some of unknown addresses), reallocs and snapshots from
+ * two threads, written in many small chunks, replays to exactly the events
+ * the stream implies (computed here from the stream itself).
+ */
+static void test_writer_round_trip(void **state)
+{
+	struct fix *f = *state;
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_opts wo = { .level = 1, .chunk_bytes = 2048 };
+	static const uint64_t ips[2][2] = { { 0x401000, 0x402000 }, { 0x7f0000000000, 0x401000 } };
+	enum { SLOTS = 64, N = 20000 };
+	uint64_t addr[SLOTS] = { 0 }, size[SLOTS] = { 0 }, seq_of[SLOTS] = { 0 };
+	uint32_t stack_of[SLOTS] = { 0 };
+	uint64_t t = 0, seq = 0, rng = 12345, a;
+	struct mt_writer *w;
+	struct seen *exp;
+	size_t nexp = 0, k;
+	uint32_t snaps = 0;
+	int fd, i;
+
+	exp = calloc(3 * N, sizeof(*exp));
+	assert_non_null(exp);
+	fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	w = mt_writer_new(fd, &mem, &wo);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 5, 0, "w\0", 2), 0);
+	assert_int_equal(mt_writer_thread(w, 0, 0, 5), 0);
+	assert_int_equal(mt_writer_thread(w, 0, 1, 6), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, ips[0], 2), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_REALLOC, ips[1], 2), 0);
+	for (i = 0; i < N; i++) {
+		unsigned s, op, th;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		s = (unsigned)(rng >> 33) % SLOTS;
+		op = (unsigned)(rng >> 45) % 16;
+		th = (unsigned)(rng >> 52) & 1;
+		t += (rng >> 20) % 1000;
+		if (op == 0) {
+			assert_int_equal(mt_writer_snapshot(w, t, snaps, "s"), 0);
+			exp[nexp].kind = 's';
+			exp[nexp].index = snaps++;
+			exp[nexp].ev.seq = seq++;
+			exp[nexp++].ev.time_ns = t;
+		} else if (op == 1) {
+			/* never allocated: ignored by the replay */
+			assert_int_equal(mt_writer_free_block(w, t, 0x10 + 16 * (uint64_t)s, th), 0);
+			seq++;
+		} else if (!addr[s]) {
+			addr[s] = 0x7f0000100000ull + 0x1000 * (uint64_t)s + 16 * (uint64_t)(i % 64);
+			size[s] = 1 + (rng >> 40) % 5000;
+			assert_int_equal(mt_writer_alloc(w, t, addr[s], size[s], 0, th), 0);
+			exp[nexp].kind = 'a';
+			exp[nexp].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
+				.size = size[s], .stack = 0, .thread = th, .alloc_time_ns = t, .alloc_seq = seq };
+			seq_of[s] = seq++;
+			stack_of[s] = 0;
+			nexp++;
+		} else if (op < 10) {
+			assert_int_equal(mt_writer_free_block(w, t, addr[s], th), 0);
+			exp[nexp].kind = 'f';
+			exp[nexp++].ev = (struct mt_event){ .seq = seq++, .time_ns = t, .addr = addr[s],
+				.size = size[s], .stack = stack_of[s], .thread = th, .alloc_seq = seq_of[s] };
+			addr[s] = 0;
+		} else {
+			a = 0x7f0000100000ull + 0x1000 * (uint64_t)s + 16 * (uint64_t)(i % 64);
+			assert_int_equal(mt_writer_realloc(w, t, addr[s], a, size[s] + 7, 1, th), 0);
+			exp[nexp].kind = 'f';
+			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
+				.size = size[s], .stack = stack_of[s], .thread = th, .alloc_seq = seq_of[s],
+				.realloc = 1 };
+			addr[s] = a;
+			size[s] += 7;
+			exp[nexp].kind = 'a';
+			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = a,
+				.size = size[s], .stack = 1, .thread = th, .alloc_time_ns = t, .alloc_seq = seq,
+				.realloc = 1 };
+			seq_of[s] = seq++;
+			stack_of[s] = 1;
+		}
+	}
+	assert_int_equal(mt_writer_end(w, t + 1, MT_END_EXIT, 0), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+	close(fd);
+
+	/* Many chunks, so the delta state is reset many times. */
+	{
+		struct mt_reader *rd;
+		const uint8_t *d;
+		size_t len;
+		int chunks = 0;
+
+		assert_int_equal(mt_reader_open(f->path, &rd, NULL), 0);
+		while (mt_reader_next(rd, &d, &len, NULL) == 1)
+			chunks++;
+		mt_reader_free(rd);
+		assert_true(chunks > 50);
+	}
+	assert_int_equal(replay(f, NULL, NULL), 0);
+	assert_int_equal(f->rec.end.clean, 1);
+	assert_int_equal(f->rec.end.truncated, 0);
+	assert_int_equal(f->rec.end.events, seq);
+	assert_int_equal(f->rec.end.time_ns, t + 1);
+	assert_int_equal(f->rec.n, nexp);
+	for (k = 0; k < nexp; k++) {
+		const struct seen *g = &f->rec.v[k], *e = &exp[k];
+
+		assert_int_equal(g->kind, e->kind);
+		assert_int_equal(g->ev.seq, e->ev.seq);
+		assert_int_equal(g->ev.time_ns, e->ev.time_ns);
+		if (e->kind == 's') {
+			assert_int_equal(g->index, e->index);
+			assert_string_equal(g->label, "s");
+			continue;
+		}
+		assert_int_equal(g->ev.addr, e->ev.addr);
+		assert_int_equal(g->ev.size, e->ev.size);
+		assert_int_equal(g->ev.stack, e->ev.stack);
+		assert_int_equal(g->ev.thread, e->ev.thread);
+		assert_int_equal(g->ev.alloc_seq, e->ev.alloc_seq);
+		assert_int_equal(g->ev.realloc, e->ev.realloc);
+	}
+	free(exp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -609,6 +753,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chunk_seq_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_round_trip, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
