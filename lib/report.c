@@ -309,6 +309,8 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 	char b1[32], b2[32];
 	int rc;
 
+	if (!p)
+		return MT_E_NOMEM;
 	rc = build_tree(rp, p, rp->o->inverted, 0, &t);
 	if (rc < 0)
 		return rc;
