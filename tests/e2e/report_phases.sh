@@ -130,6 +130,17 @@ has deltas.txt "start - snapshot 0: +67,712B"
 has deltas.txt "snapshot 0 - snapshot 1: +$(commas $((92288 - 67712)))B"
 has deltas.txt "snapshot 1 - snapshot 2: $(commas $((9216 - 92288)))B"
 
+# ---- no option: the summary, then the maximum and the leaks trees -----------
+"$MEMTRAIL" report phases.data -o default.txt 2>/dev/null || mt_fail "report (no option) failed"
+sed -n '/^maximum: /,$p' default.txt >default.trees
+"$MEMTRAIL" report phases.data --show-maximum --show-leaks >maxleaks.txt 2>/dev/null
+if [ -s default.trees ] && cmp -s default.trees maxleaks.txt && grep -q '^peak: ' default.txt; then
+	mt_ok "no option: summary then the maximum and leaks trees"
+else
+	mt_fail "no option: the trees differ from --show-maximum --show-leaks"
+fi
+[ "$(grep -c '^maximum: \|^leaked: ' default.txt)" = 2 ] || mt_fail "no option: two trees expected"
+
 # ---- a missing snapshot is an error ------------------------------------------
 "$MEMTRAIL" report phases.data --diff 0 7 >/dev/null 2>missing.err
 rc=$?
