@@ -231,9 +231,20 @@ char *mt_format_size(char *buf, size_t size, uint64_t bytes)
 	return buf;
 }
 
+char *mt_format_duration(char *buf, size_t size, uint64_t ns)
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", ns / 1000000000u, ns / 1000000u % 1000u);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " ms", ns / 1000000u, ns / 1000u % 1000u);
+	return buf;
+}
+
 static void secs(FILE *out, uint64_t ns)
 {
-	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000000000u, ns / 1000000u % 1000u);
+	char b[40];
+
+	fputs(mt_format_duration(b, sizeof(b), ns), out);
 }
 
 int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
@@ -244,7 +255,7 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 	fprintf(out, "command:          %s\n", i->command);
 	fprintf(out, "duration:         ");
 	secs(out, i->duration_ns);
-	fprintf(out, " s\n");
+	fprintf(out, "\n");
 	fprintf(out, "allocations:      %s\n", mt_format_count(a, sizeof(a), i->allocations));
 	fprintf(out, "frees:            %s\n", mt_format_count(a, sizeof(a), i->frees));
 	fprintf(out, "bytes allocated:  %s B (%s)\n",
@@ -255,7 +266,7 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		mt_format_size(h, sizeof(h), i->peak_bytes),
 		mt_format_count(b, sizeof(b), i->peak_blocks));
 	secs(out, i->peak_time_ns);
-	fprintf(out, " s\n");
+	fprintf(out, "\n");
 	fprintf(out, "leaked:           %s B (%s) in %s blocks\n",
 		mt_format_count(a, sizeof(a), i->leaked_bytes),
 		mt_format_size(h, sizeof(h), i->leaked_bytes),
@@ -267,7 +278,7 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 
 		fprintf(out, "  snapshot %" PRIu32 " at ", sn->index);
 		secs(out, sn->time_ns);
-		fprintf(out, " s: %s B (%s) in %s blocks",
+		fprintf(out, ": %s B (%s) in %s blocks",
 			mt_format_count(a, sizeof(a), sn->live_bytes),
 			mt_format_size(h, sizeof(h), sn->live_bytes),
 			mt_format_count(b, sizeof(b), sn->live_blocks));

@@ -95,6 +95,12 @@ void mt_json_string(FILE *out, const char *s);
  */
 char *mt_format_size(char *buf, size_t size, uint64_t bytes);
 
+/*
+ * Formats a time in ns for people: "12.345 s" from one second up,
+ * "1.530 ms" below (milliseconds with 3 decimals). Returns buf.
+ */
+char *mt_format_duration(char *buf, size_t size, uint64_t ns);
+
 /* Formats n with thousands separators: "1,234,567". Returns buf. */
 char *mt_format_count(char *buf, size_t size, uint64_t n);
 

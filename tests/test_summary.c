@@ -228,16 +228,16 @@ static void test_text(void **state)
 	out = capture(summarize(f, img, len), mt_summary_write_text);
 	assert_string_equal(out,
 		"command:          ./app --x\n"
-		"duration:         0.000 s\n"
+		"duration:         0.000 ms\n"
 		"allocations:      6\n"
 		"frees:            3\n"
 		"bytes allocated:  907 B (907 B)\n"
-		"peak:             600 B (600 B) in 2 blocks at 0.000 s\n"
+		"peak:             600 B (600 B) in 2 blocks at 0.000 ms\n"
 		"leaked:           507 B (507 B) in 3 blocks\n"
 		"threads:          2\n"
 		"snapshots:        2\n"
-		"  snapshot 0 at 0.000 s: 500 B (500 B) in 2 blocks \"mid\"\n"
-		"  snapshot 1 at 0.000 s: 507 B (507 B) in 3 blocks\n");
+		"  snapshot 0 at 0.000 ms: 500 B (500 B) in 2 blocks \"mid\"\n"
+		"  snapshot 1 at 0.000 ms: 507 B (507 B) in 3 blocks\n");
 	free(out);
 	tl_free(t);
 }
@@ -292,6 +292,11 @@ static void test_formats(void **state)
 	assert_string_equal(mt_format_count(b, sizeof(b), 1000), "1,000");
 	assert_string_equal(mt_format_count(b, sizeof(b), 1234567), "1,234,567");
 	assert_string_equal(mt_format_count(b, sizeof(b), UINT64_MAX), "18,446,744,073,709,551,615");
+	assert_string_equal(mt_format_duration(b, sizeof(b), 0), "0.000 ms");
+	assert_string_equal(mt_format_duration(b, sizeof(b), 1530000), "1.530 ms");
+	assert_string_equal(mt_format_duration(b, sizeof(b), 999999999), "999.999 ms");
+	assert_string_equal(mt_format_duration(b, sizeof(b), 1000000000), "1.000 s");
+	assert_string_equal(mt_format_duration(b, sizeof(b), 12345678901ull), "12.345 s");
 	assert_string_equal(mt_format_size(b, sizeof(b), 0), "0 B");
 	assert_string_equal(mt_format_size(b, sizeof(b), 1023), "1023 B");
 	assert_string_equal(mt_format_size(b, sizeof(b), 1024), "1.0 KiB");

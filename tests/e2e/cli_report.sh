@@ -71,7 +71,7 @@ grep -q '^bytes allocated: *403,584 B (394.1 KiB)$' o &&
 grep -q '^peak: *362,624 B (354.1 KiB) in 23 blocks at ' o &&
 grep -q '^leaked: *9,216 B (9.0 KiB) in 3 blocks$' o &&
 grep -q '^threads: *1$' o && grep -q '^snapshots: *3$' o &&
-grep -q '^  snapshot 1 at .* s: 92,288 B (90.1 KiB) in 22 blocks "grown"$' o &&
+grep -q '^  snapshot 1 at [0-9.]* m\{0,1\}s: 92,288 B (90.1 KiB) in 22 blocks "grown"$' o &&
 grep -q '^command: *\./phases$' o && mt_ok "summary text figures" || { mt_fail "summary text:"; cat o; }
 
 # -o OUT writes the same bytes as standard output, nothing on stdout.
