@@ -1,0 +1,513 @@
+/*
+ * test_writer.c - unit tests of lib/writer: the bytes it puts in a file are
+ * read back raw and checked against lib/format.h by a decoder written here
+ * (not lib/reader.c): header fields, chunk framing (magic, sizes, one zstd
+ * frame with content size and checksum that decompresses to exactly U
+ * bytes, CHUNK_BEGIN first), every record field, chunk limits by size and by
+ * time, the time clamp, write errors, and that all memory comes from the
+ * allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
+ */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <cmocka.h>
+
+#include "error.h"
+#include "format.h"
+#include "writer.h"
+
+struct fixture {
+	char path[64];
+	int fd;
+	struct mt_writer_mem mem;
+	long live_allocs;     /* allocations through mem not yet freed */
+	long total_allocs;
+	uint8_t *file;        /* the file read back */
+	size_t len;
+};
+
+static void *count_alloc(void *opaque, size_t size)
+{
+	struct fixture *f = opaque;
+	f->live_allocs++;
+	f->total_allocs++;
+	return malloc(size);
+}
+
+static void count_free(void *opaque, void *p)
+{
+	struct fixture *f = opaque;
+	f->live_allocs--;
+	free(p);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	strcpy(f->path, "/tmp/test_writer.XXXXXX");
+	f->fd = mkstemp(f->path);
+	if (f->fd < 0) {
+		free(f);
+		return -1;
+	}
+	f->mem.alloc = count_alloc;
+	f->mem.free = count_free;
+	f->mem.opaque = f;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	close(f->fd);
+	unlink(f->path);
+	free(f->file);
+	free(f);
+	return 0;
+}
+
+static void read_back(struct fixture *f)
+{
+	struct stat st;
+	assert_int_equal(fstat(f->fd, &st), 0);
+	free(f->file);
+	f->len = (size_t)st.st_size;
+	f->file = malloc(f->len + 1);
+	assert_non_null(f->file);
+	assert_int_equal(pread(f->fd, f->file, f->len, 0), (ssize_t)f->len);
+}
+
+/* ---- an independent decoder of the chunks ---------------------------------- */
+
+struct rec {
+	int type;
+	uint64_t time;            /* absolute, after the record's dt */
+	uint64_t a, b, c, d, e;   /* fields in order, addresses absolute */
+	char str[64];
+	size_t slen;
+	uint64_t ips[8];
+};
+
+struct chunk {
+	size_t off, c, u;
+	uint64_t seq, t0;
+	int nrec;
+	struct rec *recs;
+};
+
+struct decoded {
+	size_t header_len;
+	int nchunks;
+	struct chunk chunks[256];
+	int nrec;                 /* over all chunks */
+};
+
+static uint64_t uv(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	assert_int_equal(mt_get_uv(p, end, &v), 0);
+	return v;
+}
+
+static int64_t sv(const uint8_t **p, const uint8_t *end)
+{
+	int64_t v = 0;
+	assert_int_equal(mt_get_sv(p, end, &v), 0);
+	return v;
+}
+
+static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
+{
+	const uint8_t *p = raw, *end = raw + u;
+	uint64_t time = 0, addr = 0;
+	ch->recs = calloc(u, sizeof(struct rec));   /* >= one byte per record */
+	assert_non_null(ch->recs);
+	assert_int_equal(*p, MT_REC_CHUNK_BEGIN);
+	while (p < end) {
+		struct rec *r = &ch->recs[ch->nrec++];
+		r->type = *p++;
+		switch (r->type) {
+		case MT_REC_CHUNK_BEGIN:
+			assert_int_equal(ch->nrec, 1);
+			ch->seq = uv(&p, end);
+			ch->t0 = time = uv(&p, end);
+			addr = 0;
+			break;
+		case MT_REC_STACK: {
+			r->a = uv(&p, end);
+			r->b = uv(&p, end);
+			r->c = uv(&p, end);
+			uint64_t prev = 0;
+			for (uint64_t i = 0; i < r->c; i++) {
+				prev += (uint64_t)sv(&p, end);
+				if (i < 8)
+					r->ips[i] = prev;
+			}
+			break;
+		}
+		case MT_REC_ALLOC:
+			time += uv(&p, end);
+			addr += (uint64_t)sv(&p, end);
+			r->a = addr;
+			r->b = uv(&p, end);
+			r->c = uv(&p, end);
+			r->d = uv(&p, end);
+			break;
+		case MT_REC_FREE:
+			time += uv(&p, end);
+			addr += (uint64_t)sv(&p, end);
+			r->a = addr;
+			r->d = uv(&p, end);
+			break;
+		case MT_REC_REALLOC:
+			time += uv(&p, end);
+			addr += (uint64_t)sv(&p, end);
+			r->a = addr;
+			addr += (uint64_t)sv(&p, end);
+			r->e = addr;
+			r->b = uv(&p, end);
+			r->c = uv(&p, end);
+			r->d = uv(&p, end);
+			break;
+		case MT_REC_THREAD:
+			r->a = uv(&p, end);
+			r->b = uv(&p, end);
+			break;
+		case MT_REC_MODULE: {
+			time += uv(&p, end);
+			r->a = uv(&p, end);
+			r->slen = uv(&p, end);
+			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
+			p += r->slen;
+			r->b = uv(&p, end);           /* build-id length */
+			memcpy(&r->ips[0], p, r->b < 8 ? r->b : 8);
+			p += r->b;
+			r->c = uv(&p, end);           /* nseg */
+			for (uint64_t i = 0; i < r->c; i++) {
+				uint64_t s = uv(&p, end), n = uv(&p, end);
+				if (i < 3) {
+					r->ips[2 + 2 * i] = s;
+					r->ips[3 + 2 * i] = n;
+				}
+			}
+			break;
+		}
+		case MT_REC_UNLOAD:
+			time += uv(&p, end);
+			r->a = uv(&p, end);
+			break;
+		case MT_REC_SNAPSHOT:
+			time += uv(&p, end);
+			r->a = uv(&p, end);
+			r->slen = uv(&p, end);
+			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
+			p += r->slen;
+			break;
+		case MT_REC_END:
+			time += uv(&p, end);
+			r->a = uv(&p, end);
+			r->b = (uint64_t)sv(&p, end);
+			break;
+		case MT_REC_STOP:
+			time += uv(&p, end);
+			r->slen = uv(&p, end);
+			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
+			p += r->slen;
+			break;
+		default:
+			fail_msg("unknown record type %d", r->type);
+		}
+		r->time = time;
+		assert_true(p <= end);
+	}
+}
+
+/* Checks the framing of every chunk and decodes them. */
+static void decode(struct fixture *f, struct decoded *d)
+{
+	read_back(f);
+	memset(d, 0, sizeof(*d));
+	assert_true(f->len >= MT_HEADER_FIXED);
+	d->header_len = MT_HEADER_FIXED + mt_get_u32(f->file + 24);
+	size_t off = d->header_len;
+	while (off < f->len) {
+		struct chunk *ch = &d->chunks[d->nchunks++];
+		assert_true(d->nchunks < 256);
+		assert_true(off + MT_CHUNK_HEADER <= f->len);
+		assert_memory_equal(f->file + off, MT_CHUNK_MAGIC, 4);
+		ch->off = off;
+		ch->c = mt_get_u32(f->file + off + 4);
+		ch->u = mt_get_u32(f->file + off + 8);
+		assert_true(ch->c >= 1 && ch->c <= MT_MAX_CHUNK_COMPRESSED);
+		assert_true(ch->u >= 1 && ch->u <= MT_MAX_CHUNK);
+		assert_true(off + MT_CHUNK_HEADER + ch->c <= f->len);
+		const uint8_t *frame = f->file + off + MT_CHUNK_HEADER;
+		/* Exactly one frame, with content size and checksum. */
+		assert_int_equal(ZSTD_findFrameCompressedSize(frame, ch->c), ch->c);
+		ZSTD_frameHeader fh;
+		assert_int_equal(ZSTD_getFrameHeader(&fh, frame, ch->c), 0);
+		assert_int_equal(fh.frameContentSize, ch->u);
+		assert_int_equal(fh.checksumFlag, 1);
+		uint8_t *raw = malloc(ch->u + 1);
+		assert_non_null(raw);
+		assert_int_equal(ZSTD_decompress(raw, ch->u + 1, frame, ch->c), ch->u);
+		decode_chunk(ch, raw, ch->u);
+		d->nrec += ch->nrec;
+		free(raw);
+		off += MT_CHUNK_HEADER + ch->c;
+	}
+	assert_int_equal(off, f->len);
+}
+
+static void free_decoded(struct decoded *d)
+{
+	for (int i = 0; i < d->nchunks; i++)
+		free(d->chunks[i].recs);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_header(void **state)
+{
+	struct fixture *f = *state;
+	static const char cmd[] = "prog\0-x\0arg two";   /* 3 args, 16 bytes */
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 4242, 1700000000123456789ull, cmd, sizeof(cmd)), 0);
+	assert_int_equal(mt_writer_flush(w), 0);      /* nothing pending: no chunk */
+	mt_writer_free(w);
+	read_back(f);
+	assert_int_equal(f->len, MT_HEADER_FIXED + sizeof(cmd));
+	assert_memory_equal(f->file, "MEMTRAIL", 8);
+	assert_int_equal(mt_get_u16(f->file + 8), MT_FORMAT_VERSION);
+	assert_int_equal(f->file[10], sizeof(void *));
+	assert_int_equal(f->file[11], 0);
+	assert_int_equal(mt_get_u32(f->file + 12), 4242);
+	assert_true(mt_get_u64(f->file + 16) == 1700000000123456789ull);
+	assert_int_equal(mt_get_u32(f->file + 24), sizeof(cmd));
+	assert_memory_equal(f->file + 28, cmd, sizeof(cmd));
+}
+
+static void test_records(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ips[3] = { 0x401000, 0x400f00, 0x7f0000001234 };
+	static const uint64_t segs[4] = { 0x400000, 0x2000, 0x600000, 0x100 };
+	static const uint8_t bid[4] = { 0xde, 0xad, 0xbe, 0xef };
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "a", 2), 0);
+	assert_int_equal(mt_writer_module(w, 5, 0x400000, "/bin/prog", bid, 4, segs, 2), 0);
+	assert_int_equal(mt_writer_thread(w, 6, 0, 777), 0);
+	assert_int_equal(mt_writer_stack(w, 7, 0, 1, ips, 3), 0);
+	assert_int_equal(mt_writer_alloc(w, 10, 0x7f00aa001000, 48, 0, 0), 0);
+	assert_int_equal(mt_writer_alloc(w, 15, 0x5500000010, 0, 0, 0), 0);
+	assert_int_equal(mt_writer_realloc(w, 20, 0x7f00aa001000, 0x5500000040, 4096, 0, 0), 0);
+	assert_int_equal(mt_writer_free_block(w, 30, 0x5500000010, 0), 0);
+	assert_int_equal(mt_writer_snapshot(w, 40, 0, "phase one"), 0);
+	assert_int_equal(mt_writer_unload(w, 45, 0x400000), 0);
+	assert_int_equal(mt_writer_stop(w, 46, "disk full"), 0);
+	assert_int_equal(mt_writer_end(w, 50, MT_END_SIGNAL, -11), 0);
+	assert_int_equal(mt_writer_events(w), 5);
+	assert_true(mt_writer_pending(w) > 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	assert_int_equal(mt_writer_pending(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 1);
+	struct rec *r = d.chunks[0].recs;
+	assert_int_equal(d.chunks[0].nrec, 12);   /* CHUNK_BEGIN + the 11 above */
+	assert_int_equal(d.chunks[0].seq, 0);
+	assert_int_equal(d.chunks[0].t0, 5);
+	assert_int_equal(r[1].type, MT_REC_MODULE);
+	assert_int_equal(r[1].time, 5);
+	assert_int_equal(r[1].a, 0x400000);
+	assert_string_equal(r[1].str, "/bin/prog");
+	assert_int_equal(r[1].b, 4);
+	assert_memory_equal(&r[1].ips[0], bid, 4);
+	assert_int_equal(r[1].c, 2);
+	assert_int_equal(r[1].ips[2], 0x400000);
+	assert_int_equal(r[1].ips[3], 0x2000);
+	assert_int_equal(r[1].ips[4], 0x600000);
+	assert_int_equal(r[1].ips[5], 0x100);
+	assert_int_equal(r[2].type, MT_REC_THREAD);
+	assert_int_equal(r[2].a, 0);
+	assert_int_equal(r[2].b, 777);
+	assert_int_equal(r[3].type, MT_REC_STACK);
+	assert_int_equal(r[3].a, 0);
+	assert_int_equal(r[3].b, 1);
+	assert_int_equal(r[3].c, 3);
+	assert_memory_equal(r[3].ips, ips, sizeof(ips));
+	assert_int_equal(r[4].type, MT_REC_ALLOC);
+	assert_int_equal(r[4].time, 10);
+	assert_true(r[4].a == 0x7f00aa001000);
+	assert_int_equal(r[4].b, 48);
+	assert_int_equal(r[5].type, MT_REC_ALLOC);
+	assert_true(r[5].a == 0x5500000010);     /* a negative address delta */
+	assert_int_equal(r[5].b, 0);
+	assert_int_equal(r[6].type, MT_REC_REALLOC);
+	assert_int_equal(r[6].time, 20);
+	assert_true(r[6].a == 0x7f00aa001000);
+	assert_true(r[6].e == 0x5500000040);
+	assert_int_equal(r[6].b, 4096);
+	assert_int_equal(r[7].type, MT_REC_FREE);
+	assert_int_equal(r[7].time, 30);
+	assert_true(r[7].a == 0x5500000010);
+	assert_int_equal(r[8].type, MT_REC_SNAPSHOT);
+	assert_int_equal(r[8].a, 0);
+	assert_string_equal(r[8].str, "phase one");
+	assert_int_equal(r[9].type, MT_REC_UNLOAD);
+	assert_int_equal(r[9].a, 0x400000);
+	assert_int_equal(r[10].type, MT_REC_STOP);
+	assert_string_equal(r[10].str, "disk full");
+	assert_int_equal(r[11].type, MT_REC_END);
+	assert_int_equal(r[11].time, 50);
+	assert_int_equal(r[11].a, MT_END_SIGNAL);
+	assert_int_equal((int64_t)r[11].b, -11);
+	free_decoded(&d);
+	/* Everything the writer took from the allocator went back. */
+	assert_true(f->total_allocs >= 3);
+	assert_int_equal(f->live_allocs, 0);
+}
+
+/* Many events in small chunks: sizes stay under the limit, seq counts. */
+static void test_chunk_size_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_writer_opts o = { .level = 3, .chunk_bytes = 4096 };
+	static const uint64_t ip = 0x1234;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	for (unsigned i = 0; i < 5000; i++) {
+		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
+		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, 0), 0);
+	}
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	/* 10,000 events of >= 5 bytes cannot fit in fewer than 12 chunks. */
+	assert_true(d.nchunks >= 12);
+	uint64_t events = 0, last_time = 0;
+	for (int c = 0; c < d.nchunks; c++) {
+		struct chunk *ch = &d.chunks[c];
+		assert_true(ch->u <= 4096);
+		assert_int_equal(ch->seq, events);
+		for (int i = 0; i < ch->nrec; i++) {
+			struct rec *r = &ch->recs[i];
+			assert_true(r->time >= last_time);
+			last_time = r->time;
+			if (r->type == MT_REC_ALLOC) {
+				/* The i-th allocation: address and size as written. */
+				uint64_t k = events / 2;
+				assert_true(r->a == 0x10000 + 32 * k);
+				assert_int_equal(r->b, k);
+				assert_int_equal(r->time, k);
+			}
+			if (r->type == MT_REC_ALLOC || r->type == MT_REC_FREE)
+				events++;
+		}
+	}
+	assert_int_equal(events, 10000);
+	free_decoded(&d);
+}
+
+/* A chunk holds at most chunk_ns of events; time never goes back. */
+static void test_chunk_time_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_writer_opts o = { .chunk_ns = 1000000000ull };
+	static const uint64_t ip = 0x1234;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	/* One event every 0.3 s for 3 s: chunks at 0-0.9, 1.2-2.1, 2.4-3.0. */
+	for (uint64_t i = 0; i <= 10; i++)
+		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
+	/* An earlier time is written as the previous one (dt = 0). */
+	assert_int_equal(mt_writer_free_block(w, 5, 0x1000, 0), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 3);
+	assert_int_equal(d.chunks[0].t0, 0);
+	assert_int_equal(d.chunks[1].t0, 1200000000ull);
+	assert_int_equal(d.chunks[2].t0, 2400000000ull);
+	assert_int_equal(d.chunks[1].seq, 4);
+	assert_int_equal(d.chunks[2].seq, 8);
+	for (int c = 0; c < d.nchunks; c++) {
+		struct chunk *ch = &d.chunks[c];
+		struct rec *last = &ch->recs[ch->nrec - 1];
+		assert_true(last->time - ch->t0 < 1000000000ull);
+	}
+	struct chunk *ch = &d.chunks[2];
+	assert_int_equal(ch->recs[ch->nrec - 1].type, MT_REC_FREE);
+	assert_int_equal(ch->recs[ch->nrec - 1].time, 3000000000ull);
+	free_decoded(&d);
+}
+
+/* A failing write: an error code, errno kept, and the writer stays broken. */
+static void test_write_error(void **state)
+{
+	struct fixture *f = *state;
+	int fd = open("/dev/full", O_WRONLY);
+	if (fd < 0)
+		skip();
+	(void)f;
+	struct mt_writer *w = mt_writer_new(fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), MT_E_IO);
+	assert_int_equal(mt_writer_error(w), MT_E_IO);
+	assert_int_equal(mt_writer_alloc(w, 1, 0x10, 1, 0, 0), MT_E_IO);
+	assert_int_equal(mt_writer_flush(w), MT_E_IO);
+	assert_int_equal(mt_writer_written(w), 0);
+	mt_writer_free(w);
+	close(fd);
+}
+
+/* Limits of the format are refused, not written. */
+static void test_range(void **state)
+{
+	struct fixture *f = *state;
+	static uint64_t ips[MT_MAX_DEPTH + 1];
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, ips, MT_MAX_DEPTH + 1), MT_E_RANGE);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, ips, MT_MAX_DEPTH), 0);
+	mt_writer_free(w);
+	mt_writer_free(NULL);
+	assert_int_equal(f->live_allocs, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_range, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
