@@ -141,7 +141,7 @@ check-e2e: all
 	@sh tests/run-e2e.sh $(or $(B),.)
 
 check-asan: deps-test
-	$(MAKE) B=asan/ SANITIZE=1 asan/viewer/memtrail tests
+	$(MAKE) B=asan/ SANITIZE=1 asan/viewer/memtrail asan/recorder/libmemtrail.so tests
 	$(MAKE) B=asan/ SANITIZE=1 check-unit
 	MT_SANITIZED=1 sh tests/run-e2e.sh asan cli
 
