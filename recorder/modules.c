@@ -101,7 +101,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	(void)size;
 
-	if (vdso && (uintptr_t)info->dlpi_phdr >= vdso && (uintptr_t)info->dlpi_phdr < vdso + 65536)
+	/* The vDSO's program headers are those of the ELF image the kernel
+	 * maps at AT_SYSINFO_EHDR (an address range check would also catch
+	 * ld.so, often mapped right after it). */
+	if (vdso && (uintptr_t)info->dlpi_phdr == vdso + ((const ElfW(Ehdr) *)vdso)->e_phoff)
 		name = "[vdso]";
 	else if (!name[0])
 		name = m->exe;
