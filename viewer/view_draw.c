@@ -267,11 +267,36 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 
 /* ---- the tree ------------------------------------------------------------------ */
 
-#define W_BYTES  12
-#define W_PCT     7
-#define W_BLOCKS  8
-#define W_ALLOCS  8
-#define W_NUMS   (W_BYTES + 1 + W_PCT + 1 + W_BLOCKS + 1 + W_ALLOCS + 2)
+/*
+ * Column widths: wide enough for the largest figure of the tree (the root's
+ * gross cost, plus a sign), never narrower than the headings; a leading
+ * column stays free for the selection mark.
+ */
+struct widths {
+	int bytes, pct, blocks, allocs, nums;
+};
+
+static int width_of(int64_t v, int min)
+{
+	char buf[32];
+	int n = (int)strlen(mt_view_fmt_count(buf, sizeof(buf), v, 1)) + 1;
+
+	return n > min ? n : min;
+}
+
+static void widths(const struct mt_view_app *app, struct widths *w)
+{
+	const struct mt_tree *t = mt_view_model_tree(app->model);
+	struct mt_cost g = { 0, 0, 0 };
+
+	if (t)
+		g = mt_tree_gross(t);
+	w->bytes = width_of(g.bytes, 11);
+	w->pct = 8;    /* "-100.00%" */
+	w->blocks = width_of(g.blocks, 8);
+	w->allocs = width_of(g.allocs, 7);
+	w->nums = w->bytes + 1 + w->pct + 1 + w->blocks + 1 + w->allocs + 2;
+}
 
 static void draw_title(const struct mt_view_app *app, const struct mt_view_layout *l,
 		       int stale)
@@ -312,13 +337,16 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 {
 	char line[256];
 	const char *bytes = "bytes", *blocks = "blocks";
+	struct widths w;
+
+	widths(app, &w);
 
 	if (app->mode == MT_VIEW_DIFF)
 		bytes = "+/- bytes", blocks = "+/- blks";
 	else if (app->mode == MT_VIEW_TEMPORARY)
 		bytes = "temp bytes", blocks = "temps";
 	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
-		 W_BYTES, bytes, W_PCT, "%", W_BLOCKS, blocks, W_ALLOCS, "allocs",
+		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, "allocs",
 		 app->inverted ? "caller first" : "callee first",
 		 mt_view_sort_name(app->sort),
 		 app->focus_timeline ? "  [Tab: tree keys]" : "");
@@ -335,8 +363,11 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 	/* percentages of the gross total, as report prints them (diffs too) */
 	const struct mt_tree *t = mt_view_model_tree(m);
 	int64_t whole = t ? mt_tree_gross(t).bytes : 0;
-	int labelw = COLS - W_NUMS;
+	struct widths w;
+	int labelw;
 
+	widths(app, &w);
+	labelw = COLS - w.nums;
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);
 		const struct mt_cost *c;
@@ -358,10 +389,10 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		if (labelw > 20 && indent > labelw / 2)
 			indent = labelw / 2;
 		snprintf(line, sizeof(line), "%*s %*s %*s %*s  %*s%s%s",
-			 W_BYTES, mt_view_fmt_count(b, sizeof(b), c->bytes, plus),
-			 W_PCT, pct,
-			 W_BLOCKS, mt_view_fmt_count(k, sizeof(k), c->blocks, plus),
-			 W_ALLOCS, mt_view_fmt_count(a, sizeof(a), c->allocs, 0),
+			 w.bytes, mt_view_fmt_count(b, sizeof(b), c->bytes, plus),
+			 w.pct, pct,
+			 w.blocks, mt_view_fmt_count(k, sizeof(k), c->blocks, plus),
+			 w.allocs, mt_view_fmt_count(a, sizeof(a), c->allocs, 0),
 			 indent, "",
 			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
 			 mt_tree_node_label(r->node));
