@@ -85,6 +85,16 @@ TIME=""
 
 have_mt=0
 mt_why="not built ($MEMTRAIL)"
+# Measure one build from start to end: copy the program and the recorder
+# (same relative layout, which `memtrail record` uses to find the library),
+# so that a rebuild while the bench runs cannot mix versions.
+if [ "$MEMTRAIL" = "$top/viewer/memtrail" ] && [ -x "$MEMTRAIL" ] &&
+    [ -f "$top/recorder/libmemtrail.so" ]; then
+	mkdir -p "$out/tools/viewer" "$out/tools/recorder" &&
+	cp "$top/recorder/libmemtrail.so" "$out/tools/recorder/" &&
+	cp "$MEMTRAIL" "$out/tools/viewer/" &&
+	MEMTRAIL=$out/tools/viewer/memtrail
+fi
 if [ -x "$MEMTRAIL" ]; then
 	rm -f "$out/smoke.mtdata"
 	if "$MEMTRAIL" record -o "$out/smoke.mtdata" /bin/true >/dev/null 2>"$out/smoke.err" &&
@@ -257,16 +267,14 @@ run_record() {
 	memtrail) rr_log=$rr_base.mtdata; set -- "$MEMTRAIL" record -o "$rr_log";;
 	heaptrack) set -- heaptrack -o "$rr_base.ht";;
 	esac
-	[ -n "$TIME" ] && set -- "$TIME" -f '%M' -o "$rr_base.rss" "$@"
+	[ -n "$TIME" ] && set -- "$TIME" -f '%M %U %S' -o "$rr_base.rss" "$@"
 	rr_t0=$(now_ns)
 	(ulimit -v "$vmem" 2>/dev/null; wl_exec "$rr_wl" "$rr_base.s" "$@") \
 		>"$rr_base.stdout" 2>"$rr_base.stderr"
 	rr_rc=$?
 	rr_t1=$(now_ns)
 	rr_wall=$(awk -v a="$rr_t0" -v b="$rr_t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
-	rr_rss=-
-	[ -n "$TIME" ] && [ -f "$rr_base.rss" ] &&
-		rr_rss=$(tail -n 1 "$rr_base.rss" | awk '/^[0-9]+$/ { print; exit } { print "-" }')
+	rr_rss=$(time_fields "$rr_base.rss")
 	[ "$rr_tool" = heaptrack ] && rr_log=$(ht_file "$rr_base.ht")
 	rr_size=$(file_size "$rr_log")
 	rr_status=ok
@@ -293,8 +301,8 @@ run_record() {
 			fail "$rr_wl: $rr_tool run $rr_run: assembly differs from the native run"
 		fi
 	fi
-	printf '%s\trecord\t%s\t%s\t%s\t%s\t%s\t-\t%s\n' "$rr_wl" "$rr_tool" "$rr_run" \
-		"$rr_wall" "$rr_rss" "$rr_size" "$rr_status" >>"$tsv"
+	printf '%s\trecord\t%s\t%s\t%s\t%s\t%s\t-\t%s\t%s\n' "$rr_wl" "$rr_tool" "$rr_run" \
+		"$rr_wall" "${rr_rss% *}" "$rr_size" "$rr_status" "${rr_rss#* }" >>"$tsv"
 	# Keep the logs of the last run only: they can be large.
 	if [ "$rr_run" -lt "$runs" ] && [ "$rr_status" = ok ]; then
 		[ -n "$rr_log" ] && rm -f "$rr_log"
@@ -310,22 +318,20 @@ run_report() {
 	memtrail) set -- "$MEMTRAIL" report --summary "$rp_log";;
 	heaptrack_print) set -- heaptrack_print -p 0 -a 0 -T 0 -l 0 "$rp_log";;
 	esac
-	[ -n "$TIME" ] && set -- "$TIME" -f '%M' -o "$rp_base.rss" "$@"
+	[ -n "$TIME" ] && set -- "$TIME" -f '%M %U %S' -o "$rp_base.rss" "$@"
 	rp_t0=$(now_ns)
 	(ulimit -v "$vmem" 2>/dev/null; "$@") >"$rp_base.stdout" 2>"$rp_base.stderr"
 	rp_rc=$?
 	rp_t1=$(now_ns)
 	rp_wall=$(awk -v a="$rp_t0" -v b="$rp_t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
-	rp_rss=-
-	[ -n "$TIME" ] && [ -f "$rp_base.rss" ] &&
-		rp_rss=$(tail -n 1 "$rp_base.rss" | awk '/^[0-9]+$/ { print; exit } { print "-" }')
+	rp_rss=$(time_fields "$rp_base.rss")
 	rp_status=ok
 	if [ "$rp_rc" -ne 0 ]; then
 		rp_status="crash:$(status_words "$rp_rc" | tr ' ' '_')"
 		fail "$rp_wl: $rp_tool run $rp_run: $(status_words "$rp_rc"); see $rp_base.stderr"
 	fi
-	printf '%s\treport\t%s\t%s\t%s\t%s\t-\t-\t%s\n' "$rp_wl" "$rp_tool" "$rp_run" \
-		"$rp_wall" "$rp_rss" "$rp_status" >>"$tsv"
+	printf '%s\treport\t%s\t%s\t%s\t%s\t-\t-\t%s\t%s\n' "$rp_wl" "$rp_tool" "$rp_run" \
+		"$rp_wall" "${rp_rss% *}" "$rp_status" "${rp_rss#* }" >>"$tsv"
 }
 
 # Allocations + frees of memtrail log $1, from its JSON summary.
@@ -335,13 +341,25 @@ mt_events() {
 		awk '{ print $1 + $2 }'
 }
 
+# "MAX_RSS_KB CPU_S" (user + system) from /usr/bin/time's output file $1,
+# or "- -" without it. On a shared machine CPU time is the steadier figure;
+# it is in results.tsv, the table shows wall time.
+time_fields() {
+	if [ -n "$TIME" ] && [ -f "$1" ]; then
+		tail -n 1 "$1" | awk 'NF == 3 && $1 ~ /^[0-9]+$/ { printf "%s %.2f\n", $1, $2 + $3; ok = 1 }
+			END { if (!ok) print "- -" }'
+	else
+		echo "- -"
+	fi
+}
+
 # count_row WORKLOAD SOURCE EVENTS
 count_row() {
-	printf '%s\tcount\t%s\t-\t-\t-\t-\t%s\tok\n' "$1" "$2" "$3" >>"$tsv"
+	printf '%s\tcount\t%s\t-\t-\t-\t-\t%s\tok\t-\n' "$1" "$2" "$3" >>"$tsv"
 }
 
 # ---- the runs ----------------------------------------------------------------
-printf 'workload\tphase\ttool\trun\twall_s\tmax_rss_kb\tlog_bytes\tevents\tstatus\n' >"$tsv"
+printf 'workload\tphase\ttool\trun\twall_s\tmax_rss_kb\tlog_bytes\tevents\tstatus\tcpu_s\n' >"$tsv"
 tools=native
 [ $have_mt = 1 ] && tools="$tools memtrail"
 [ $have_ht = 1 ] && tools="$tools heaptrack"
@@ -474,11 +492,11 @@ NR == 1 { next }
 	}
 }
 END {
-	fmt = "%-9s %12s %7s %16s %16s %8s %8s %7s %7s %14s %14s\n"
+	fmt = "%-9s %12s %7s %16s %16s %8s %8s %13s %13s %14s %14s\n"
 	printf fmt, "workload", "events", "native", "memtrail", "heaptrack", "mt ns/ev", \
-		"ht ns/ev", "mt B/ev", "ht B/ev", "report", "heaptrack_print"
+		"ht ns/ev", "memtrail log", "heaptrack log", "report", "heaptrack_print"
 	printf fmt, "", "", "", "(x native)", "(x native)", "overhead", "overhead", \
-		"log", "log", "time  RSS", "time  RSS"
+		"size B/ev", "size B/ev", "time  RSS", "time  RSS"
 	n = split(ran, wls, " ")
 	for (k = 1; k <= n; k++) {
 		w = wls[k]
@@ -498,8 +516,8 @@ END {
 		ch = th == "" ? "n/a" : sprintf("%.2fs (%.1fx)", th, th / tn)
 		om = (tm == "" || e == "" || e == 0) ? "" : (tm - tn) * 1e9 / e
 		oh = (th == "" || e == "" || e == 0) ? "" : (th - tn) * 1e9 / e
-		bm = (sm == "" || e == "" || e == 0) ? "n/a" : sprintf("%.3f", sm / e)
-		bh = (sh == "" || e == "" || e == 0) ? "n/a" : sprintf("%.3f", sh / e)
+		bm = sm == "" ? "n/a" : sprintf("%6s %6s", human(sm), (e == "" || e == 0) ? "n/a" : sprintf("%.3f", sm / e))
+		bh = sh == "" ? "n/a" : sprintf("%6s %6s", human(sh), (e == "" || e == 0) ? "n/a" : sprintf("%.3f", sh / e))
 		printf fmt, w, (e == "" ? "n/a" : commas(e) esrc), secs_(tn), cm, ch, \
 			(om == "" ? "n/a" : sprintf("%.0f", om)), \
 			(oh == "" ? "n/a" : sprintf("%.0f", oh)), bm, bh, \
@@ -512,7 +530,7 @@ END {
 	printf "Medians of %d run(s); all runs in %ss. Raw numbers: tests/bench/out/results.tsv.\n", runs, secs
 	print "events = allocations + frees from `memtrail report --summary --format json`"
 	print "(suffix h: counted in heaptrack'"'"'s log; p: the program'"'"'s own count)."
-	print "overhead ns/ev = (t_tool - t_native) / events; B/ev = log bytes / events;"
+	print "overhead ns/ev = (t_tool - t_native) / events; log: size and bytes per event;"
 	print "report = `memtrail report --summary`, heaptrack_print with -p 0 -a 0 -T 0 -l 0;"
 	print "RSS = peak resident memory (MiB) of that analysis."
 	if (have_mt != 1) print "memtrail: n/a, " mt_why
@@ -544,7 +562,7 @@ END {
 	}
 	r1 = median("churn_small" SUBSEP "memtrail" SUBSEP "rrss")
 	r2 = median("churn" SUBSEP "memtrail" SUBSEP "rrss")
-	if (r1 != "" && r2 != "")
+	if (r1 != "" && r2 != "" && ev["churn_small", "memtrail"] != "" && ev["churn", "memtrail"] != "")
 		printf "  replay memory (churn: same 1,000 stacks, 64 live blocks): %s events -> %s RSS, %s events -> %s RSS\n", \
 			commas(ev["churn_small", "memtrail"]), mib(r1), commas(ev["churn", "memtrail"]), mib(r2)
 }' "$tsv"
