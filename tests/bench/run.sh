@@ -364,6 +364,7 @@ tools=native
 [ $have_mt = 1 ] && tools="$tools memtrail"
 [ $have_ht = 1 ] && tools="$tools heaptrack"
 start_all=$(now_ns)
+load_start=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 echo "bench: $runs run(s) of each workload with: $tools" >&2
 [ $have_mt = 1 ] || echo "bench: memtrail: n/a, $mt_why" >&2
 [ $have_ht = 1 ] || echo "bench: heaptrack: n/a, $ht_why" >&2
@@ -435,10 +436,12 @@ case " $ran " in *" churn "*)
 	fi;;
 esac
 end_all=$(now_ns)
+load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 
 # ---- the table -----------------------------------------------------------------
 awk -F '\t' -v ran="$ran" -v have_mt="$have_mt" -v have_ht="$have_ht" \
     -v mt_why="$mt_why" -v ht_why="$ht_why" -v runs="$runs" \
+    -v machine="$(nproc 2>/dev/null || echo ?) cores, load average ${load_start:-?} at start, ${load_end:-?} at end" \
     -v secs="$(awk -v a="$start_all" -v b="$end_all" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" '
 function median(key,    n, i, j, t, v) {
 	n = cnt[key]
@@ -527,7 +530,8 @@ END {
 		evs[k] = e; tms[k] = tm; ths[k] = th; tns[k] = tn; mrr[k] = rmr
 	}
 	print ""
-	printf "Medians of %d run(s); all runs in %ss. Raw numbers: tests/bench/out/results.tsv.\n", runs, secs
+	printf "Medians of %d run(s); all runs in %ss (%s).\n", runs, secs, machine
+	print "Raw numbers (also CPU time and recording RSS): tests/bench/out/results.tsv."
 	print "events = allocations + frees from `memtrail report --summary --format json`"
 	print "(suffix h: counted in heaptrack'"'"'s log; p: the program'"'"'s own count)."
 	print "overhead ns/ev = (t_tool - t_native) / events; log: size and bytes per event;"
