@@ -164,6 +164,22 @@ check "sort: s sorts by blocks" has "sorted by blocks" sort.txt
 keys s; keys s; keys s
 wait_for "sorted by bytes" || true
 
+# ---- focus: Left/Right move the tree or the cursor ---------------------------------
+keys Down; keys Right
+screen right.txt
+rows right.txt | awk -F'\t' '$5 == 1' >right.sel
+check "tree focus: Right expands the selected row" sh -c "awk -F'\t' '\$6 == \"-\"' right.sel | grep -q ."
+keys Left
+screen left.txt
+rows left.txt | awk -F'\t' '$5 == 1' >left.sel
+check "tree focus: Left folds it again" sh -c "awk -F'\t' '\$6 == \"+\"' left.sel | grep -q ."
+keys Tab; keys Left
+wait_for "Live at t=" || true
+screen moved.txt
+check "timeline focus: Left moves the cursor off the peak" has "Live at t=" moved.txt
+keys p; keys Tab
+wait_for "Live at peak" || mt_fail "p: back to the peak"
+
 # ---- leaks, diff, temporary --------------------------------------------------------
 keys l
 wait_for "Leaked" || true
