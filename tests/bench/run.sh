@@ -6,7 +6,12 @@
 # the program natively, under `memtrail record` and under `heaptrack`, then
 # times `memtrail report --summary` against `heaptrack_print` on the logs of
 # the last run, and prints one table of medians. Raw numbers go to
-# tests/bench/out/results.tsv.
+# tests/bench/out/results.tsv, logs and outputs of every run next to it.
+# Events are allocations + frees as memtrail's summary counts them, shown
+# beside heaptrack's count and, for the synthetic workloads, the program's
+# own. A tenth-size churn checks that replay memory does not grow with the
+# number of events. The memtrail build is copied to out/tools first, so
+# that a rebuild during the run cannot mix versions.
 #
 # It is a benchmark, not a test: slow numbers never fail it. It exits 1 only
 # when a tool crashes (non-zero exit, signal, missing log) or a run's output
@@ -23,13 +28,14 @@
 #
 # Workloads (built here with -O2 -g into tests/bench/bin/):
 #   churn     tests/bench/churn.c, 1 thread, 10 M malloc/free pairs from
-#             1,000 distinct stacks about 15 frames deep
+#             1,000 distinct stacks 19 frames deep
 #   mt_churn  the same with 4 threads (2.5 M pairs each)
 #   stl       tests/bench/stl.cpp: std::map, unordered_map, string, vector
 #   large     tests/bench/large.c: 64 KiB - 16 MiB blocks, realloc growth
 #   python3   python3 on a generated dict/list script, PYTHONMALLOC=malloc
 #             so that every object goes through malloc
 #   sqlite3   sqlite3 :memory: reading a generated SQL script on stdin
+#             (the inputs are written to tests/bench/out/input/)
 #   gcc       the compiler proper of `gcc -c -O2` (cc1) on a generated C
 #             file: the driver runs cc1 as a child process, which neither
 #             profiler follows, so cc1 is run directly; its .s is compared
