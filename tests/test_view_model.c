@@ -628,6 +628,28 @@ static void test_diff(void **state)
 	assert_int_equal(rep, want);
 }
 
+/* d with the mark at the end and the cursor at the peak: peak - leaked. */
+static void test_diff_end(void **state)
+{
+	struct mt_view_app *app = get(state);
+
+	assert_int_equal(mt_view_timeline_end(app->tl), 1);
+	mt_view_timeline_set_mark(app->tl);
+	assert_int_equal(mt_view_timeline_peak(app->tl), 1);
+	app->mode = MT_VIEW_DIFF;
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(app->total.bytes, fx->ex.peak_bytes - fx->ex.leaked_bytes);
+	assert_int_equal(app->total.blocks, fx->ex.peak_blocks - fx->ex.leaked_blocks);
+	/* and the other way round */
+	assert_int_equal(mt_view_timeline_end(app->tl), 1);
+	assert_int_equal(mt_view_timeline_peak(app->tl), 1);
+	mt_view_timeline_set_mark(app->tl);
+	assert_int_equal(mt_view_timeline_end(app->tl), 1);
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(app->total.bytes, fx->ex.leaked_bytes - fx->ex.peak_bytes);
+	app->mode = MT_VIEW_LIVE;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup(test_leaks, setup),
 		cmocka_unit_test_setup(test_timeline_points, setup),
 		cmocka_unit_test_setup(test_diff, setup),
+		cmocka_unit_test_setup(test_diff_end, setup),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

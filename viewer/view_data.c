@@ -311,8 +311,12 @@ static int fetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct cached *c = cache_find(d, &at[i]);
+		const struct cached *c;
 
+		/* the end comes from the load replay (d->end_p) */
+		if (at[i].kind == MT_AT_END)
+			continue;
+		c = cache_find(d, &at[i]);
 		if (c)
 			keep = c;
 		else if (!(k == 1 && at_same(&want[0], &at[i])))
@@ -378,11 +382,9 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		struct mt_at both[2] = { *mark, *at };
 		const struct mt_profile *a, *b;
 
-		if (mark->kind != MT_AT_END || at->kind != MT_AT_END) {
-			rc = fetch(d, both, 2);
-			if (rc < 0)
-				return rc;
-		}
+		rc = fetch(d, both, 2);
+		if (rc < 0)
+			return rc;
 		a = mt_view_data_profile(d, mark, &rc);
 		if (!a)
 			return rc;
