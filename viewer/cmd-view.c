@@ -27,7 +27,6 @@
 #include "view_draw.h"
 #include "view_keys.h"
 
-extern const char cmd_view_usage[];
 const char cmd_view_usage[] =
 	"usage: memtrail view [FILE]\n"
 	"\n"
