@@ -4,6 +4,7 @@
  * No curses, no output.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -81,6 +82,23 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	return 0;
 }
 
+static void prefetch(struct mt_view_app *app)
+{
+	size_t n = mt_view_timeline_ncols(app->tl);
+	struct mt_at *at = calloc(n ? n : 1, sizeof(*at));
+
+	/* a failure only costs speed: points are then computed one by one */
+	app->prefetched = n;
+	if (at) {
+		for (size_t i = 0; i < n; i++) {
+			at[i].kind = MT_AT_TIME;
+			at[i].value = mt_view_timeline_col(app->tl, i)->t1_ns - 1;
+		}
+		mt_view_data_prefetch(app->data, at, n);
+		free(at);
+	}
+}
+
 int mt_view_app_refresh(struct mt_view_app *app)
 {
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
@@ -93,6 +111,14 @@ int mt_view_app_refresh(struct mt_view_app *app)
 		return 0;
 	if (!mark)
 		mark = &start;
+	/*
+	 * The first time the cursor is on a plain column, one replay computes
+	 * every column's end: moving along the timeline is then immediate.
+	 */
+	if ((cur->kind == MT_VIEW_AT_COLUMN ||
+	     (app->mode == MT_VIEW_DIFF && mark->kind == MT_VIEW_AT_COLUMN && mark != &start)) &&
+	    app->prefetched != mt_view_timeline_ncols(app->tl))
+		prefetch(app);
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
 			       app->sort, &t, &app->total);
 	if (rc < 0) {

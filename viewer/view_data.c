@@ -17,6 +17,7 @@
 #include "view_data.h"
 
 #define NCACHE 8
+#define PREFETCH_MAX_BYTES (64u << 20)  /* profiles kept for the columns */
 
 struct cached {
 	struct mt_at at;
@@ -41,6 +42,8 @@ struct mt_view_data {
 
 	struct cached cache[NCACHE];
 	uint64_t clock;
+	struct cached *pre;       /* prefetched points (the columns' ends) */
+	size_t npre;
 
 	mt_view_progress_fn progress;
 	void *progress_ctx;
@@ -206,12 +209,22 @@ fail:
 	return rc;
 }
 
+static void drop_prefetch(struct mt_view_data *d)
+{
+	for (size_t i = 0; i < d->npre; i++)
+		mt_profile_free(d->pre[i].p);
+	free(d->pre);
+	d->pre = NULL;
+	d->npre = 0;
+}
+
 void mt_view_data_free(struct mt_view_data *d)
 {
 	if (!d)
 		return;
 	for (size_t i = 0; i < NCACHE; i++)
 		mt_profile_free(d->cache[i].p);
+	drop_prefetch(d);
 	if (d->std_ok)
 		mt_tree_std_fini(&d->std);
 	free(d->stacks);
@@ -267,6 +280,9 @@ static int at_same(const struct mt_at *a, const struct mt_at *b)
 
 static struct cached *cache_find(struct mt_view_data *d, const struct mt_at *at)
 {
+	for (size_t i = 0; i < d->npre; i++)
+		if (d->pre[i].p && at_same(&d->pre[i].at, at))
+			return &d->pre[i];
 	for (size_t i = 0; i < NCACHE; i++) {
 		if (d->cache[i].p && at_same(&d->cache[i].at, at)) {
 			d->cache[i].used = ++d->clock;
@@ -411,5 +427,41 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		*total = mt_profile_total(p);
 	}
 	mt_profile_free(own);
+	return rc;
+}
+
+int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
+{
+	struct mt_replay_ops ops;
+	int rc;
+
+	drop_prefetch(d);
+	if (!n || n * (d->nstacks + 1) * sizeof(struct mt_cost) > PREFETCH_MAX_BYTES)
+		return 0;
+	d->pre = calloc(n, sizeof(*d->pre));
+	if (!d->pre)
+		return MT_E_NOMEM;
+	rc = mt_agg_request(d->agg, at, n, 1);
+	if (rc < 0)
+		goto fail;
+	mt_agg_ops(&ops);
+	rc = mt_replay_run(d->r, &ops, d->agg);
+	if (rc < 0)
+		goto fail;
+	rc = mt_agg_error(d->agg);
+	if (rc < 0)
+		goto fail;
+	d->npre = n;
+	for (size_t i = 0; i < n; i++) {
+		d->pre[i].at = at[i];
+		d->pre[i].p = mt_agg_take(d->agg, i);
+		if (!d->pre[i].p) {
+			rc = MT_E_NOMEM;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	drop_prefetch(d);
 	return rc;
 }

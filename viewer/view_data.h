@@ -61,6 +61,15 @@ const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const stru
 					      int *err);
 
 /*
+ * Computes the profiles at the n points in one replay and keeps them, so
+ * that later requests for them need none (the viewer passes every column's
+ * end when the cursor first moves along the timeline). Replaces the
+ * previous prefetch. Does nothing when they would take more than 64 MiB.
+ * Returns 0 or a negative MT_E_* (nothing is kept then).
+ */
+int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t n);
+
+/*
  * Builds the tree for a mode: the profile at `at` (LIVE), at the end
  * (LEAKS), at `at` minus at `mark` (DIFF; one replay computes both), or the
  * temporary profile (TEMPORARY), with inverted as in mt_tree_opts and its
