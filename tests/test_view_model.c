@@ -628,6 +628,44 @@ static void test_diff(void **state)
 	assert_int_equal(rep, want);
 }
 
+/*
+ * Column points come from the prefetch replay: each equals the profile that
+ * lib/agg computes on its own replay for the same time.
+ */
+static void test_columns_prefetched(void **state)
+{
+	struct mt_view_app *app = get(state);
+	size_t n = mt_view_timeline_ncols(app->tl);
+	struct mt_replay *r;
+	struct mt_agg *a;
+
+	assert_int_equal(mt_replay_open(fx->log, &r, NULL), 0);
+	a = mt_agg_new();
+	assert_non_null(a);
+	mt_view_timeline_home(app->tl);
+	for (size_t c = 0; c < n; c += n / 7 + 1) {
+		const struct mt_view_point *p;
+		struct mt_profile *want;
+		struct mt_cost w;
+
+		mt_view_timeline_move(app->tl, (long)c - (long)mt_view_timeline_cursor_col(app->tl));
+		p = mt_view_timeline_cursor(app->tl);
+		assert_int_equal(p->kind, MT_VIEW_AT_COLUMN);
+		assert_int_equal(p->at.kind, MT_AT_TIME);
+		assert_int_equal(p->at.value, mt_view_timeline_col(app->tl, c)->t1_ns - 1);
+		assert_int_equal(mt_view_app_refresh(app), 0);
+		assert_int_equal(mt_agg_run(a, r, &p->at, 1, &want, NULL, NULL), 0);
+		w = mt_profile_total(want);
+		assert_int_equal(app->total.bytes, w.bytes);
+		assert_int_equal(app->total.blocks, w.blocks);
+		assert_int_equal(app->total.allocs, w.allocs);
+		mt_profile_free(want);
+	}
+	assert_int_equal(app->prefetched, n);
+	mt_agg_free(a);
+	mt_replay_free(r);
+}
+
 /* d with the mark at the end and the cursor at the peak: peak - leaked. */
 static void test_diff_end(void **state)
 {
@@ -664,6 +702,7 @@ int main(void)
 		cmocka_unit_test_setup(test_timeline_points, setup),
 		cmocka_unit_test_setup(test_diff, setup),
 		cmocka_unit_test_setup(test_diff_end, setup),
+		cmocka_unit_test_setup(test_columns_prefetched, setup),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
