@@ -168,6 +168,16 @@ int cmd_view(int argc, char **argv)
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
+	/* Home/End as xterm, rxvt and the Linux console send them, whatever
+	 * TERM's entry says (a mismatch is common inside tmux and screen) */
+	define_key("\033[1~", KEY_HOME);
+	define_key("\033[7~", KEY_HOME);
+	define_key("\033[H", KEY_HOME);
+	define_key("\033OH", KEY_HOME);
+	define_key("\033[4~", KEY_END);
+	define_key("\033[8~", KEY_END);
+	define_key("\033[F", KEY_END);
+	define_key("\033OF", KEY_END);
 	set_escdelay(25);
 	curs_set(0);
 	mt_view_draw_init();

@@ -242,8 +242,14 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 		free(pos);
 		free(len);
 	}
-	if (mark)
-		put(l->marks_row, x0 + (int)markc, C_MARK, "M");
+	/* the mark as an 'M', unless it would hide a snapshot number */
+	if (mark && x0 + (int)markc < COLS) {
+		chtype under = mvinch(l->marks_row, x0 + (int)markc) & A_CHARTEXT;
+
+		attrset(attrs[C_MARK]);
+		mvaddch(l->marks_row, x0 + (int)markc, under == ' ' ? 'M' : under);
+		attrset(A_NORMAL);
+	}
 	if (x0 + (int)cur < COLS) {
 		chtype under = mvinch(l->marks_row, x0 + (int)cur) & A_CHARTEXT;
 
