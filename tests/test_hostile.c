@@ -202,10 +202,8 @@ static void replay_file(const char *path, struct outcome *o)
 
 	memset(o, 0, sizeof(*o));
 	o->open_rc = mt_replay_open(path, &r, &o->open_off);
-	if (o->open_rc < 0) {
-		assert_null(r);
+	if (o->open_rc < 0)
 		return;
-	}
 	assert_non_null(r);
 	s = mt_summary_new();
 	assert_non_null(s);

@@ -1,0 +1,85 @@
+#!/bin/sh
+# run.sh - builds tests/fuzz/fuzz_replay.c with clang's libFuzzer, ASan and
+# UBSan (lib/*.c compiled by clang in the same command: lib/libmt.a is built
+# by gcc without sanitizers) into tests/fuzz/bin/, makes a seed corpus and
+# fuzzes for a bounded time. `make fuzz` runs it.
+#
+# Seeds, made at run time: logs of a few samples recorded with the preload
+# (tests/fuzz/bin/seeds/*.data, fed as files), the same logs with their
+# chunks decompressed ('R' inputs: see fuzz_replay.c), the checked-in log of
+# the phases sample, and the hand-written seeds in tests/fuzz/seeds/.
+# The corpus the fuzzer grows is kept in tests/fuzz/bin/corpus/ between runs.
+#
+#   MT_FUZZ_SECONDS   how long to fuzz (default 60)
+#   MT_FUZZ_JOBS      parallel fuzzing processes (default 1)
+#
+# Exit status: 0 when no crash was found, 1 on a crash (the input is saved
+# as tests/fuzz/bin/crash-*, reproduce with tests/fuzz/bin/fuzz_replay FILE),
+# 2 when the target cannot be built, 77 when clang or its fuzzer runtime is
+# missing. Not for: the recorder (it runs inside other programs: see
+# tests/e2e/robust_*.sh).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+secs=${MT_FUZZ_SECONDS:-60}
+jobs=${MT_FUZZ_JOBS:-1}
+bin=tests/fuzz/bin
+CLANG=${CLANG:-clang}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+
+command -v "$CLANG" >/dev/null 2>&1 || { echo "fuzz: $CLANG not installed"; exit 77; }
+mkdir -p "$bin/seeds" "$bin/corpus"
+
+cflags="-std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Ilib -DMT_VERSION=\"fuzz\" $($PKG_CONFIG --cflags libzstd libdw)"
+libs="$($PKG_CONFIG --libs libzstd libdw) -lstdc++ -lm"
+echo "fuzz: building $bin/fuzz_replay"
+# shellcheck disable=SC2086
+if ! $CLANG $cflags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-o "$bin/fuzz_replay" tests/fuzz/fuzz_replay.c lib/*.c $libs; then
+	if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
+		$CLANG -x c -fsanitize=fuzzer -o "$bin/probe" - 2>/dev/null; then
+		echo "fuzz: $CLANG has no libFuzzer runtime"
+		exit 77
+	fi
+	echo "fuzz: error: the fuzz target does not build"
+	exit 2
+fi
+# shellcheck disable=SC2086
+$CLANG $cflags -DMT_FUZZ_CONVERT -o "$bin/convert" tests/fuzz/fuzz_replay.c $libs || exit 2
+
+# Seed logs: a few samples recorded now, with whatever recorder is built.
+rec=recorder/libmemtrail.so
+n=0
+for s in phases threads cxx_new c_alloc_all forker; do
+	[ -x "samples/bin/$s" ] && [ -f "$rec" ] || continue
+	out="$bin/seeds/$s.data"
+	rm -f "$out"
+	(cd "$bin/seeds" && MEMTRAIL_OUTPUT="$top/$out" LD_PRELOAD="$top/$rec" \
+		timeout 60 "$top/samples/bin/$s" >/dev/null 2>&1)
+	[ -s "$out" ] || continue
+	"$bin/convert" "$out" "$bin/seeds/$s.R" && n=$((n + 1))
+done
+[ -f tests/e2e/cli_phases.data ] && cp tests/e2e/cli_phases.data "$bin/seeds/cli_phases.data"
+echo "fuzz: $n recorded seed logs, $(ls "$bin/corpus" | wc -l) inputs in the corpus"
+
+echo "fuzz: fuzzing for ${secs}s"
+rm -f "$bin"/crash-* "$bin"/leak-* "$bin"/timeout-* "$bin"/oom-*
+par=
+[ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"
+# shellcheck disable=SC2086
+"$bin/fuzz_replay" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	-max_len=262144 -print_final_stats=1 $par \
+	-dict=tests/fuzz/replay.dict -artifact_prefix="$bin/" \
+	"$bin/corpus" "$bin/seeds" tests/fuzz/seeds 2>&1 | tee "$bin/fuzz.log" |
+	grep -E '^#[0-9]+.*(INITED|DONE)|^stat::|ERROR|SUMMARY|crash|Test unit written|^==' | head -n 60
+found=$(ls "$bin"/crash-* "$bin"/leak-* "$bin"/timeout-* "$bin"/oom-* 2>/dev/null)
+if [ -n "$found" ]; then
+	echo "fuzz: FAILED: $found (log: $bin/fuzz.log)"
+	exit 1
+fi
+if ! grep -q 'Done [0-9]* runs\|DONE' "$bin/fuzz.log"; then
+	echo "fuzz: FAILED: the fuzzer did not finish (log: $bin/fuzz.log)"
+	exit 1
+fi
+echo "fuzz: no crash in ${secs}s"
+exit 0
