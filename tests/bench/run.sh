@@ -24,6 +24,8 @@
 #   MT_BENCH_VMEM_KB  address-space limit of every run (default 12 GiB), so a
 #                     tool that runs away fails instead of exhausting the
 #                     machine
+#   MT_BENCH_TIMEOUT  seconds before a run is killed and counted as a crash
+#                     (default 300)
 #   MEMTRAIL          the memtrail program (default viewer/memtrail)
 #
 # Workloads (built here with -O2 -g into tests/bench/bin/):
@@ -51,6 +53,7 @@ in=$out/input
 runs=${MT_BENCH_RUNS:-3}
 only=${MT_BENCH_ONLY:-}
 vmem=${MT_BENCH_VMEM_KB:-12582912}
+limit=${MT_BENCH_TIMEOUT:-300}
 MEMTRAIL=${MEMTRAIL:-$top/viewer/memtrail}
 workloads="churn mt_churn stl large python3 sqlite3 gcc"
 
@@ -88,6 +91,8 @@ now_ns() {
 # ---- tools ------------------------------------------------------------------
 TIME=""
 [ -x /usr/bin/time ] && TIME=/usr/bin/time
+# timeout(1) signals its whole process group: heaptrack's helpers too.
+TIMEOUT=$(command -v timeout 2>/dev/null)
 
 have_mt=0
 mt_why="not built ($MEMTRAIL)"
@@ -253,9 +258,11 @@ file_size() {
 	if [ -n "$1" ] && [ -f "$1" ]; then wc -c <"$1" | tr -d ' '; else echo "-"; fi
 }
 
-# Exit status $1 as words: "exit N" or "signal NAME".
+# Exit status $1 as words: "exit N", "signal NAME" or "timed out".
 status_words() {
-	if [ "$1" -gt 128 ] && [ "$1" -lt 160 ]; then
+	if [ "$1" -eq 124 ] && [ -n "$TIMEOUT" ]; then
+		echo "timed out after ${limit}s"
+	elif [ "$1" -gt 128 ] && [ "$1" -lt 160 ]; then
 		echo "signal $(kill -l $(($1 - 128)) 2>/dev/null || echo $(($1 - 128)))"
 	else
 		echo "exit $1"
@@ -274,6 +281,7 @@ run_record() {
 	heaptrack) set -- heaptrack -o "$rr_base.ht";;
 	esac
 	[ -n "$TIME" ] && set -- "$TIME" -f '%M %U %S' -o "$rr_base.rss" "$@"
+	[ -n "$TIMEOUT" ] && set -- "$TIMEOUT" "$limit" "$@"
 	rr_t0=$(now_ns)
 	(ulimit -v "$vmem" 2>/dev/null; wl_exec "$rr_wl" "$rr_base.s" "$@") \
 		>"$rr_base.stdout" 2>"$rr_base.stderr"
@@ -325,6 +333,7 @@ run_report() {
 	heaptrack_print) set -- heaptrack_print -p 0 -a 0 -T 0 -l 0 "$rp_log";;
 	esac
 	[ -n "$TIME" ] && set -- "$TIME" -f '%M %U %S' -o "$rp_base.rss" "$@"
+	[ -n "$TIMEOUT" ] && set -- "$TIMEOUT" "$limit" "$@"
 	rp_t0=$(now_ns)
 	(ulimit -v "$vmem" 2>/dev/null; "$@") >"$rp_base.stdout" 2>"$rp_base.stderr"
 	rp_rc=$?
