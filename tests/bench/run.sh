@@ -305,8 +305,11 @@ run_record() {
 			cp "$rr_base.stdout" "$rr_base.out"
 		fi
 		if [ ! -f "$out/$rr_wl.ref.out" ]; then
-			cp "$rr_base.out" "$out/$rr_wl.ref.out"
-			[ -f "$rr_base.s" ] && cp "$rr_base.s" "$out/$rr_wl.ref.s"
+			# The first good native run is the reference.
+			if [ "$rr_tool" = native ]; then
+				cp "$rr_base.out" "$out/$rr_wl.ref.out"
+				[ -f "$rr_base.s" ] && cp "$rr_base.s" "$out/$rr_wl.ref.s"
+			fi
 		elif ! cmp -s "$rr_base.out" "$out/$rr_wl.ref.out"; then
 			rr_status=output_differs
 			fail "$rr_wl: $rr_tool run $rr_run: output differs from the native run (diff $out/$rr_wl.ref.out $rr_base.out)"
