@@ -65,6 +65,7 @@ static struct {
 	off_t exec_off;       /* file size before it */
 	sem_t snap_sem;
 	int helper_on;
+	pid_t pid;            /* of the recorded process */
 } S = { .fd = -1 };
 
 static char cmdline[MT_MAX_CMDLINE];
@@ -499,7 +500,19 @@ static void fork_child(void)
 		S.fd = -1;
 	}
 	S.exec_pending = 0;
+	S.pid = getpid();
 	mt_tls.guard--;
+}
+
+/*
+ * Nonzero in a child made by vfork() (or clone with CLONE_VM): it shares our
+ * memory, so it must neither take the lock nor touch the session, or the
+ * parent finds it changed (a lock left taken, END written) when it resumes.
+ * Such a child may only exec or _exit, which is where this is checked.
+ */
+int mt_rec_foreign(void)
+{
+	return S.pid != 0 && getpid() != S.pid;
 }
 
 void mt_rec_exec_begin(void)
@@ -573,6 +586,7 @@ static void start(void)
 	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL };
 
 	S.gen = 1;
+	S.pid = getpid();
 	mt_config_read(&S.cfg);
 	mt_rec_depth = S.cfg.depth;
 	S.t0 = mono_ns();

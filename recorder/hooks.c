@@ -598,6 +598,8 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 			errno = ENOSYS;                 \
 			return -1;                      \
 		}                                       \
+		if (mt_rec_foreign())                   \
+			return call;                    \
 		mt_tls.guard++;                         \
 		mt_rec_exec_begin();                    \
 		int r_ = call;                          \
@@ -727,7 +729,7 @@ typedef void (*exit_t)(int);
 MT_EXPORT void _exit(int status)
 {
 	exit_t real = NEXT(exit_t, "_exit");
-	if (!mt_tls.guard)
+	if (!mt_tls.guard && !mt_rec_foreign())
 		mt_rec_exit_now(status);
 	if (real)
 		real(status);
@@ -738,7 +740,7 @@ MT_EXPORT void _exit(int status)
 MT_EXPORT void _Exit(int status)
 {
 	exit_t real = NEXT(exit_t, "_Exit");
-	if (!mt_tls.guard)
+	if (!mt_tls.guard && !mt_rec_foreign())
 		mt_rec_exit_now(status);
 	if (real)
 		real(status);

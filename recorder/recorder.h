@@ -89,6 +89,8 @@ void mt_rec_free(void *p);
  * when n == 0. nmemb is 1 for realloc.
  */
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
+/* In a vfork child sharing our memory: leave the session alone. */
+int mt_rec_foreign(void);
 /* Before exec*(): flush and write END(EXEC); keeps the log lock. */
 void mt_rec_exec_begin(void);
 /* After a failed exec: take the END back and go on recording. */
