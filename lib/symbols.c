@@ -9,13 +9,15 @@
  * directory and .gnu_debuglink). One Dwfl per module keeps modules that were
  * unloaded and replaced at the same addresses apart.
  *
- * An address resolves to its chain of inlined scopes from the DWARF DIE tree
- * (dwarf_getscopes, then dwarf_getscopes_die for the concrete nesting): the
- * innermost function gets the line of the address, every caller the call site
- * (DW_AT_call_file/DW_AT_call_line) of the scope inlined into it. Without
- * DWARF the ELF symbol table names the function. Results are cached per
- * address; strings are interned in an arena, so equal names are equal
- * pointers and live as long as the symbolizer.
+ * An address resolves to its chain of inlined functions from the DWARF DIE
+ * tree, read once per compilation unit into a sorted range index (see "per-CU
+ * function index" below): the innermost function gets the line of the
+ * address (line table), every caller the call site (DW_AT_call_file and
+ * DW_AT_call_line) of the function inlined into it. Names are the demangled
+ * DW_AT_linkage_name, else DW_AT_name; without DWARF the ELF symbol table
+ * names the function. Results are cached per address; strings are interned
+ * in an arena, so equal names are equal pointers and live as long as the
+ * symbolizer.
  *
  * Not here: reading the log (lib/replay.c), which frames a report shows and
  * how they are aggregated (lib/agg.c). Nothing here prints or exits.
@@ -643,8 +645,6 @@ static const char *report_path(struct mt_symbols *s, const char *file,
 	return intern(s, fbuf);
 }
 
-/* ---- resolution ------------------------------------------------------------ */
-
 /*
  * ---- per-CU function index ----
  * Walking a CU's DIE tree for every address (dwarf_getscopes) costs tens
@@ -991,6 +991,8 @@ static int node_details(struct mt_symbols *s, struct sym_module *sm,
 	fn->done = 1;
 	return 0;
 }
+
+/* ---- resolution ------------------------------------------------------------ */
 
 #define MAX_INLINE 64
 
