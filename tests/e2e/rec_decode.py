@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
+# version 1) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# so the recorder's output is checked against the format itself.
+# Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
+# bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
+# in order, time never decreasing; replays live blocks. Prints key=value
+# lines (see the end of main); with -v every record too.
+# Not for: anything but tests.
+import ctypes, struct, sys
+
+zs = ctypes.CDLL("libzstd.so.1")
+zs.ZSTD_decompress.restype = ctypes.c_size_t
+zs.ZSTD_decompress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+zs.ZSTD_isError.argtypes = [ctypes.c_size_t]
+zs.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+zs.ZSTD_getFrameContentSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+def unz(b, u):
+    dst = ctypes.create_string_buffer(u)
+    r = zs.ZSTD_decompress(dst, u, b, len(b))
+    if zs.ZSTD_isError(r) or r != u:
+        raise ValueError("zstd")
+    if zs.ZSTD_getFrameContentSize(b, len(b)) != u:
+        raise ValueError("content size")
+    return dst.raw
+
+def main():
+    verbose = "-v" in sys.argv
+    path = [a for a in sys.argv[1:] if a != "-v"][0]
+    data = open(path, "rb").read()
+    assert data[:8] == b"MEMTRAIL", "magic"
+    ver, psz, flags, pid, start, L = struct.unpack_from("<HBBIQI", data, 8)
+    cmd = data[28:28 + L]
+    off = 28 + L
+    st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
+              modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
+              peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0,
+              exe_allocs=0, exe_frees=0, exe_bytes=0)
+    # exe_*: only blocks whose frame 0 lies in the main program (the first
+    # module), i.e. what the program itself asked for, not libc's internals.
+    exe_live = {}
+    def is_exe(sid):
+        ips = stacks[sid][1]
+        if not ips or not modules:
+            return False
+        return any(a <= ips[0] < a + n for a, n in modules[0][2])
+    live = {}
+    stacks = {}
+    modules = []   # (path, base, segs, time)
+    unloads = []
+    alloc_stacks = set()
+    snaps = []
+    seq = 0
+    lastt = 0
+    while off < len(data):
+        if len(data) - off < 12 or data[off:off+4] != b"MTCK":
+            st["truncated"] = 1; break
+        C, U = struct.unpack_from("<II", data, off + 4)
+        if off + 12 + C > len(data):
+            st["truncated"] = 1; break
+        raw = unz(data[off+12:off+12+C], U)
+        off += 12 + C
+        st["chunks"] += 1
+        p = 0
+        def uv():
+            nonlocal p
+            r = 0; s = 0
+            while True:
+                b = raw[p]; p += 1
+                r |= (b & 0x7f) << s; s += 7
+                if not b & 0x80: return r
+        def sv():
+            u = uv(); return (u >> 1) ^ -(u & 1)
+        def bstr():
+            nonlocal p
+            n = uv(); s = raw[p:p+n]; p += n; return s
+        assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
+        t = 0; addr = 0
+        while p < len(raw):
+            ty = raw[p]; p += 1
+            if ty == 1:
+                cs = uv(); t = uv(); addr = 0
+                assert cs == seq, ("seq", cs, seq)
+                assert t >= lastt
+            elif ty == 2:
+                sid = uv(); fn = uv(); n = uv(); prev = 0; ips = []
+                for _ in range(n):
+                    prev += sv(); ips.append(prev & 0xffffffffffffffff)
+                assert sid == len(stacks), ("stack id", sid)
+                stacks[sid] = (fn, ips); st["stacks"] += 1
+                st["maxdepth"] = max(st["maxdepth"], n)
+                if verbose: print("STACK", sid, fn, [hex(i) for i in ips])
+            elif ty == 3:
+                t += uv(); addr += sv(); size = uv(); sid = uv(); th = uv()
+                assert sid in stacks
+                alloc_stacks.add(sid)
+                if addr in live: st["double_allocs"] += 1
+                if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
+                live[addr] = size; st["allocs"] += 1; st["bytes"] += size; seq += 1
+                if verbose: print("ALLOC", t, hex(addr), size, sid, th)
+            elif ty == 4:
+                t += uv(); addr += sv(); th = uv(); seq += 1
+                if addr in live: del live[addr]; st["frees"] += 1
+                else: st["ignored_frees"] += 1
+                if addr in exe_live: del exe_live[addr]; st["exe_frees"] += 1
+                if verbose: print("FREE", t, hex(addr), th)
+            elif ty == 5:
+                t += uv(); addr += sv(); old = addr; addr += sv(); size = uv(); sid = uv(); th = uv(); seq += 1
+                assert sid in stacks
+                if old in live: del live[old]; st["frees"] += 1
+                else: st["ignored_frees"] += 1
+                if old in exe_live: del exe_live[old]; st["exe_frees"] += 1
+                if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
+                live[addr] = size; st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
+                if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
+            elif ty == 6:
+                idx = uv(); tid = uv()
+                assert idx == st["threads"]; st["threads"] += 1
+                if verbose: print("THREAD", idx, tid)
+            elif ty == 7:
+                t += uv(); base = uv(); path = bstr(); bid = bstr(); n = uv()
+                segs = [(uv(), uv()) for _ in range(n)]
+                st["modules"] += 1
+                modules.append((path.decode(errors="replace"), base, segs, t))
+                if verbose: print("MODULE", hex(base), path.decode(), bid.hex(), [(hex(a), b) for a, b in segs])
+            elif ty == 8:
+                t += uv(); base = uv(); st["unloads"] += 1
+                unloads.append((base, t))
+                if verbose: print("UNLOAD", hex(base))
+            elif ty == 9:
+                t += uv(); idx = uv(); label = bstr(); seq += 1
+                snaps.append((idx, label.decode(), sum(live.values()), len(live)))
+                st["snapshots"] += 1
+                if verbose: print("SNAPSHOT", idx, label, sum(live.values()))
+            elif ty == 10:
+                t += uv(); how = uv(); code = sv()
+                st["end"] = (how, code)
+                if verbose: print("END", how, code)
+            elif ty == 11:
+                t += uv(); st["stop"] = bstr().decode()
+            else:
+                raise ValueError("record type %d" % ty)
+            lastt = t
+            cur = sum(live.values()) if len(live) < 1000 else None
+            if cur is not None and cur > st["peak"]: st["peak"] = cur
+        assert p == len(raw)
+    st["live"] = sum(live.values()); st["live_blocks"] = len(live)
+    st["exe_live"] = sum(exe_live.values()); st["exe_live_blocks"] = len(exe_live)
+    st["cmd"] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
+    st["pid"] = pid
+    for k, v in st.items():
+        print("%s=%s" % (k, v))
+    for s in snaps:
+        print("snapshot=%d %s %d %d" % s)
+    def mod_of(ip):
+        for path, base, segs, _ in modules:
+            for a, n in segs:
+                if a <= ip < a + n:
+                    return path
+        return "?"
+    for path, base, segs, t in modules:
+        print("module=%s %#x %d" % (path, base, t))
+    for base, t in unloads:
+        print("unload=%#x %d" % (base, t))
+    # Frame 0 of every stack, by module; frames inside the recorder itself.
+    self_frames = 0
+    for sid, (fn, ips) in sorted(stacks.items()):
+        print("frame0=%d %s %s" % (sid, fn, mod_of(ips[0]) if ips else "-"))
+        self_frames += sum(1 for ip in ips if mod_of(ip).endswith("/libmemtrail.so"))
+    print("self_frames=%d" % self_frames)
+
+main()
