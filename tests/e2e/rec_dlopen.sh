@@ -1,0 +1,37 @@
+#!/bin/sh
+# rec_dlopen.sh - a library loaded with dlopen gets a MODULE record (path,
+# build-id, executable ranges) when dlopen returns, the stacks of its
+# allocations have frame 0 in it, and dlclose writes UNLOAD.
+. "$(dirname "$0")/lib.sh"
+REC=$MT_BUILD/recorder/libmemtrail.so
+[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_cmd cc python3
+DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
+cd "$MT_TMP" || exit 1
+cc -O0 -g -pthread -I"$MT_TOP/include" -o rec_prog "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
+	mt_skip "cannot build rec_prog"
+printf '#include <stdlib.h>\nvoid *rec_lib_alloc(size_t n) { void *p = malloc(n); return p; }\n' >lib.c
+cc -O0 -g -shared -fPIC -Wl,--build-id -o "$MT_TMP/librec.so" lib.c || mt_skip "cannot build a .so"
+val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+
+MEMTRAIL_OUTPUT=$MT_TMP/l.data LD_PRELOAD=$REC ./rec_prog dlopen "$MT_TMP/librec.so" >l.out 2>&1
+rc=$?
+[ $rc = 3 ] && grep -q '^dlopen ok$' l.out || mt_fail "program failed ($rc): $(cat l.out)"
+$DEC l.data >l.dec 2>l.dec.err || mt_fail "log: $(tail -n 1 l.dec.err)"
+mod=$(grep "^module=$MT_TMP/librec.so " l.dec)
+set -- $mod
+if [ -n "$mod" ] && [ "$3" -gt 0 ]; then
+	mt_ok "MODULE $MT_TMP/librec.so at $2, written at t=$3 ns (after start)"
+else
+	mt_fail "no MODULE record for librec.so after start: $(grep '^module=' l.dec)"
+fi
+grep -q "^frame0=[0-9]* 0 $MT_TMP/librec.so\$" l.dec && mt_ok "malloc in the library: frame 0 in it" ||
+	mt_fail "no stack with frame 0 in librec.so"
+grep -q "^unload=$2 " l.dec && mt_ok "UNLOAD $2 after dlclose" || mt_fail "no UNLOAD of $2"
+# The recorded build-id is the library's own.
+want=$(readelf -n "$MT_TMP/librec.so" 2>/dev/null | sed -n 's/.*Build ID: //p')
+if [ -n "$want" ]; then
+	python3 "$MT_TOP/tests/e2e/rec_decode.py" -v l.data | grep "^MODULE .* $MT_TMP/librec.so $want " >/dev/null &&
+		mt_ok "build-id $want" || mt_fail "build-id differs from readelf's $want"
+fi
+mt_finish
