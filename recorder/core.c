@@ -45,7 +45,9 @@ volatile int mt_rec_active;
 unsigned mt_rec_depth = MT_DEFAULT_DEPTH;
 uintptr_t mt_self_lo, mt_self_hi;
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Adaptive: held for well under a microsecond, so spinning a little beats
+ * sleeping in the kernel when threads contend. */
+static pthread_mutex_t log_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
@@ -65,6 +67,7 @@ static struct {
 	off_t exec_off;       /* file size before it */
 	sem_t snap_sem;
 	int helper_on;
+	int mod_dirty;        /* a new stack had a frame in no known module */
 	pid_t pid;            /* of the recorded process */
 } S = { .fd = -1 };
 
@@ -230,8 +233,14 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 		stop_locked("out of memory for the stack table", "");
 		return -1;
 	}
-	if (is_new)
+	if (is_new) {
 		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->ips, c->n));
+		/* A frame in no known module: something was loaded (dlopen).
+		 * The hook rescans once the lock is released. */
+		for (unsigned i = 0; i < c->n && !S.mod_dirty; i++)
+			if (!mt_modules_known(S.mods, c->ips[i]))
+				S.mod_dirty = 1;
+	}
 	return id;
 }
 
@@ -251,7 +260,10 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
 		}
 	}
+	int dirty = S.mod_dirty;
 	pthread_mutex_unlock(&log_lock);
+	if (MT_UNLIKELY(dirty))
+		mt_rec_modules_changed();
 }
 
 void mt_rec_free(void *p)
@@ -292,7 +304,10 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 			check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
 		}
 	}
+	int dirty = S.mod_dirty;
 	pthread_mutex_unlock(&log_lock);
+	if (MT_UNLIKELY(dirty))
+		mt_rec_modules_changed();
 	errno = saved;
 	return r;
 }
@@ -491,7 +506,8 @@ static void fork_child(void)
 {
 	/* The child stops at once and leaves the parent's file alone: the
 	 * buffered records are the parent's, so they are dropped. */
-	pthread_mutex_init(&log_lock, NULL);
+	pthread_mutex_t fresh = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+	log_lock = fresh;
 	pthread_mutex_init(&mod_lock, NULL);
 	if (mt_rec_active) {
 		mt_rec_active = 0;
@@ -552,8 +568,11 @@ void mt_rec_modules_changed(void)
 		return;
 	mt_tls.guard++;
 	pthread_mutex_lock(&mod_lock);
-	int r = mt_modules_scan(S.mods);
+	/* Frames outside every module (generated code) must not cost a full
+	 * scan each time: only when the loader's counters moved. */
+	int r = mt_modules_changed(S.mods) ? mt_modules_scan(S.mods) : 0;
 	pthread_mutex_lock(&log_lock);
+	S.mod_dirty = 0;
 	if (mt_rec_active) {
 		if (r < 0)
 			stop_locked("out of memory for the module table", "");

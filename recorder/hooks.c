@@ -2,7 +2,7 @@
  * hooks.c - the entry points libmemtrail.so exports in place of the C
  * library's and libstdc++'s: the allocator (malloc ... pvalloc,
  * malloc_usable_size), every C++ operator new/delete, the exec family,
- * _exit/_Exit, dlopen/dlmopen/dlclose.
+ * _exit/_Exit, dlclose.
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
@@ -750,31 +750,14 @@ MT_EXPORT void _Exit(int status)
 
 /* ---- dynamic loading ------------------------------------------------------------------ */
 
-typedef void *(*dlopen_t)(const char *, int);
-typedef void *(*dlmopen_t)(Lmid_t, const char *, int);
+/*
+ * dlopen is not hooked: glibc resolves a relative name with the RUNPATH
+ * and $ORIGIN of dlopen's caller, found from the return address, which a
+ * hook would make its own. New objects are noticed instead when a new stack
+ * has a frame outside every known module (core.c). dlclose has no such
+ * dependence: after it, the module table is checked for unloads.
+ */
 typedef int (*dlclose_t)(void *);
-
-MT_EXPORT void *dlopen(const char *file, int mode)
-{
-	dlopen_t real = NEXT(dlopen_t, "dlopen");
-	if (!real)
-		return NULL;
-	void *h = real(file, mode);
-	if (h && !mt_tls.guard && mt_rec_active)
-		mt_rec_modules_changed();
-	return h;
-}
-
-MT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
-{
-	dlmopen_t real = NEXT(dlmopen_t, "dlmopen");
-	if (!real)
-		return NULL;
-	void *h = real(lmid, file, mode);
-	if (h && !mt_tls.guard && mt_rec_active)
-		mt_rec_modules_changed();
-	return h;
-}
 
 MT_EXPORT int dlclose(void *h)
 {

@@ -3,7 +3,11 @@
  * GNU build-id and executable PT_LOAD ranges, found with dl_iterate_phdr.
  * A scan (without the log lock: dl_iterate_phdr takes the loader's lock)
  * notes which objects are new and which are gone since the previous scan;
- * emit (with the log lock) writes MODULE and UNLOAD records for them.
+ * emit (with the log lock) writes MODULE and UNLOAD records for them and
+ * refreshes the table of known executable ranges that core.c checks every
+ * new stack against: a frame outside them means something was loaded
+ * (dlopen is deliberately not hooked: glibc resolves a relative name with
+ * the RUNPATH and $ORIGIN of dlopen's caller, which a hook would replace).
  *
  * Not for: symbolization (offline, lib/), locking (core.c serializes scans
  * with its own module lock).
@@ -38,6 +42,9 @@ enum { FREE_SLOT = 0, KNOWN, NEW, GONE };
 struct mt_modules {
 	struct mod *mods;
 	size_t n, cap;
+	uint64_t *ranges;     /* start, end pairs of the emitted modules' segments */
+	size_t nranges, ranges_cap;
+	unsigned long long adds, subs;  /* loader counters at the last scan */
 	char exe[4096];       /* the main program's path */
 };
 
@@ -56,6 +63,7 @@ void mt_modules_free(struct mt_modules *m)
 {
 	if (!m)
 		return;
+	mt_mem_free(m->ranges);
 	mt_mem_free(m->mods);
 	mt_mem_free(m);
 }
@@ -149,8 +157,33 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+struct counters {
+	unsigned long long adds, subs;
+};
+
+static int counters_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct counters *c = data;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c->adds = info->dlpi_adds;
+		c->subs = info->dlpi_subs;
+	}
+	return 1;     /* the first object is enough */
+}
+
+int mt_modules_changed(struct mt_modules *m)
+{
+	struct counters c = { 0, 0 };
+	dl_iterate_phdr(counters_one, &c);
+	return c.adds != m->adds || c.subs != m->subs || (c.adds == 0 && c.subs == 0);
+}
+
 int mt_modules_scan(struct mt_modules *m)
 {
+	struct counters c = { 0, 0 };
+	dl_iterate_phdr(counters_one, &c);
+	m->adds = c.adds;
+	m->subs = c.subs;
 	for (size_t i = 0; i < m->n; i++)
 		m->mods[i].seen = 0;
 	int r = dl_iterate_phdr(scan_one, m);
@@ -185,7 +218,34 @@ int mt_modules_emit(struct mt_modules *m, struct mt_writer *w, uint64_t t)
 		keep++;
 	}
 	m->n = keep;
+
+	size_t need = 0;
+	for (size_t i = 0; i < m->n; i++)
+		need += 2 * m->mods[i].nseg;
+	if (need > m->ranges_cap) {
+		uint64_t *nr = mt_mem_alloc((need + 64) * sizeof(uint64_t));
+		if (!nr)
+			return err ? err : -1;
+		mt_mem_free(m->ranges);
+		m->ranges = nr;
+		m->ranges_cap = need + 64;
+	}
+	m->nranges = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		for (uint32_t s = 0; s < m->mods[i].nseg; s++) {
+			m->ranges[m->nranges++] = m->mods[i].segs[2 * s];
+			m->ranges[m->nranges++] = m->mods[i].segs[2 * s] + m->mods[i].segs[2 * s + 1];
+		}
+	}
 	return err;
+}
+
+int mt_modules_known(const struct mt_modules *m, uint64_t ip)
+{
+	for (size_t i = 0; i < m->nranges; i += 2)
+		if (ip >= m->ranges[i] && ip < m->ranges[i + 1])
+			return 1;
+	return 0;
 }
 
 struct text_query {

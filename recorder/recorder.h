@@ -2,7 +2,7 @@
  * recorder.h - the parts of libmemtrail.so, and what they say to each other.
  *
  *   hooks.c    the exported entry points (malloc, free, operator new...,
- *              exec, fork-safe wrappers): the hot path. They only check the
+ *              exec, _exit, dlclose): the hot path. They only check the
  *              guard, call the real function, capture the stack and hand
  *              (stack, size, address) to core.c.
  *   core.c     the recording session: init, the log lock, thread indexes,
@@ -97,7 +97,11 @@ void mt_rec_exec_begin(void);
 void mt_rec_exec_failed(void);
 /* _exit()/_Exit(): END(_EXIT, status). */
 void mt_rec_exit_now(int status);
-/* dlopen/dlclose happened: write MODULE/UNLOAD records for the changes. */
+/*
+ * Objects may have been loaded or unloaded (after dlclose, or when a new
+ * stack had a frame outside every known module): rescan and write
+ * MODULE/UNLOAD records for the changes. Call without the log lock.
+ */
 void mt_rec_modules_changed(void);
 
 /* ---- tables.c ------------------------------------------------------------ */
@@ -142,6 +146,10 @@ void mt_modules_free(struct mt_modules *m);
  */
 int mt_modules_scan(struct mt_modules *m);
 int mt_modules_emit(struct mt_modules *m, struct mt_writer *w, uint64_t t);
+/* Did the loader add or remove objects since the last scan? (Cheap.) */
+int mt_modules_changed(struct mt_modules *m);
+/* Is ip inside a module emitted so far? (With the log lock.) */
+int mt_modules_known(const struct mt_modules *m, uint64_t ip);
 /* The text range of the object containing addr (for mt_self_lo/hi). */
 int mt_modules_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # rec_dlopen.sh - a library loaded with dlopen gets a MODULE record (path,
-# build-id, executable ranges) when dlopen returns, the stacks of its
-# allocations have frame 0 in it, and dlclose writes UNLOAD.
+# build-id, executable ranges) once a stack has a frame in it, the stacks
+# of its allocations have frame 0 in it, dlclose writes UNLOAD, and a
+# dlopen by bare name through the caller's RUNPATH ($ORIGIN) still works.
 . "$(dirname "$0")/lib.sh"
 REC=$MT_BUILD/recorder/libmemtrail.so
 [ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
@@ -34,4 +35,12 @@ if [ -n "$want" ]; then
 	python3 "$MT_TOP/tests/e2e/rec_decode.py" -v l.data | grep "^MODULE .* $MT_TMP/librec.so $want " >/dev/null &&
 		mt_ok "build-id $want" || mt_fail "build-id differs from readelf's $want"
 fi
+
+# RUNPATH=$ORIGIN/sub and dlopen("librec.so"): resolved from the caller.
+mkdir -p sub && cp "$MT_TMP/librec.so" sub/ &&
+	cc -O0 -pthread -I"$MT_TOP/include" -o rp_prog "$MT_TOP/tests/e2e/rec_prog.c" -ldl \
+		-Wl,-rpath,'$ORIGIN/sub' -Wl,--enable-new-dtags || mt_skip "cannot link with a RUNPATH"
+mt_run rp_nat ./rp_prog dlopen librec.so
+MEMTRAIL_OUTPUT=$MT_TMP/rp.data mt_run rp_rec env LD_PRELOAD="$REC" ./rp_prog dlopen librec.so
+mt_same_run "dlopen by bare name via the caller's RUNPATH" rp_nat rp_rec
 mt_finish
