@@ -1,0 +1,90 @@
+#!/bin/sh
+# realprog_memcheck.sh - memtrail against valgrind memcheck on real programs
+# no one here wrote: python3 (a dict/list workload), sqlite3 (an in-memory
+# database script) and gcc -c (the driver only: it execs cc1 and as, which
+# neither tool follows here).
+#
+# For each program: allocations, frees, bytes allocated, leaked bytes and
+# blocks from `memtrail report --summary --format json` equal memcheck's
+# HEAP SUMMARY, within a tolerance that is 0 unless a difference is
+# explained right next to it; and the program's stdout and exit status under
+# `memtrail record` (and under memcheck) equal its native run.
+#
+# Not for: exact figures known in advance (accuracy_samples.sh), or speed
+# (tests/bench). Exit 77 when memtrail is not built yet or a program is
+# missing.
+. "$(dirname "$0")/lib.sh"
+mt_need_cmd python3 valgrind
+mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
+EXPECT="python3 $MT_TOP/tests/expect.py"
+MT_TIMEOUT=300
+
+# The same environment in all three runs, except what each tool must add
+# (memcheck's and memtrail's LD_PRELOAD and memtrail's MEMTRAIL_* variables).
+# A fixed hash seed makes python's dict layout, hence its allocations, the
+# same in every run.
+PYTHONHASHSEED=0; export PYTHONHASHSEED
+LC_ALL=C; export LC_ALL
+
+# check NAME TOLERANCES -- CMD...: one program through the three runs.
+# TOLERANCES: KEY:N items for expect.py compare.
+check() {
+	name=$1; tols=$2; shift 3
+	w=$MT_TMP/$name
+	echo "== $name: $*"
+	mt_run "$w.native" "$@"
+	mt_memcheck "$w.vg.log" "$w.vg" "$@"
+	mt_record "$w.data" "$w.rec" "$@"
+	mt_same_run "$name native vs memcheck" "$w.native" "$w.vg"
+	mt_same_run "$name native vs memtrail record" "$w.native" "$w.rec"
+	if ! $EXPECT memcheck "$w.vg.log" >"$w.vg.json"; then
+		mt_fail "$name: no HEAP SUMMARY in $w.vg.log"
+		return
+	fi
+	if ! mt_summary "$w.data" "$w.mt.json"; then
+		mt_fail "$name: memtrail report --summary --format json failed:"
+		head -n 5 "$w.mt.json.err"
+		return
+	fi
+	echo "memcheck: $(tr -d '\n ' <"$w.vg.json")"
+	echo "memtrail: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d.get(k) for k in ("allocations","frees","bytes_allocated","leaked_bytes","leaked_blocks")})' "$w.mt.json")"
+	# shellcheck disable=SC2086
+	$EXPECT compare "$name memcheck vs memtrail" "$w.vg.json" "$w.mt.json" $tols ||
+		mt_fail "$name: memtrail and memcheck disagree beyond the explained tolerances"
+}
+
+# python3: the Debian interpreter itself, not a wrapper script (a pyenv shim
+# would exec the real one, which neither tool would follow).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+check python3 "allocations:0 frees:0 bytes_allocated:0 leaked_bytes:0 leaked_blocks:0" -- \
+	"$PY" -c '
+d = {}
+for i in range(20000):
+    d["k%d" % i] = [i] * (i % 7)
+l = sorted(d.items(), key=lambda kv: len(kv[1]))
+print(len(d), sum(len(v) for v in d.values()), l[-1][0])'
+
+if command -v sqlite3 >/dev/null 2>&1; then
+	check sqlite3 "allocations:0 frees:0 bytes_allocated:0 leaked_bytes:0 leaked_blocks:0" -- \
+		sqlite3 -batch :memory: "create table t(id integer primary key, name text, v real);
+insert into t(name, v) select 'n' || value, value * 1.5 from generate_series(1, 2000);
+create index ti on t(name);
+select count(*), sum(v) from t where name like 'n1%';"
+else
+	echo "sqlite3 not installed: case skipped"
+fi
+
+if command -v gcc >/dev/null 2>&1; then
+	cat >"$MT_TMP/small.c" <<'EOF'
+#include <stdio.h>
+struct point { int x, y; };
+static int dot(struct point a, struct point b) { return a.x * b.x + a.y * b.y; }
+int main(void) { struct point p = { 3, 4 }; printf("%d\n", dot(p, p)); return 0; }
+EOF
+	check gcc "allocations:0 frees:0 bytes_allocated:0 leaked_bytes:0 leaked_blocks:0" -- \
+		gcc -c -o "$MT_TMP/small.o" "$MT_TMP/small.c"
+else
+	echo "gcc not installed: case skipped"
+fi
+mt_finish
