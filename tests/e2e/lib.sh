@@ -19,7 +19,9 @@
 #                              OUTPREFIX.rc; returns 0
 #   mt_record DATA OUTPREFIX CMD...
 #                              `memtrail record -o DATA -- CMD...`, the same
-#                              files as mt_run
+#                              files as mt_run; with $MT_RECORD_ENV (VAR=VALUE
+#                              words, no spaces in values) added to its
+#                              environment
 #   mt_summary DATA JSON       `memtrail report --summary --format json DATA`
 #                              into JSON; non-zero on failure
 #   mt_memcheck LOG OUTPREFIX CMD...
@@ -29,6 +31,8 @@
 #                              log in LOG; the same files as mt_run
 #   mt_same_run NAME A B       compare two mt_run/mt_record/mt_memcheck
 #                              results: stdout and exit status equal
+#   mt_valgrind_env            the VAR=VALUE words valgrind adds to a
+#                              program's environment besides LD_PRELOAD
 #   mt_tls_modules [PRELOAD] PROG
 #                              the number of modules with a TLS segment that
 #                              PROG loads at start-up (with PRELOAD preloaded)
@@ -88,7 +92,8 @@ mt_run() {
 
 mt_record() {
 	_d=$1; _p=$2; shift 2
-	timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$_d" -- "$@" \
+	# shellcheck disable=SC2086
+	env ${MT_RECORD_ENV:-} timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$_d" -- "$@" \
 		>"$_p.out" 2>"$_p.err" </dev/null
 	echo $? >"$_p.rc"
 	return 0
@@ -121,6 +126,13 @@ mt_same_run() {
 	fi
 	[ $_same = 1 ] && mt_ok "$_n: same stdout and exit status ($(cat "$_a.rc"))"
 	return 0
+}
+
+mt_valgrind_env() {
+	env | sort >"$MT_TMP/env.native"
+	valgrind --log-file=/dev/null /usr/bin/env </dev/null | sort >"$MT_TMP/env.vg"
+	comm -13 "$MT_TMP/env.native" "$MT_TMP/env.vg" | grep -v -e '^LD_PRELOAD=' -e '^_=' |
+		tr '\n' ' '
 }
 
 mt_tls_modules() {
