@@ -6,8 +6,9 @@
 #
 # For each program: allocations, frees, bytes allocated, leaked bytes and
 # blocks from `memtrail report --summary --format json` equal memcheck's
-# HEAP SUMMARY, within a tolerance that is 0 unless a difference is
-# explained right next to it; and the program's stdout and exit status under
+# HEAP SUMMARY, and the peak bytes and blocks equal those recomputed from
+# memcheck's --trace-malloc log, within a tolerance that is 0 unless a
+# difference is explained right next to it; and the program's stdout and exit status under
 # `memtrail record` (and under memcheck) equal its native run.
 #
 # Not for: exact figures known in advance (accuracy_samples.sh), or speed
@@ -36,10 +37,12 @@ LC_ALL=C; export LC_ALL
 # extra variables too, which leaves both with the same number of variables
 # (valgrind's LD_PRELOAD against MEMTRAIL_OUTPUT) and makes every size equal.
 MT_RECORD_ENV=$(mt_valgrind_env)
+peaktols="peak_bytes:0 peak_blocks:0"
 echo "memtrail runs with valgrind's variables: $MT_RECORD_ENV"
 
 # check NAME TOLERANCES -- CMD...: one program through the three runs.
-# TOLERANCES: KEY:N items for expect.py compare.
+# TOLERANCES: KEY:N items for expect.py compare. $peaktols: the same for
+# the peak, against memcheck's --trace-malloc log.
 check() {
 	name=$1; tols=$2; shift 3
 	w=$MT_TMP/$name
@@ -63,6 +66,16 @@ check() {
 	# shellcheck disable=SC2086
 	$EXPECT compare "$name memcheck vs memtrail" "$w.vg.json" "$w.mt.json" $tols ||
 		mt_fail "$name: memtrail and memcheck disagree beyond the explained tolerances"
+	# The peak, which memcheck does not print: recomputed from its malloc
+	# trace (after checking the trace agrees with its own HEAP SUMMARY).
+	if $EXPECT trace "$w.vg.log" >"$w.vgtrace.json" &&
+	    $EXPECT compare "$name memcheck summary vs its trace" "$w.vg.json" "$w.vgtrace.json" \
+		allocations frees bytes_allocated leaked_bytes leaked_blocks; then
+		$EXPECT compare "$name memcheck trace vs memtrail" "$w.vgtrace.json" "$w.mt.json" \
+			$peaktols || mt_fail "$name: memtrail's peak differs from memcheck's trace"
+	else
+		mt_fail "$name: memcheck's malloc trace does not add up to its HEAP SUMMARY"
+	fi
 }
 
 # python3: the Debian interpreter itself, not a wrapper script (a pyenv shim
