@@ -17,6 +17,10 @@
 #                                              `report --summary --format json`;
 #                                              EXTRA_TLS: TLS modules the
 #                                              preload adds (see adjust_dtv)
+#   expect.py check-stderr SAMPLE.c ERRFILE [EXTRA_TLS]
+#                                              the `memtrail: snapshot N: LIVE
+#                                              bytes (+DELTA)` lines of `memtrail
+#                                              record` vs the expect block
 #   expect.py compare NAME A.json B.json KEY[:TOL]...
 #                                              KEY of A and B equal within TOL
 #
@@ -227,6 +231,34 @@ def check_memtrail(src, path, extra_tls=0):
     return bad
 
 
+SNAPLINE = re.compile(r"^memtrail: snapshot (\d+): (\d+) bytes \(([+-]\d+)\)$", re.M)
+
+
+def check_stderr(src, path, extra_tls=0):
+    """The recorder's own live count at each snapshot, as printed on stderr
+    (SPEC section 3), against the expect block; DELTA is the change since
+    the previous snapshot (since 0 for the first)."""
+    exp = adjust_dtv(parse_expect(src), extra_tls)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        got = SNAPLINE.findall(f.read())
+    what = src + " memtrail stderr"
+    bad = 0
+    if len(got) != len(exp["snapshots"]):
+        print("MISMATCH %s: snapshot lines expected %d, got %d"
+              % (what, len(exp["snapshots"]), len(got)))
+        bad = 1
+    prev = 0
+    for e, (idx, live, delta) in zip(exp["snapshots"], got):
+        want = (e["index"], e["live_bytes"], e["live_bytes"] - prev)
+        have = (int(idx), int(live), int(delta))
+        if want != have:
+            print("MISMATCH %s: snapshot line expected (index, live, delta) %s, got %s"
+                  % (what, want, have))
+            bad = 1
+        prev = e["live_bytes"]
+    return bad
+
+
 def check_memcheck(src, log):
     exp = parse_expect(src)
     what = src + " memcheck"
@@ -271,6 +303,8 @@ def main(argv):
         return check_memcheck(argv[2], argv[3])
     elif cmd == "check-memtrail" and len(argv) in (4, 5):
         return check_memtrail(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
+    elif cmd == "check-stderr" and len(argv) in (4, 5):
+        return check_stderr(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
     elif cmd == "compare" and len(argv) >= 6:
         return compare_files(argv[2], argv[3], argv[4], argv[5:])
     else:

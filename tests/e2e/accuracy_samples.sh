@@ -3,7 +3,8 @@
 # against its expected figures twice: under valgrind memcheck (the totals
 # and leaks of its HEAP SUMMARY, and peak / peak blocks recomputed from its
 # --trace-malloc log), and under `memtrail record` + `memtrail report
-# --summary --format json` (every summary field and every snapshot). Also:
+# --summary --format json` (every summary field and every snapshot, and the
+# live bytes `memtrail record` prints at each snapshot). Also:
 # the program's stdout and exit status are the same natively, under memcheck
 # and under memtrail, and memtrail adds only `memtrail:` lines to stderr.
 #
@@ -92,6 +93,11 @@ for src in $srcs; do
 		mt_ok "$name: memtrail's summary equals the expect block"
 	else
 		mt_fail "$name: memtrail's summary differs from the expect block ($w.summary.json)"
+	fi
+	if $EXPECT check-stderr "$src" "$w.rec.err" "$tls"; then
+		mt_ok "$name: memtrail's snapshot lines equal the expect block"
+	else
+		mt_fail "$name: memtrail's snapshot lines on stderr differ from the expect block"
 	fi
 done
 
