@@ -31,9 +31,20 @@ struct mt_writer {
 	size_t chunk_bytes;
 	uint64_t chunk_ns;
 
-	uint8_t *raw;          /* records of the chunk being built */
+	uint8_t *bufs[2];      /* double buffer for the deferred mode */
+	uint8_t *raw;          /* records of the chunk being built: bufs[cur] */
+	int cur;
 	size_t raw_cap;
 	size_t used;
+	/* Deferred mode (opts->wait set): a full chunk is sealed, not
+	 * compressed; sealed_len > 0 while it waits for
+	 * mt_writer_write_sealed(). Set under the caller's record lock,
+	 * cleared under its I/O lock. */
+	uint8_t *sealed;
+	size_t sealed_len;
+	uint64_t seals;
+	void (*wait)(void *ctx);
+	void *wait_ctx;
 	uint8_t *out;          /* chunk header + compressed frame */
 	size_t out_cap;
 	ZSTD_CCtx *cctx;
@@ -74,11 +85,15 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap);
-	w->raw = mem->alloc(mem->opaque, w->raw_cap);
+	w->wait = opts ? opts->wait : NULL;
+	w->wait_ctx = opts ? opts->wait_ctx : NULL;
+	w->raw = w->bufs[0] = mem->alloc(mem->opaque, w->raw_cap);
+	if (w->wait)
+		w->bufs[1] = mem->alloc(mem->opaque, w->raw_cap);
 	w->out = mem->alloc(mem->opaque, w->out_cap);
 	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
 	w->cctx = ZSTD_createCCtx_advanced(cm);
-	if (!w->raw || !w->out || !w->cctx)
+	if (!w->raw || (w->wait && !w->bufs[1]) || !w->out || !w->cctx)
 		goto fail;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
@@ -95,11 +110,24 @@ void mt_writer_free(struct mt_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
-	if (w->raw)
-		w->mem.free(w->mem.opaque, w->raw);
+	for (int i = 0; i < 2; i++)
+		if (w->bufs[i])
+			w->mem.free(w->mem.opaque, w->bufs[i]);
 	if (w->out)
 		w->mem.free(w->mem.opaque, w->out);
 	w->mem.free(w->mem.opaque, w);
+}
+
+/* The sticky error is set on the I/O side and read on the record side. */
+static inline int werr(const struct mt_writer *w)
+{
+	return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+}
+
+static inline int set_err(struct mt_writer *w, int err)
+{
+	__atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
+	return err;
 }
 
 /* Writes all of buf; loops on a short write or EINTR. */
@@ -128,8 +156,8 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
 {
 	uint8_t h[MT_HEADER_FIXED];
 
-	if (w->err)
-		return w->err;
+	if (werr(w))
+		return werr(w);
 	if (len > MT_MAX_CMDLINE) {
 		/* Cut after the last whole argument that fits. */
 		len = MT_MAX_CMDLINE;
@@ -146,31 +174,63 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
 	int err = write_all(w, h, sizeof(h));
 	if (!err && len)
 		err = write_all(w, (const uint8_t *)cmdline, len);
-	if (err)
-		w->err = err;
-	return err;
+	return err ? set_err(w, err) : 0;
+}
+
+/* Compresses len bytes of buf into one chunk and writes it. */
+static int compress_write(struct mt_writer *w, const uint8_t *buf, size_t len)
+{
+	size_t c = ZSTD_compress2(w->cctx, w->out + MT_CHUNK_HEADER,
+				  w->out_cap - MT_CHUNK_HEADER, buf, len);
+	if (ZSTD_isError(c))
+		return set_err(w, MT_E_ZSTD);
+	memcpy(w->out, MT_CHUNK_MAGIC, 4);
+	mt_put_u32(w->out + 4, (uint32_t)c);
+	mt_put_u32(w->out + 8, (uint32_t)len);
+	int err = write_all(w, w->out, MT_CHUNK_HEADER + c);
+	return err ? set_err(w, err) : 0;
+}
+
+int mt_writer_write_sealed(struct mt_writer *w)
+{
+	size_t len = __atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE);
+	int err = 0;
+	if (!len)
+		return 0;
+	if (!werr(w))
+		err = compress_write(w, w->sealed, len);
+	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
+	return err ? err : werr(w);
 }
 
 int mt_writer_flush(struct mt_writer *w)
 {
-	if (w->err)
-		return w->err;
+	int err = mt_writer_write_sealed(w);
+	if (err)
+		return err;
+	if (werr(w))
+		return werr(w);
 	if (w->used == 0)
 		return 0;
-	size_t c = ZSTD_compress2(w->cctx, w->out + MT_CHUNK_HEADER,
-				  w->out_cap - MT_CHUNK_HEADER, w->raw, w->used);
-	if (ZSTD_isError(c)) {
-		w->err = MT_E_ZSTD;
-		return w->err;
-	}
-	memcpy(w->out, MT_CHUNK_MAGIC, 4);
-	mt_put_u32(w->out + 4, (uint32_t)c);
-	mt_put_u32(w->out + 8, (uint32_t)w->used);
+	err = compress_write(w, w->raw, w->used);
 	w->used = 0;
-	int err = write_all(w, w->out, MT_CHUNK_HEADER + c);
-	if (err)
-		w->err = err;
 	return err;
+}
+
+/* Deferred mode: hand the full chunk over and continue in the other buffer. */
+static int seal(struct mt_writer *w)
+{
+	if (__atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE))
+		w->wait(w->wait_ctx);
+	if (__atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE))
+		return set_err(w, MT_E_ARG);   /* wait() broke its contract */
+	w->sealed = w->raw;
+	w->cur ^= 1;
+	w->raw = w->bufs[w->cur];
+	__atomic_store_n(&w->sealed_len, w->used, __ATOMIC_RELEASE);
+	w->used = 0;
+	w->seals++;
+	return werr(w);
 }
 
 /*
@@ -181,13 +241,13 @@ int mt_writer_flush(struct mt_writer *w)
  */
 static uint8_t *begin(struct mt_writer *w, uint64_t *t, size_t max)
 {
-	if (w->err)
+	if (werr(w))
 		return NULL;
 	if (*t < w->time)
 		*t = w->time;
 	if (w->used > 0 &&
 	    (w->used + max > w->chunk_bytes || *t - w->chunk_t >= w->chunk_ns)) {
-		if (mt_writer_flush(w) < 0)
+		if ((w->wait ? seal(w) : mt_writer_flush(w)) < 0)
 			return NULL;
 	}
 	if (w->used == 0) {
@@ -235,7 +295,7 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 		return MT_E_RANGE;
 	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_STACK;
 	p += mt_put_uv(p, id);
 	p += mt_put_uv(p, fn);
@@ -254,7 +314,7 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 {
 	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_ALLOC;
 	p += put_dt(w, p, t);
 	p += put_addr(w, p, addr);
@@ -270,7 +330,7 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 {
 	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_FREE;
 	p += put_dt(w, p, t);
 	p += put_addr(w, p, addr);
@@ -285,7 +345,7 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 {
 	uint8_t *p = begin(w, &t, 1 + 6 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_REALLOC;
 	p += put_dt(w, p, t);
 	p += put_addr(w, p, old_addr);
@@ -303,7 +363,7 @@ int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t t
 {
 	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_THREAD;
 	p += mt_put_uv(p, index);
 	p += mt_put_uv(p, tid);
@@ -320,7 +380,7 @@ int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char 
 	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT + MT_MAX_STRING + build_id_len +
 			   nseg * 2 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_MODULE;
 	p += put_dt(w, p, t);
 	p += mt_put_uv(p, base);
@@ -339,7 +399,7 @@ int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base)
 {
 	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_UNLOAD;
 	p += put_dt(w, p, t);
 	p += mt_put_uv(p, base);
@@ -351,7 +411,7 @@ int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const ch
 {
 	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + MT_MAX_STRING);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_SNAPSHOT;
 	p += put_dt(w, p, t);
 	p += mt_put_uv(p, index);
@@ -365,7 +425,7 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code)
 {
 	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_END;
 	p += put_dt(w, p, t);
 	p += mt_put_uv(p, how);
@@ -378,7 +438,7 @@ int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason)
 {
 	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);
 	if (!p)
-		return w->err;
+		return werr(w);
 	*p++ = MT_REC_STOP;
 	p += put_dt(w, p, t);
 	p += put_str(p, reason, strlen(reason));
@@ -398,7 +458,17 @@ size_t mt_writer_pending(const struct mt_writer *w)
 
 int mt_writer_error(const struct mt_writer *w)
 {
-	return w->err;
+	return werr(w);
+}
+
+int mt_writer_sealed_pending(const struct mt_writer *w)
+{
+	return __atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE) != 0;
+}
+
+uint64_t mt_writer_seals(const struct mt_writer *w)
+{
+	return w->seals;
 }
 
 uint64_t mt_writer_written(const struct mt_writer *w)

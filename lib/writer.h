@@ -39,6 +39,17 @@ struct mt_writer_opts {
 	int level;            /* zstd level; 0 means the default (1) */
 	size_t chunk_bytes;   /* raw bytes per chunk; 0 means 1 MiB */
 	uint64_t chunk_ns;    /* time span per chunk; 0 means 1 s */
+	/*
+	 * Deferred mode, when set: a full chunk is not compressed by the put
+	 * that fills it but sealed (the writer goes on in a second buffer)
+	 * for the caller to compress and write later with
+	 * mt_writer_write_sealed(), outside its record lock. If a chunk is
+	 * still sealed when the next one fills, the put calls wait(wait_ctx),
+	 * which must return only once no chunk is sealed (typically: take
+	 * the caller's I/O lock, mt_writer_write_sealed(), release it).
+	 */
+	void (*wait)(void *ctx);
+	void *wait_ctx;
 };
 
 /*
@@ -85,10 +96,24 @@ int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
 
 /*
  * Compresses the records gathered so far into a chunk and writes it with one
- * write(2) (looping only on a short write). No-op when there are none.
- * Returns 0, MT_E_IO (errno set) or MT_E_ZSTD.
+ * write(2) (looping only on a short write), after the sealed chunk if one is
+ * pending. No-op when there are none. Returns 0, MT_E_IO (errno set) or
+ * MT_E_ZSTD. In deferred mode, call it under the caller's I/O lock too.
  */
 int mt_writer_flush(struct mt_writer *w);
+
+/*
+ * Deferred mode: compresses and writes the sealed chunk, if any. Needs only
+ * the caller's I/O lock (it touches no record state), so puts may go on
+ * meanwhile. Returns 0 or the error, as mt_writer_flush.
+ */
+int mt_writer_write_sealed(struct mt_writer *w);
+
+/* A sealed chunk waits to be written. */
+int mt_writer_sealed_pending(const struct mt_writer *w);
+
+/* Chunks sealed so far: a put that changed it sealed one (record lock held). */
+uint64_t mt_writer_seals(const struct mt_writer *w);
 
 /* Events (ALLOC, FREE, REALLOC, SNAPSHOT) put so far, flushed or not. */
 uint64_t mt_writer_events(const struct mt_writer *w);

@@ -49,6 +49,13 @@ uintptr_t mt_self_lo, mt_self_hi;
  * sleeping in the kernel when threads contend. */
 static pthread_mutex_t log_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Compression and writing of a full chunk happen under io_lock only, after
+ * the thread whose record filled the chunk released log_lock (the writer's
+ * deferred mode), so other threads go on recording meanwhile. Lock order:
+ * mod_lock, log_lock, io_lock.
+ */
+static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
 	struct mt_config cfg;
@@ -244,11 +251,58 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 	return id;
 }
 
+/* ---- the log lock and the deferred chunk writes ------------------------------- */
+
+/* Writes the sealed chunk (no log lock held). */
+static void write_sealed(void)
+{
+	pthread_mutex_lock(&io_lock);
+	int err = mt_writer_write_sealed(S.w);
+	pthread_mutex_unlock(&io_lock);
+	if (MT_UNLIKELY(err < 0)) {
+		pthread_mutex_lock(&log_lock);
+		check(err);
+		pthread_mutex_unlock(&log_lock);
+	}
+}
+
+/* The writer's wait callback: a chunk filled while the previous one is
+ * still being written (log lock held; the writer needs only io_lock). */
+static void wait_sealed(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&io_lock);
+	mt_writer_write_sealed(S.w);    /* an error stays in the writer */
+	pthread_mutex_unlock(&io_lock);
+}
+
+/* Takes the log lock; the value goes to log_unlock. */
+static inline uint64_t log_lock_take(void)
+{
+	pthread_mutex_lock(&log_lock);
+	return S.w ? mt_writer_seals(S.w) : 0;
+}
+
+/*
+ * Releases the log lock; then, outside it, writes the chunk this section
+ * sealed, if any, and rescans the modules if a new stack asked for it.
+ */
+static inline void log_unlock(uint64_t seals)
+{
+	int sealed = S.w && mt_writer_seals(S.w) != seals;
+	int dirty = S.mod_dirty;
+	pthread_mutex_unlock(&log_lock);
+	if (MT_UNLIKELY(sealed))
+		write_sealed();
+	if (MT_UNLIKELY(dirty))
+		mt_rec_modules_changed();
+}
+
 /* ---- events ------------------------------------------------------------------ */
 
 void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 {
-	pthread_mutex_lock(&log_lock);
+	uint64_t sl = log_lock_take();
 	if (MT_LIKELY(mt_rec_active)) {
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
@@ -260,28 +314,25 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
 		}
 	}
-	int dirty = S.mod_dirty;
-	pthread_mutex_unlock(&log_lock);
-	if (MT_UNLIKELY(dirty))
-		mt_rec_modules_changed();
+	log_unlock(sl);
 }
 
 void mt_rec_free(void *p)
 {
 	uint64_t size;
-	pthread_mutex_lock(&log_lock);
+	uint64_t sl = log_lock_take();
 	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &size)) {
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
 		check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
 	}
-	pthread_mutex_unlock(&log_lock);
+	log_unlock(sl);
 }
 
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
 {
 	uint64_t old_size;
-	pthread_mutex_lock(&log_lock);
+	uint64_t sl = log_lock_take();
 	void *r = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
 	int saved = errno;
 	if (MT_LIKELY(mt_rec_active) && (r || n == 0 || nmemb == 0)) {
@@ -304,10 +355,7 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 			check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
 		}
 	}
-	int dirty = S.mod_dirty;
-	pthread_mutex_unlock(&log_lock);
-	if (MT_UNLIKELY(dirty))
-		mt_rec_modules_changed();
+	log_unlock(sl);
 	errno = saved;
 	return r;
 }
@@ -322,9 +370,9 @@ static void take_snapshot(const char *label)
 	int64_t delta;
 
 	mt_tls.guard++;
-	pthread_mutex_lock(&log_lock);
+	uint64_t sl = log_lock_take();
 	if (!mt_rec_active) {
-		pthread_mutex_unlock(&log_lock);
+		log_unlock(sl);
 		mt_tls.guard--;
 		return;
 	}
@@ -333,7 +381,7 @@ static void take_snapshot(const char *label)
 	delta = (int64_t)(live - S.prev_live);
 	S.prev_live = live;
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
-	pthread_mutex_unlock(&log_lock);
+	log_unlock(sl);
 	mt_fmt_i64(a, idx);
 	mt_fmt_i64(b, (int64_t)live);
 	mt_fmt_i64(c, delta);
@@ -416,15 +464,23 @@ static void start_helper(void)
 /* Writes END and flushes; blocking = 0 only tries the lock (signals). */
 static void finish(unsigned how, int64_t code, int blocking)
 {
-	if (blocking)
+	if (blocking) {
 		pthread_mutex_lock(&log_lock);
-	else if (pthread_mutex_trylock(&log_lock) != 0)
+		pthread_mutex_lock(&io_lock);
+	} else if (pthread_mutex_trylock(&log_lock) != 0) {
 		return;
+	} else if (pthread_mutex_trylock(&io_lock) != 0) {
+		/* A chunk is being written by the thread we interrupted:
+		 * nothing more can be written in order. */
+		pthread_mutex_unlock(&log_lock);
+		return;
+	}
 	if (mt_rec_active) {
 		check(mt_writer_end(S.w, now(), how, code));
 		check(mt_writer_flush(S.w));
 		mt_rec_active = 0;
 	}
+	pthread_mutex_unlock(&io_lock);
 	pthread_mutex_unlock(&log_lock);
 }
 
@@ -493,10 +549,12 @@ static void fork_prepare(void)
 	mt_tls.guard++;
 	pthread_mutex_lock(&mod_lock);
 	pthread_mutex_lock(&log_lock);
+	pthread_mutex_lock(&io_lock);
 }
 
 static void fork_parent(void)
 {
+	pthread_mutex_unlock(&io_lock);
 	pthread_mutex_unlock(&log_lock);
 	pthread_mutex_unlock(&mod_lock);
 	mt_tls.guard--;
@@ -509,6 +567,7 @@ static void fork_child(void)
 	pthread_mutex_t fresh = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 	log_lock = fresh;
 	pthread_mutex_init(&mod_lock, NULL);
+	pthread_mutex_init(&io_lock, NULL);
 	if (mt_rec_active) {
 		mt_rec_active = 0;
 		if (S.fd >= 0)
@@ -534,6 +593,7 @@ int mt_rec_foreign(void)
 void mt_rec_exec_begin(void)
 {
 	pthread_mutex_lock(&log_lock);
+	pthread_mutex_lock(&io_lock);
 	S.exec_pending = 0;
 	if (!mt_rec_active)
 		return;
@@ -557,6 +617,7 @@ void mt_rec_exec_failed(void)
 			stop_locked("cannot take back END after a failed exec: ", strerror(errno));
 	}
 	S.exec_pending = 0;
+	pthread_mutex_unlock(&io_lock);
 	pthread_mutex_unlock(&log_lock);
 }
 
@@ -571,7 +632,7 @@ void mt_rec_modules_changed(void)
 	/* Frames outside every module (generated code) must not cost a full
 	 * scan each time: only when the loader's counters moved. */
 	int r = mt_modules_changed(S.mods) ? mt_modules_scan(S.mods) : 0;
-	pthread_mutex_lock(&log_lock);
+	uint64_t sl = log_lock_take();
 	S.mod_dirty = 0;
 	if (mt_rec_active) {
 		if (r < 0)
@@ -579,7 +640,7 @@ void mt_rec_modules_changed(void)
 		else
 			check(mt_modules_emit(S.mods, S.w, now()));
 	}
-	pthread_mutex_unlock(&log_lock);
+	log_unlock(sl);
 	pthread_mutex_unlock(&mod_lock);
 	mt_tls.guard--;
 }
@@ -628,7 +689,8 @@ static void start(void)
 	S.stacks = mt_stacks_new();
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();
-	S.w = mt_writer_new(S.fd, &mem, NULL);
+	struct mt_writer_opts wo = { .wait = wait_sealed };
+	S.w = mt_writer_new(S.fd, &mem, &wo);
 	if (!S.stacks || !S.live || !S.mods || !S.w) {
 		mt_say("out of memory; not recording", NULL);
 		goto fail;

@@ -4,8 +4,8 @@
  * (not lib/reader.c): header fields, chunk framing (magic, sizes, one zstd
  * frame with content size and checksum that decompresses to exactly U
  * bytes, CHUNK_BEGIN first), every record field, chunk limits by size and by
- * time, the time clamp, write errors, and that all memory comes from the
- * allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
+ * time, the deferred (double-buffered) mode, the time clamp, write errors,
+ * and that all memory comes from the allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
 #include <fcntl.h>
@@ -429,6 +429,74 @@ static void test_chunk_size_limit(void **state)
 	free_decoded(&d);
 }
 
+/* Deferred mode: the wait callback writes the sealed chunk. */
+static struct mt_writer *deferred_w;
+static int waits;
+
+static void wait_sealed(void *ctx)
+{
+	(void)ctx;
+	waits++;
+	assert_true(mt_writer_sealed_pending(deferred_w));
+	assert_int_equal(mt_writer_write_sealed(deferred_w), 0);
+}
+
+/*
+ * The same stream as test_chunk_size_limit, with chunks sealed and written
+ * later: every other sealed chunk is written at once, the rest only when the
+ * next chunk fills (through wait). The file must be the same sequence.
+ */
+static void test_deferred(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_writer_opts o = { .level = 3, .chunk_bytes = 4096, .wait = wait_sealed };
+	static const uint64_t ip = 0x1234;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+	assert_non_null(w);
+	deferred_w = w;
+	waits = 0;
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	uint64_t seals = 0;
+	for (unsigned i = 0; i < 5000; i++) {
+		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
+		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, 0), 0);
+		if (mt_writer_seals(w) != seals) {
+			seals = mt_writer_seals(w);
+			assert_true(mt_writer_sealed_pending(w));
+			if (seals % 2)
+				assert_int_equal(mt_writer_write_sealed(w), 0);
+		}
+	}
+	assert_int_equal(mt_writer_flush(w), 0);
+	assert_false(mt_writer_sealed_pending(w));
+	mt_writer_free(w);
+	assert_true(waits > 0);
+
+	decode(f, &d);
+	assert_int_equal((uint64_t)d.nchunks, seals + 1);
+	uint64_t events = 0;
+	for (int c = 0; c < d.nchunks; c++) {
+		struct chunk *ch = &d.chunks[c];
+		assert_true(ch->u <= 4096);
+		assert_int_equal(ch->seq, events);
+		for (int i = 0; i < ch->nrec; i++) {
+			struct rec *r = &ch->recs[i];
+			if (r->type == MT_REC_ALLOC) {
+				uint64_t k = events / 2;
+				assert_true(r->a == 0x10000 + 32 * k);
+				assert_int_equal(r->b, k);
+			}
+			if (r->type == MT_REC_ALLOC || r->type == MT_REC_FREE)
+				events++;
+		}
+	}
+	assert_int_equal(events, 10000);
+	free_decoded(&d);
+	assert_int_equal(f->live_allocs, 0);
+}
+
 /* A chunk holds at most chunk_ns of events; time never goes back. */
 static void test_chunk_time_limit(void **state)
 {
@@ -505,6 +573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range, setup, teardown),
