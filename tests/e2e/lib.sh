@@ -28,11 +28,20 @@
 #                              CMD under valgrind memcheck with the options
 #                              whose figures memtrail matches (no freeres,
 #                              no --trace-children), malloc tracing on, the
-#                              log in LOG; the same files as mt_run
+#                              log in LOG; the same files as mt_run; with
+#                              $MT_MEMCHECK_PRELOAD (a LD_PRELOAD list, see
+#                              mt_tls_standins) preloaded
 #   mt_same_run NAME A B       compare two mt_run/mt_record/mt_memcheck
 #                              results: stdout and exit status equal
 #   mt_valgrind_env            the VAR=VALUE words valgrind adds to a
 #                              program's environment besides LD_PRELOAD
+#   mt_tls_standins N          builds N distinct tiny libraries with one TLS
+#                              variable each (no code, no allocation) and
+#                              prints them as a LD_PRELOAD list: preloaded
+#                              under memcheck they give the process as many
+#                              TLS modules as libmemtrail.so and its
+#                              dependencies do, so new threads' DTVs (16 B
+#                              per TLS module) have the same size
 #   mt_tls_modules [PRELOAD] PROG
 #                              the number of modules with a TLS segment that
 #                              PROG loads at start-up (with PRELOAD preloaded)
@@ -106,7 +115,9 @@ mt_summary() {
 
 mt_memcheck() {
 	_l=$1; _p=$2; shift 2
-	timeout "$MT_TIMEOUT" valgrind --tool=memcheck --run-libc-freeres=no \
+	# shellcheck disable=SC2086
+	env ${MT_MEMCHECK_PRELOAD:+LD_PRELOAD=$MT_MEMCHECK_PRELOAD} \
+		timeout "$MT_TIMEOUT" valgrind --tool=memcheck --run-libc-freeres=no \
 		--run-cxx-freeres=no --trace-children=no --trace-malloc=yes \
 		--log-file="$_l" "$@" >"$_p.out" 2>"$_p.err" </dev/null
 	echo $? >"$_p.rc"
@@ -133,6 +144,21 @@ mt_valgrind_env() {
 	valgrind --log-file=/dev/null /usr/bin/env </dev/null | sort >"$MT_TMP/env.vg"
 	comm -13 "$MT_TMP/env.native" "$MT_TMP/env.vg" | grep -v -e '^LD_PRELOAD=' -e '^_=' |
 		tr '\n' ' '
+}
+
+mt_tls_standins() {
+	_list=""
+	_i=1
+	while [ "$_i" -le "$1" ]; do
+		_so=$MT_TMP/libmt-tls-standin$_i.so
+		if [ ! -f "$_so" ]; then
+			echo "__thread int mt_tls_standin$_i;" >"$MT_TMP/tls$_i.c"
+			${CC:-cc} -shared -fPIC -o "$_so" "$MT_TMP/tls$_i.c" || return 1
+		fi
+		_list=${_list:+$_list:}$_so
+		_i=$((_i + 1))
+	done
+	echo "$_list"
 }
 
 mt_tls_modules() {
