@@ -10,8 +10,11 @@
 #   expect.py memcheck LOG                     memcheck's HEAP SUMMARY as JSON
 #   expect.py trace LOG                        figures recomputed from a
 #                                              --trace-malloc=yes log, as JSON
-#   expect.py check-memcheck SAMPLE.c LOG      expect block vs memcheck (totals,
-#                                              leaks; peak too if LOG has a trace)
+#   expect.py check-memcheck SAMPLE.c LOG [EXTRA_TLS]
+#                                              expect block vs memcheck (totals,
+#                                              leaks; peak too if LOG has a
+#                                              trace); EXTRA_TLS: stand-in TLS
+#                                              modules preloaded (adjust_dtv)
 #   expect.py check-memtrail SAMPLE.c JSON [EXTRA_TLS]
 #                                              expect block vs memtrail's
 #                                              `report --summary --format json`;
@@ -259,9 +262,9 @@ def check_stderr(src, path, extra_tls=0):
     return bad
 
 
-def check_memcheck(src, log):
-    exp = parse_expect(src)
-    what = src + " memcheck"
+def check_memcheck(src, log, extra_tls=0):
+    exp = adjust_dtv(parse_expect(src), extra_tls)
+    what = src + " memcheck" + (" (%d stand-in TLS modules)" % extra_tls if extra_tls else "")
     bad = compare(what, exp, parse_memcheck(log),
                   ("allocations", "frees", "bytes_allocated",
                    "leaked_bytes", "leaked_blocks"))
@@ -299,8 +302,8 @@ def main(argv):
         print(json.dumps(parse_memcheck(argv[2]), indent=1))
     elif cmd == "trace":
         print(json.dumps(parse_trace(argv[2]), indent=1))
-    elif cmd == "check-memcheck" and len(argv) == 4:
-        return check_memcheck(argv[2], argv[3])
+    elif cmd == "check-memcheck" and len(argv) in (4, 5):
+        return check_memcheck(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
     elif cmd == "check-memtrail" and len(argv) in (4, 5):
         return check_memtrail(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
     elif cmd == "check-stderr" and len(argv) in (4, 5):
