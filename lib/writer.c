@@ -26,6 +26,7 @@
 struct mt_writer {
 	int fd;
 	int err;
+	int err_errno;         /* errno of the failed write, for messages */
 	struct mt_writer_mem mem;
 	int level;
 	size_t chunk_bytes;
@@ -121,12 +122,14 @@ void mt_writer_free(struct mt_writer *w)
 /* The sticky error is set on the I/O side and read on the record side. */
 static inline int werr(const struct mt_writer *w)
 {
-	return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+	return __atomic_load_n(&w->err, __ATOMIC_ACQUIRE);
 }
 
 static inline int set_err(struct mt_writer *w, int err)
 {
-	__atomic_store_n(&w->err, err, __ATOMIC_RELAXED);
+	if (err == MT_E_IO)
+		w->err_errno = errno;
+	__atomic_store_n(&w->err, err, __ATOMIC_RELEASE);
 	return err;
 }
 
@@ -459,6 +462,11 @@ size_t mt_writer_pending(const struct mt_writer *w)
 int mt_writer_error(const struct mt_writer *w)
 {
 	return werr(w);
+}
+
+int mt_writer_errno(const struct mt_writer *w)
+{
+	return werr(w) == MT_E_IO ? w->err_errno : 0;
 }
 
 int mt_writer_sealed_pending(const struct mt_writer *w)

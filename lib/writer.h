@@ -124,6 +124,9 @@ size_t mt_writer_pending(const struct mt_writer *w);
 /* The sticky error (0 if none). */
 int mt_writer_error(const struct mt_writer *w);
 
+/* For a sticky MT_E_IO: the errno of the failed write (else 0). */
+int mt_writer_errno(const struct mt_writer *w);
+
 /* Bytes written to the file so far (header and chunks). */
 uint64_t mt_writer_written(const struct mt_writer *w);
 

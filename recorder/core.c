@@ -212,7 +212,8 @@ static void check(int err)
 	if (err >= 0)
 		return;
 	if (err == MT_E_IO)
-		stop_locked("cannot write the log: ", strerror(errno));
+		stop_locked("cannot write the log: ",
+			    strerror(S.w && mt_writer_errno(S.w) ? mt_writer_errno(S.w) : errno));
 	else
 		stop_locked("cannot write the log: ", mt_strerror(err));
 }
@@ -393,6 +394,10 @@ static void take_snapshot(const char *label)
 MT_EXPORT void memtrail_snapshot_impl(const char *label)
 {
 	mt_rec_init();
+	/* Called from a signal handler that interrupted one of our hooks on
+	 * this thread (which may hold the log lock): skip, never deadlock. */
+	if (mt_tls.guard)
+		return;
 	take_snapshot(label);
 }
 
@@ -501,8 +506,11 @@ void mt_rec_exit_now(int status)
 static void on_exit_cb(int status, void *arg)
 {
 	(void)arg;
+	/* exit() from a signal handler that interrupted one of our hooks on
+	 * this thread: the log lock may be ours already, so only try it. */
+	int blocking = mt_tls.guard == 0;
 	mt_tls.guard++;
-	finish(MT_END_EXIT, status, 1);
+	finish(MT_END_EXIT, status, blocking);
 	mt_tls.guard--;
 }
 

@@ -8,6 +8,7 @@
  * and that all memory comes from the allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -546,6 +547,7 @@ static void test_write_error(void **state)
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), MT_E_IO);
 	assert_int_equal(mt_writer_error(w), MT_E_IO);
+	assert_int_equal(mt_writer_errno(w), ENOSPC);
 	assert_int_equal(mt_writer_alloc(w, 1, 0x10, 1, 0, 0), MT_E_IO);
 	assert_int_equal(mt_writer_flush(w), MT_E_IO);
 	assert_int_equal(mt_writer_written(w), 0);

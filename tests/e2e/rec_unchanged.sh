@@ -50,6 +50,15 @@ else
 	mt_fail "unwritable output: stderr '$(cat bad.err)'"
 fi
 
+# A full disk (/dev/full): one message, the program runs as usual.
+MEMTRAIL_OUTPUT=/dev/full mt_run full env LD_PRELOAD="$REC" "$PROG" basic
+mt_same_run "full disk" good full
+if [ "$(grep -c '^memtrail: ' full.err)" = 1 ] && grep -q 'No space left on device' full.err; then
+	mt_ok "one message: $(cat full.err)"
+else
+	mt_fail "full disk: stderr '$(cat full.err)'"
+fi
+
 # Placeholders: %e the executable's name, %p the pid, %n the first free counter.
 mkdir -p out
 : > out/rec_prog.0.data
