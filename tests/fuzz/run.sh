@@ -54,8 +54,8 @@ for s in phases threads cxx_new c_alloc_all forker; do
 	[ -x "samples/bin/$s" ] && [ -f "$rec" ] || continue
 	out="$bin/seeds/$s.data"
 	rm -f "$out"
-	(cd "$bin/seeds" && MEMTRAIL_OUTPUT="$top/$out" LD_PRELOAD="$top/$rec" \
-		timeout 60 "$top/samples/bin/$s" >/dev/null 2>&1)
+	(cd "$bin/seeds" && timeout 60 env MEMTRAIL_OUTPUT="$top/$out" \
+		LD_PRELOAD="$top/$rec" "$top/samples/bin/$s" >/dev/null 2>&1)
 	[ -s "$out" ] || continue
 	"$bin/convert" "$out" "$bin/seeds/$s.R" && n=$((n + 1))
 done
