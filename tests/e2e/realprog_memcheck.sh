@@ -1,8 +1,9 @@
 #!/bin/sh
 # realprog_memcheck.sh - memtrail against valgrind memcheck on real programs
 # no one here wrote: python3 (a dict/list workload), sqlite3 (an in-memory
-# database script, ~143,000 allocations), gcc -c (the driver only: it execs cc1 and as, which
-# neither tool follows here) and zstd -T2 (several threads).
+# database script, ~143,000 allocations), gcc -c (the driver only: it execs
+# cc1 and as, which neither tool follows here) and zstd -T2 (several
+# threads).
 #
 # For each program: allocations, frees, bytes allocated, leaked bytes and
 # blocks from `memtrail report --summary --format json` equal memcheck's
