@@ -89,10 +89,10 @@ static void say(const char *fmt, ...)
 		_exit(3);
 }
 
-/* Exits on a failed allocation; malloc is called by each function itself,
- * so the report trees show load_config, build_index... right under malloc. */
-static void *need(void *p)
+static void *xmalloc(size_t n)
 {
+	void *p = malloc(n);
+
 	if (!p)
 		_exit(4);
 	return p;
@@ -102,10 +102,10 @@ static void load_config(void)
 {
 	int i;
 
-	config = need(malloc(sizeof(*config)));
+	config = xmalloc(sizeof(*config));
 	strcpy(config->name, "demo");
 	for (i = 0; i < NENTRIES; i++) {
-		config->entries[i] = need(malloc(256));
+		config->entries[i] = xmalloc(256);
 		snprintf(config->entries[i], 256, "key%d=value%d", i, i);
 	}
 }
@@ -114,9 +114,9 @@ static void build_index(void)
 {
 	int i;
 
-	rows = need(malloc(NROWS * sizeof(*rows)));
+	rows = xmalloc(NROWS * sizeof(*rows));
 	for (i = 0; i < NROWS; i++) {
-		rows[i] = need(malloc(ROW_SIZE));
+		rows[i] = xmalloc(ROW_SIZE);
 		memset(rows[i], 'a' + i, ROW_SIZE);
 		row_size[i] = ROW_SIZE;
 	}
@@ -139,7 +139,7 @@ static void grow_rows(void)
 
 static unsigned long make_report(void)
 {
-	unsigned char *scratch = need(malloc(SCRATCH_SIZE));
+	unsigned char *scratch = xmalloc(SCRATCH_SIZE);
 	unsigned long sum = 0;
 	size_t off = 0;
 	int i;
@@ -161,7 +161,7 @@ static void replace_rows(void)
 
 	for (i = 8; i < 12; i++) {
 		free(rows[i]);
-		rows[i] = need(malloc(ROW_SIZE / 2));
+		rows[i] = xmalloc(ROW_SIZE / 2);
 		memset(rows[i], 'z', ROW_SIZE / 2);
 		row_size[i] = ROW_SIZE / 2;
 	}
