@@ -86,6 +86,13 @@ static size_t boot_size(const void *p)
 	return *(const size_t *)((const char *)p - BOOT_HDR);
 }
 
+/*
+ * What a vfork child may call (exec, _exit) is looked up at start, so that
+ * such a child, which shares our memory, never runs dlsym.
+ */
+static void *real_execve, *real_execv, *real_execvp, *real_execvpe, *real_fexecve,
+	*real_execveat, *real_exit, *real_Exit;
+
 void mt_hooks_resolve(void)
 {
 	struct mt_real r;
@@ -102,6 +109,14 @@ void mt_hooks_resolve(void)
 	r.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
 	r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
 	r.malloc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	real_execve = dlsym(RTLD_NEXT, "execve");
+	real_execv = dlsym(RTLD_NEXT, "execv");
+	real_execvp = dlsym(RTLD_NEXT, "execvp");
+	real_execvpe = dlsym(RTLD_NEXT, "execvpe");
+	real_fexecve = dlsym(RTLD_NEXT, "fexecve");
+	real_execveat = dlsym(RTLD_NEXT, "execveat");
+	real_exit = dlsym(RTLD_NEXT, "_exit");
+	real_Exit = dlsym(RTLD_NEXT, "_Exit");
 	mt_real = r;
 }
 
@@ -612,19 +627,19 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_t real = NEXT(execve_t, "execve");
+	execve_t real = (execve_t)next_sym(&real_execve, "execve");
 	EXEC_HOOK(real(path, argv, envp));
 }
 
 static int do_execv(const char *path, char *const argv[])
 {
-	execv_t real = NEXT(execv_t, "execv");
+	execv_t real = (execv_t)next_sym(&real_execv, "execv");
 	EXEC_HOOK(real(path, argv));
 }
 
 static int do_execvp(const char *file, char *const argv[])
 {
-	execv_t real = NEXT(execv_t, "execvp");
+	execv_t real = (execv_t)next_sym(&real_execvp, "execvp");
 	EXEC_HOOK(real(file, argv));
 }
 
@@ -645,20 +660,20 @@ MT_EXPORT int execvp(const char *file, char *const argv[])
 
 MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execve_t real = NEXT(execve_t, "execvpe");
+	execve_t real = (execve_t)next_sym(&real_execvpe, "execvpe");
 	EXEC_HOOK(real(file, argv, envp));
 }
 
 MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fexecve_t real = NEXT(fexecve_t, "fexecve");
+	fexecve_t real = (fexecve_t)next_sym(&real_fexecve, "fexecve");
 	EXEC_HOOK(real(fd, argv, envp));
 }
 
 MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 		       int flags)
 {
-	execveat_t real = NEXT(execveat_t, "execveat");
+	execveat_t real = (execveat_t)next_sym(&real_execveat, "execveat");
 	EXEC_HOOK(real(dirfd, path, argv, envp, flags));
 }
 
@@ -728,7 +743,7 @@ typedef void (*exit_t)(int);
 
 MT_EXPORT void _exit(int status)
 {
-	exit_t real = NEXT(exit_t, "_exit");
+	exit_t real = (exit_t)next_sym(&real_exit, "_exit");
 	if (!mt_tls.guard && !mt_rec_foreign())
 		mt_rec_exit_now(status);
 	if (real)
@@ -739,7 +754,7 @@ MT_EXPORT void _exit(int status)
 
 MT_EXPORT void _Exit(int status)
 {
-	exit_t real = NEXT(exit_t, "_Exit");
+	exit_t real = (exit_t)next_sym(&real_Exit, "_Exit");
 	if (!mt_tls.guard && !mt_rec_foreign())
 		mt_rec_exit_now(status);
 	if (real)
