@@ -460,6 +460,7 @@ load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 awk -F '\t' -v ran="$ran" -v have_mt="$have_mt" -v have_ht="$have_ht" \
     -v mt_why="$mt_why" -v ht_why="$ht_why" -v runs="$runs" \
     -v machine="$(nproc 2>/dev/null || echo ?) cores, load average ${load_start:-?} at start, ${load_end:-?} at end" \
+    -v ncores="$(nproc 2>/dev/null)" -v load1="${load_start:-}" -v load2="${load_end:-}" \
     -v secs="$(awk -v a="$start_all" -v b="$end_all" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" '
 function median(key,    n, i, j, t, v) {
 	n = cnt[key]
@@ -550,6 +551,8 @@ END {
 	print ""
 	printf "Medians of %d run(s); all runs in %ss (%s).\n", runs, secs, machine
 	print "Raw numbers (also CPU time and recording RSS): tests/bench/out/results.tsv."
+	if (ncores + 0 > 0 && (load1 + 0 >= ncores || load2 + 0 >= ncores))
+		print "warning: the machine was busy (load >= cores): wall times include waiting for a CPU; compare cpu_s in results.tsv"
 	print "events = allocations + frees from `memtrail report --summary --format json`"
 	print "(suffix h: counted in heaptrack'"'"'s log; p: the program'"'"'s own count)."
 	print "overhead ns/ev = (t_tool - t_native) / events; log: size and bytes per event;"
