@@ -4,6 +4,7 @@
 # abort, SIGSEGV, SIGTERM, exec (the exec'd child is not recorded: the
 # preload removed itself from LD_PRELOAD), a failed exec (recording goes
 # on), fork (the child records nothing and leaves the parent's file alone),
+# vfork children that exec or _exit (the parent's session is untouched),
 # and SIGKILL (complete chunks up to the kill, no END).
 . "$(dirname "$0")/lib.sh"
 REC=$MT_BUILD/recorder/libmemtrail.so
@@ -39,6 +40,7 @@ term - 143 2 15 1
 exec - 6 3 0 1
 execfail - 3 0 3 2
 fork - 3 0 3 1
+vfork - 3 0 3 2
 CASES
 
 # exec: the child ran without the preload.

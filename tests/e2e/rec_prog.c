@@ -253,6 +253,21 @@ int main(int argc, char **argv)
 		my_malloc(5);
 		expect();
 		execl("/bin/sh", "sh", "-c", "echo \"preload=[$LD_PRELOAD]\"; exit 6", (char *)NULL);
+	} else if (!strcmp(mode, "vfork")) {
+		/* vfork children share our memory: one execs, one fails to
+		 * exec and _exits; the parent records on afterwards. */
+		my_malloc(5);
+		for (int i = 0; i < 2; i++) {
+			pid_t pid = vfork();
+			if (pid == 0) {
+				execl(i ? "/nonexistent/program" : "/bin/true", "true", (char *)NULL);
+				_exit(9);
+			}
+			int st;
+			waitpid(pid, &st, 0);
+		}
+		my_free(my_malloc(7), 7);
+		expect();
 	} else if (!strcmp(mode, "execfail")) {
 		my_malloc(5);
 		execlp("/nonexistent/program", "x", (char *)NULL);
