@@ -206,6 +206,13 @@ int mt_writer_write_sealed(struct mt_writer *w)
 	return err ? err : werr(w);
 }
 
+void mt_writer_discard_sealed(struct mt_writer *w, int err)
+{
+	if (err)
+		set_err(w, err);
+	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
+}
+
 int mt_writer_flush(struct mt_writer *w)
 {
 	int err = mt_writer_write_sealed(w);

@@ -109,6 +109,13 @@ int mt_writer_flush(struct mt_writer *w);
  */
 int mt_writer_write_sealed(struct mt_writer *w);
 
+/*
+ * Deferred mode: drops the sealed chunk without writing it (the caller found
+ * it must not be written); err, if not 0, becomes the sticky error (for
+ * MT_E_IO, errno as set by the caller is kept). Under the I/O lock.
+ */
+void mt_writer_discard_sealed(struct mt_writer *w, int err);
+
 /* A sealed chunk waits to be written. */
 int mt_writer_sealed_pending(const struct mt_writer *w);
 

@@ -75,6 +75,8 @@ static struct {
 	sem_t snap_sem;
 	int helper_on;
 	int mod_dirty;        /* a new stack had a frame in no known module */
+	dev_t fd_dev;         /* identity of the log file behind fd */
+	ino_t fd_ino;
 	pid_t pid;            /* of the recorded process */
 } S = { .fd = -1 };
 
@@ -254,11 +256,39 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 
 /* ---- the log lock and the deferred chunk writes ------------------------------- */
 
+/* Is fd still our log? (A program may close or reuse it.) */
+static int fd_ours(void)
+{
+	struct stat st;
+	return fstat(S.fd, &st) == 0 && st.st_dev == S.fd_dev && st.st_ino == S.fd_ino;
+}
+
+/* The chunk writes, under io_lock: first check the descriptor. */
+static int io_write_sealed(void)
+{
+	if (mt_writer_sealed_pending(S.w) && !fd_ours()) {
+		errno = EBADF;
+		return MT_E_IO;
+	}
+	return mt_writer_write_sealed(S.w);
+}
+
+static int io_flush(void)
+{
+	if ((mt_writer_sealed_pending(S.w) || mt_writer_pending(S.w)) && !fd_ours()) {
+		errno = EBADF;
+		return MT_E_IO;
+	}
+	return mt_writer_flush(S.w);
+}
+
 /* Writes the sealed chunk (no log lock held). */
 static void write_sealed(void)
 {
 	pthread_mutex_lock(&io_lock);
-	int err = mt_writer_write_sealed(S.w);
+	int err = io_write_sealed();
+	if (err < 0)
+		mt_writer_discard_sealed(S.w, err);
 	pthread_mutex_unlock(&io_lock);
 	if (MT_UNLIKELY(err < 0)) {
 		pthread_mutex_lock(&log_lock);
@@ -273,7 +303,11 @@ static void wait_sealed(void *ctx)
 {
 	(void)ctx;
 	pthread_mutex_lock(&io_lock);
-	mt_writer_write_sealed(S.w);    /* an error stays in the writer */
+	int err = io_write_sealed();
+	/* Not our file any more (or the write failed): drop the chunk; the
+	 * error is sticky, so the put that waits gets it and stops. */
+	if (err < 0)
+		mt_writer_discard_sealed(S.w, err);
 	pthread_mutex_unlock(&io_lock);
 }
 
@@ -482,7 +516,7 @@ static void finish(unsigned how, int64_t code, int blocking)
 	}
 	if (mt_rec_active) {
 		check(mt_writer_end(S.w, now(), how, code));
-		check(mt_writer_flush(S.w));
+		check(io_flush());
 		mt_rec_active = 0;
 	}
 	pthread_mutex_unlock(&io_lock);
@@ -605,12 +639,12 @@ void mt_rec_exec_begin(void)
 	S.exec_pending = 0;
 	if (!mt_rec_active)
 		return;
-	check(mt_writer_flush(S.w));
+	check(io_flush());
 	off_t off = lseek(S.fd, 0, SEEK_CUR);
 	if (!mt_rec_active || off < 0)
 		return;
 	check(mt_writer_end(S.w, now(), MT_END_EXEC, 0));
-	check(mt_writer_flush(S.w));
+	check(io_flush());
 	S.exec_off = off;
 	S.exec_pending = 1;
 }
@@ -668,6 +702,31 @@ static size_t read_cmdline(void)
 	return len;
 }
 
+/*
+ * The log's descriptor is moved out of the way of the program's: shells
+ * use 3-9 for redirections (`exec 3>file` would replace a descriptor 3 and
+ * the log would go into the program's file). Its identity is kept so that
+ * a program that closes or replaces it anyway stops the recording instead
+ * of receiving our chunks (checked before every chunk is written).
+ */
+static void move_fd_high(void)
+{
+	struct stat st;
+	static const int floors[] = { 900, 500, 200, 100, 30 };
+	for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++) {
+		int nfd = fcntl(S.fd, F_DUPFD_CLOEXEC, floors[i]);
+		if (nfd >= 0) {
+			close(S.fd);
+			S.fd = nfd;
+			break;
+		}
+	}
+	if (fstat(S.fd, &st) == 0) {
+		S.fd_dev = st.st_dev;
+		S.fd_ino = st.st_ino;
+	}
+}
+
 static void start(void)
 {
 	struct timespec rt;
@@ -694,6 +753,7 @@ static void start(void)
 		mt_say("cannot open ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
 		return;
 	}
+	move_fd_high();
 	S.stacks = mt_stacks_new();
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();

@@ -37,8 +37,12 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	check sqlite3 :memory: 'create table t(a, b); insert into t values (1, "x"), (2, "y"); select group_concat(b) from t;'
 fi
 check sh -c 'echo hello; exit 3'
+# A shell redirection onto descriptor 3 must not receive the log.
+check sh -c 'exec 3>"$0"; echo to-fd3 >&3; echo out' "$MT_TMP/fd3.txt"
+[ "$(cat "$MT_TMP/fd3.txt")" = to-fd3 ] && mt_ok "exec 3>file: the file holds only the program's output" ||
+	mt_fail "exec 3>file: $(head -c 60 "$MT_TMP/fd3.txt" | od -c | head -n 2)"
 check "$PROG" term
-[ "$(cat rec4.rc)" = 143 ] && mt_ok "SIGTERM death kept (143)" || mt_fail "term status $(cat rec4.rc)"
+[ "$(cat "rec$n.rc")" = 143 ] && mt_ok "SIGTERM death kept (143)" || mt_fail "term status $(cat "rec$n.rc")"
 
 # Unwritable output: one message, the program runs as usual.
 MEMTRAIL_OUTPUT=/nonexistent/dir/x.data mt_run bad env LD_PRELOAD="$REC" "$PROG" basic
