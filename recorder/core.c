@@ -569,6 +569,11 @@ static void on_fatal(int sig)
 	errno = saved;
 }
 
+int mt_rec_handler_ours(void (*handler)(int))
+{
+	return handler == on_fatal || handler == on_snapshot_signal;
+}
+
 static void install_fatal(int sig, int only_if_default)
 {
 	struct sigaction old, sa;

@@ -2,7 +2,7 @@
  * hooks.c - the entry points libmemtrail.so exports in place of the C
  * library's and libstdc++'s: the allocator (malloc ... pvalloc,
  * malloc_usable_size), every C++ operator new/delete, the exec family,
- * _exit/_Exit, dlclose.
+ * _exit/_Exit, dlclose, and sigaction/signal (to hide our handlers).
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
@@ -21,6 +21,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -735,6 +736,44 @@ MT_EXPORT int execle(const char *path, const char *arg, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	return do_execve(path, argv, envp);
+}
+
+/* ---- signal dispositions ---------------------------------------------------------- */
+
+/*
+ * The recorder takes over fatal signals left at SIG_DFL (to flush the log
+ * before dying) and the snapshot signal. A program asking for the current
+ * disposition is told SIG_DFL, as it would be without memtrail; a program
+ * installing its own handler replaces ours, as it should.
+ */
+typedef int (*sigaction_t)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_t)(int, sighandler_t);
+
+MT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	sigaction_t real = NEXT(sigaction_t, "sigaction");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int r = real(sig, act, old);
+	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && mt_rec_handler_ours(old->sa_handler)) {
+		old->sa_handler = SIG_DFL;
+		old->sa_flags = 0;
+		sigemptyset(&old->sa_mask);
+	}
+	return r;
+}
+
+MT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	signal_t real = NEXT(signal_t, "signal");
+	if (!real) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	sighandler_t old = real(sig, handler);
+	return old != SIG_ERR && mt_rec_handler_ours(old) ? SIG_DFL : old;
 }
 
 /* ---- _exit ------------------------------------------------------------------------ */

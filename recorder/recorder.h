@@ -89,6 +89,13 @@ void mt_rec_free(void *p);
  * when n == 0. nmemb is 1 for realloc.
  */
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
+/*
+ * Is this one of the recorder's signal handlers? The sigaction/signal hooks
+ * report those as SIG_DFL, which the program saw before: programs decide on
+ * the current disposition (Python installs its KeyboardInterrupt handler
+ * only over SIG_DFL).
+ */
+int mt_rec_handler_ours(void (*handler)(int));
 /* In a vfork child sharing our memory: leave the session alone. */
 int mt_rec_foreign(void);
 /* Before exec*(): flush and write END(EXEC); keeps the log lock. */

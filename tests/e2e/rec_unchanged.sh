@@ -37,6 +37,15 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	check sqlite3 :memory: 'create table t(a, b); insert into t values (1, "x"), (2, "y"); select group_concat(b) from t;'
 fi
 check sh -c 'echo hello; exit 3'
+# Signal dispositions look as without memtrail: Python installs its
+# KeyboardInterrupt handler only over SIG_DFL, and a SIGINT raises it.
+check "$PY" -c 'import os, signal, time
+print(signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGSEGV))
+try:
+    os.kill(os.getpid(), signal.SIGINT); time.sleep(2)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")'
+
 # A shell redirection onto descriptor 3 must not receive the log.
 check sh -c 'exec 3>"$0"; echo to-fd3 >&3; echo out' "$MT_TMP/fd3.txt"
 [ "$(cat "$MT_TMP/fd3.txt")" = to-fd3 ] && mt_ok "exec 3>file: the file holds only the program's output" ||
