@@ -14,6 +14,11 @@
  * heap (tables and buffers are mmap'ed), never aborts the program: on
  * trouble it stops recording and says so once on stderr.
  *
+ * Ends: exit writes END from an on_exit handler that runs after every
+ * destructor; _exit and fatal signals write END themselves; a forked child
+ * stops at once without writing; exec writes END(EXEC), and if the exec
+ * fails that END is cut off the file again and recording goes on.
+ *
  * Not for: the hooks themselves (hooks.c), table internals (tables.c),
  * module scanning (modules.c), settings (config.c).
  *
