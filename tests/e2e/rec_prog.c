@@ -150,6 +150,61 @@ static void threads(void)
 	expect();
 }
 
+/* Threads churning while the main thread forks, execs and takes signals. */
+static volatile int stop_churn;
+
+static void *churner(void *arg)
+{
+	void *k[32] = { 0 };
+	unsigned i = 0;
+	(void)arg;
+	while (!stop_churn) {
+		int j = (int)(i++ & 31);
+		free(k[j]);
+		k[j] = malloc(i & 1023);
+		if ((i & 4095) == 0) {
+			void *r = realloc(k[j], 5000);
+			if (r)
+				k[j] = r;
+		}
+	}
+	for (int j = 0; j < 32; j++)
+		free(k[j]);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	memtrail_snapshot_named("usr1");    /* skipped if it lands in a hook */
+}
+
+static void stress(void)
+{
+	pthread_t th[3];
+	signal(SIGUSR1, on_usr1);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, churner, NULL);
+	int bad = 0;
+	for (int i = 0; i < 100; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (i & 1)
+				execl("/bin/true", "true", (char *)NULL);
+			free(malloc(100));
+			_exit(0);
+		}
+		kill(getpid(), SIGUSR1);
+		int st;
+		waitpid(pid, &st, 0);
+		bad += !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	stop_churn = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	say(bad ? "children failed\n" : "stress ok\n");
+}
+
 static void snapshots(void)
 {
 	void *a = my_malloc(1000);
@@ -227,6 +282,8 @@ int main(int argc, char **argv)
 		killed();
 	} else if (!strcmp(mode, "fork")) {
 		forked();
+	} else if (!strcmp(mode, "stress")) {
+		stress();
 	} else if (!strcmp(mode, "dlopen")) {
 		dlopened(argv[2]);
 	} else if (!strcmp(mode, "exit")) {
