@@ -335,7 +335,7 @@ static inline void log_unlock(uint64_t seals)
 	if (MT_UNLIKELY(sealed))
 		write_sealed();
 	if (MT_UNLIKELY(dirty))
-		mt_rec_modules_changed();
+		mt_rec_modules_changed(0);
 }
 
 /* ---- events ------------------------------------------------------------------ */
@@ -675,12 +675,19 @@ void mt_rec_exec_failed(void)
 
 /* ---- modules ---------------------------------------------------------------- */
 
-void mt_rec_modules_changed(void)
+void mt_rec_modules_changed(int wait)
 {
 	if (!mt_rec_active)
 		return;
 	mt_tls.guard++;
-	pthread_mutex_lock(&mod_lock);
+	if (wait) {
+		pthread_mutex_lock(&mod_lock);
+	} else if (pthread_mutex_trylock(&mod_lock) != 0) {
+		/* Another thread is scanning; it, or a later new stack,
+		 * writes the change. */
+		mt_tls.guard--;
+		return;
+	}
 	/* Frames outside every module (generated code) must not cost a full
 	 * scan each time: only when the loader's counters moved. */
 	int r = mt_modules_changed(S.mods) ? mt_modules_scan(S.mods) : 0;

@@ -820,6 +820,6 @@ MT_EXPORT int dlclose(void *h)
 		return -1;
 	int r = real(h);
 	if (r == 0 && !mt_tls.guard && mt_rec_active)
-		mt_rec_modules_changed();
+		mt_rec_modules_changed(1);
 	return r;
 }

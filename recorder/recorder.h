@@ -107,9 +107,12 @@ void mt_rec_exit_now(int status);
 /*
  * Objects may have been loaded or unloaded (after dlclose, or when a new
  * stack had a frame outside every known module): rescan and write
- * MODULE/UNLOAD records for the changes. Call without the log lock.
+ * MODULE/UNLOAD records for the changes. Call without the log lock. With
+ * wait = 0 it gives up if another thread is scanning: a hook may run inside
+ * the program's dl_iterate_phdr callback, holding the loader lock that a
+ * scanning thread waits for.
  */
-void mt_rec_modules_changed(void);
+void mt_rec_modules_changed(int wait);
 
 /* ---- tables.c ------------------------------------------------------------ */
 
