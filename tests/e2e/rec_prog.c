@@ -186,7 +186,7 @@ static void stress(void)
 	for (int i = 0; i < 3; i++)
 		pthread_create(&th[i], NULL, churner, NULL);
 	int bad = 0;
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 40; i++) {
 		pid_t pid = fork();
 		if (pid == 0) {
 			if (i & 1)
