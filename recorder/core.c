@@ -61,6 +61,7 @@ static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
  * mod_lock, log_lock, io_lock.
  */
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
+static int io_flush(void);
 
 static struct {
 	struct mt_config cfg;
@@ -213,6 +214,24 @@ static void stop_locked(const char *what, const char *why)
 	}
 }
 
+/*
+ * Stops recording for a reason other than the log itself (log lock held,
+ * io_lock not): the log is still writable, so it gets a STOP record and
+ * what was gathered, and replays say why it ends early.
+ */
+static void stop_with_record(const char *why)
+{
+	if (!mt_rec_active)
+		return;
+	int err = mt_writer_stop(S.w, now(), why);
+	pthread_mutex_lock(&io_lock);
+	if (!err)
+		err = io_flush();
+	pthread_mutex_unlock(&io_lock);
+	(void)err;     /* stopping anyway */
+	stop_locked(why, "");
+}
+
 /* Checks a writer result (log lock held). */
 static void check(int err)
 {
@@ -245,7 +264,7 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 	int is_new;
 	int64_t id = mt_stacks_intern(S.stacks, c, &is_new);
 	if (id < 0) {
-		stop_locked("out of memory for the stack table", "");
+		stop_with_record("out of memory for the stack table");
 		return -1;
 	}
 	if (is_new) {
@@ -349,7 +368,7 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 		int64_t id = stack_id(c, t);
 		if (id >= 0) {
 			if (mt_live_add(S.live, (uintptr_t)p, size) < 0)
-				stop_locked("out of memory for the live-block table", "");
+				stop_with_record("out of memory for the live-block table");
 			else
 				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
 		}
@@ -384,7 +403,7 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 		int64_t id = r && c ? stack_id(c, t) : -1;
 		uint64_t size = (uint64_t)nmemb * n;
 		if (id >= 0 && mt_live_add(S.live, (uintptr_t)r, size) < 0) {
-			stop_locked("out of memory for the live-block table", "");
+			stop_with_record("out of memory for the live-block table");
 		} else if (id >= 0) {
 			if (was)
 				check(mt_writer_realloc(S.w, t, (uintptr_t)p, (uintptr_t)r, size,
@@ -695,7 +714,7 @@ void mt_rec_modules_changed(int wait)
 	S.mod_dirty = 0;
 	if (mt_rec_active) {
 		if (r < 0)
-			stop_locked("out of memory for the module table", "");
+			stop_with_record("out of memory for the module table");
 		else
 			check(mt_modules_emit(S.mods, S.w, now()));
 	}
