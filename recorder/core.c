@@ -26,6 +26,7 @@
  * new writer + header, ++S.gen (thread indexes restart), reset the stack
  * table and re-emit modules; the rest stays as is.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #define UNW_LOCAL_ONLY
@@ -763,6 +764,49 @@ static void move_fd_high(void)
 	}
 }
 
+/* ---- the unwinder ---------------------------------------------------------------- */
+
+static int no_backtrace(void **buf, int size)
+{
+	(void)buf;
+	(void)size;
+	return 0;
+}
+
+int (*mt_backtrace)(void **buf, int size) = no_backtrace;
+
+#define MT_STR2(x) #x
+#define MT_STR(x) MT_STR2(x)
+
+/*
+ * libunwind is opened RTLD_LOCAL, not linked: it also defines glibc's
+ * backtrace() and libgcc's whole _Unwind_* ABI, and in the global scope it
+ * would take over C++ exceptions of libraries the program dlopens later
+ * (a C program loading C++ code: libstdc++ would bind _Unwind_RaiseException
+ * to it). (While the Makefile still links -lunwind, this finds that copy.)
+ */
+static void load_unwinder(void)
+{
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		mt_say("cannot load libunwind: stacks are not recorded", NULL);
+		return;
+	}
+	int (*bt)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	int (*policy)(unw_addr_space_t, unw_caching_policy_t) =
+		(int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, MT_STR(unw_set_caching_policy));
+	unw_addr_space_t *as = (unw_addr_space_t *)dlsym(h, MT_STR(unw_local_addr_space));
+	if (!bt) {
+		mt_say("libunwind has no unw_backtrace: stacks are not recorded", NULL);
+		return;
+	}
+	if (policy && as)
+		policy(*as, UNW_CACHE_PER_THREAD);
+	mt_backtrace = bt;
+}
+
 static void start(void)
 {
 	struct timespec rt;
@@ -779,7 +823,7 @@ static void start(void)
 		mt_say("cannot find its own code; not recording", NULL);
 		return;
 	}
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	load_unwinder();
 	if (!S.cfg.output[0]) {
 		mt_say("output path too long; not recording", NULL);
 		return;

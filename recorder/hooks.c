@@ -6,7 +6,8 @@
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
- * again), captures the stack with unw_backtrace() without any lock, and hands
+ * again), captures the stack with libunwind's unw_backtrace() without any
+ * lock (through mt_backtrace, see core.c load_unwinder), and hands
  * (stack, size, address) to core.c, which does the rest under the log lock.
  * No malloc, no stdio, no lock here.
  *
@@ -18,8 +19,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -153,7 +152,7 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigne
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
 	struct mt_capture c;
-	int n = unw_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
+	int n = mt_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
 	int i = 0;
 	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
 		i++;
@@ -179,7 +178,7 @@ static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, siz
 	struct mt_capture c;
 	if (nmemb == 0 || n == 0)
 		return mt_rec_realloc(NULL, p, nmemb, n);
-	int cnt = unw_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
+	int cnt = mt_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
 	int i = 0;
 	while (i < cnt && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
 		i++;
