@@ -91,10 +91,13 @@ REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c)
 $(B)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(B)recorder/lib/%.rec.o)
 	rm -f $@ && ar rcs $@ $^
 
+# Not linked with -lunwind: libunwind exports backtrace() and the _Unwind_*
+# set, which would then bind a program's C++ exceptions to it. The recorder
+# dlopens it privately (RTLD_LOCAL) instead; see recorder/core.c.
 $(RECORDER): $(REC_OBJS) $(B)recorder/libmt-rec.a
 	$(CC) -shared -o $@ $(REC_OBJS) $(B)recorder/libmt-rec.a \
 	    -Wl,--exclude-libs,ALL -Wl,-z,nodelete \
-	    $(call pc_libs,$(PKGS_REC)) -ldl -lpthread
+	    $(call pc_libs,libzstd) -ldl -lpthread
 
 # ---- the memtrail program -------------------------------------------------
 $(B)viewer/%.o: viewer/%.c
