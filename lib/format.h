@@ -1,10 +1,11 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 1.
+ * format.h - the memtrail event log (memtrail.data), version 2.
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
  * (lib/reader.c, used by every tool). man/memtrail-format.5 documents the same
- * thing for users. It holds constants and the varint helpers only; no I/O.
+ * thing for users. It holds constants, the END figures' struct and the
+ * varint helpers only; no I/O.
  *
  * All fixed-size integers are little-endian.
  *
@@ -36,10 +37,17 @@
  *   uv = unsigned LEB128 varint (at most 10 bytes, value < 2^64)
  *   sv = signed varint: zigzag-encoded then uv
  *   str = uv length (<= MT_MAX_STRING) then that many bytes, no NUL
- * Delta state, reset by CHUNK_BEGIN: `time` (ns since recording start,
- * CLOCK_MONOTONIC) and `addr` (last address written, starts at 0).
- * Every record with a dt field advances time by dt (so time never decreases);
- * every address field updates addr.
+ * Decoding state, reset by CHUNK_BEGIN:
+ *   time    ns since recording start (CLOCK_MONOTONIC); set by CHUNK_BEGIN,
+ *           advanced only by TIME. Every record happens at the current time.
+ *   addr    the address of the most recent ALLOC (or REALLOC's new block)
+ *           in this chunk; 0 at the chunk's start.
+ *   thread  the thread index of the events that follow; none at the chunk's
+ *           start (an event before the chunk's first SWITCH is corrupt).
+ * The writer quantizes time (10 us by default): TIME is written only when
+ * the quantized clock has moved since the last record, so most events carry
+ * no time at all. Events are in true order (log order); times only place
+ * them on the timeline.
  *
  *   0x01 CHUNK_BEGIN  uv seq, uv time
  *        seq = number of events (ALLOC, FREE, REALLOC, SNAPSHOT) written in
@@ -51,37 +59,56 @@
  *        recorder's own frames are removed, so frame 0 is the return address
  *        in the function that called the entry point. Every frame is a return
  *        address: symbolize ip - 1. "previous ip" starts at 0 for each stack.
- *   0x03 ALLOC        uv dt, sv (address - addr), uv size, uv stack, uv thread
- *        A new block of `size` requested bytes at address.
- *   0x04 FREE         uv dt, sv (address - addr), uv thread
- *        The block at address is released. A free of an address that is not
- *        live (allocated before recording began) is ignored by replay.
- *   0x05 REALLOC      uv dt, sv (old - addr), sv (new - old), uv size,
- *                     uv stack, uv thread
+ *   0x03 ALLOC        uv stack, uv size, sv (address - addr)
+ *        A new block of `size` requested bytes at address, by the current
+ *        thread; addr becomes address. (stack and size first: a call site
+ *        that repeats its size repeats these bytes, which zstd matches.)
+ *   0x04 FREE         sv (address - addr)
+ *        The block at address is released by the current thread; addr is
+ *        unchanged (a block freed soon after it was made costs one byte).
+ *        A free of an address that is not live (allocated before recording
+ *        began) is ignored by replay.
+ *   0x05 REALLOC      uv stack, uv size, sv (old - addr), sv (new - addr)
  *        realloc(old, size) returned new: one free of old and one allocation
  *        of size bytes at new, at the same instant (addr becomes new).
  *        realloc(NULL, n) is written as ALLOC, realloc(p, 0) that frees as FREE.
  *   0x06 THREAD       uv index, uv tid
  *        Thread `index` (0, 1, 2... in order of first event; 0 is the first
  *        thread seen) is kernel thread `tid`. Written before its first event.
- *   0x07 MODULE       uv dt, uv base, str path, str build_id, uv nseg,
+ *   0x07 MODULE       uv base, str path, str build_id, uv nseg,
  *                     nseg x (uv start, uv size)
  *        A loaded ELF object: base = load bias (dlpi_addr), build_id the raw
  *        GNU build-id bytes (may be empty), segments = the absolute address
  *        ranges of its executable PT_LOAD segments. Written at start for
  *        every module, and after each dlopen for the new ones. Path "" is the
  *        main program when its name is unknown; "[vdso]" the vDSO.
- *   0x08 UNLOAD       uv dt, uv base
+ *   0x08 UNLOAD       uv base
  *        The module loaded at base was dlclose'd and unmapped.
- *   0x09 SNAPSHOT     uv dt, uv index, str label
+ *   0x09 SNAPSHOT     uv index, str label
  *        memtrail_snapshot() / signal / interval marker; index 0, 1, 2...
- *   0x0A END          uv dt, uv how, sv code
+ *   0x0A END          uv how, sv code, uv allocations, uv frees,
+ *                     uv bytes_allocated, uv peak_bytes, uv peak_blocks,
+ *                     uv peak_time, uv leaked_bytes, uv leaked_blocks
  *        Recording ended cleanly: how = enum mt_end_how, code = exit status
  *        or signal number. A log without END was cut short (crash, SIGKILL,
- *        full disk): readers warn "truncated after N events".
- *   0x0B STOP         uv dt, str reason
+ *        full disk): readers warn "truncated after N events". The figures
+ *        are the run's totals as the recorder counted them, with replay's
+ *        definitions: allocations and frees as replayed (a REALLOC is one
+ *        of each when its old block is live; a FREE of an address that is
+ *        not live counts nothing; an ALLOC at a live address frees the old
+ *        block first), peak = the largest live bytes after any event (the
+ *        first time it is reached, with the live blocks then and the time
+ *        of that event), leaked = live at END. The recorder writes END as
+ *        the last record of the last chunk, so a tool can take them from
+ *        the last chunk alone.
+ *   0x0B STOP         str reason
  *        The recorder stopped recording early (e.g. disk full, fork child);
  *        an END record may still follow.
+ *   0x0C TIME         uv dt
+ *        time advances by dt ns (dt >= 1).
+ *   0x0D SWITCH       uv thread
+ *        The events that follow are by thread index `thread` (announced by
+ *        an earlier THREAD record).
  * Unknown record types are an error (the format version changes instead).
  */
 #ifndef MT_FORMAT_H
@@ -93,7 +120,7 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     1
+#define MT_FORMAT_VERSION     2
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12
 #define MT_MAX_CMDLINE        65536
@@ -116,6 +143,23 @@ enum mt_record {
 	MT_REC_SNAPSHOT    = 0x09,
 	MT_REC_END         = 0x0A,
 	MT_REC_STOP        = 0x0B,
+	MT_REC_TIME        = 0x0C,
+	MT_REC_SWITCH      = 0x0D,
+};
+
+/* The default time quantum of the writer, ns (see TIME). */
+#define MT_TIME_QUANTUM       10000
+
+/* The figures an END record carries, in their order on disk. */
+struct mt_totals {
+	uint64_t allocations;
+	uint64_t frees;
+	uint64_t bytes_allocated;
+	uint64_t peak_bytes;
+	uint64_t peak_blocks;
+	uint64_t peak_time_ns;
+	uint64_t leaked_bytes;
+	uint64_t leaked_blocks;
 };
 
 /* Allocation entry points; the report shows mt_fn_name() at the tree root. */

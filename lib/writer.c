@@ -17,11 +17,16 @@
 #include "format.h"
 #include "writer.h"
 
+#define MT_WRITER_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 /* Room kept past the chunk limit so that any one record fits. */
 #define MAX_BUILD_ID   64
 #define MAX_SEGS       64
 #define RECORD_SLACK   (2 * MT_MAX_STRING + MAX_BUILD_ID + \
-			(MAX_SEGS * 2 + MT_MAX_DEPTH + 16) * MT_MAX_VARINT)
+			(MAX_SEGS * 2 + MT_MAX_DEPTH + 32) * MT_MAX_VARINT)
+/* Room for the TIME and SWITCH records that may precede any record. */
+#define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
+#define NO_THREAD      UINT32_MAX
 
 struct mt_writer {
 	int fd;
@@ -52,8 +57,11 @@ struct mt_writer {
 
 	uint64_t events;       /* events put so far */
 	uint64_t chunk_t;      /* time of the current chunk's CHUNK_BEGIN */
-	uint64_t time;         /* delta state: time of the last record */
-	uint64_t addr;         /* delta state: last address written */
+	uint64_t quantum;      /* time quantum, ns */
+	uint64_t next_tick;    /* the quantized clock moves at this time */
+	uint64_t time;         /* delta state: the log's current (quantized) time */
+	uint64_t addr;         /* delta state: last ALLOC / REALLOC new address */
+	uint32_t thread;       /* delta state: current thread, NO_THREAD at chunk start */
 	uint64_t written;
 };
 
@@ -84,6 +92,8 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	if (w->chunk_bytes > MT_MAX_CHUNK - RECORD_SLACK)
 		w->chunk_bytes = MT_MAX_CHUNK - RECORD_SLACK;
 	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
+	w->quantum = opts && opts->time_quantum_ns ? opts->time_quantum_ns : MT_TIME_QUANTUM;
+	w->thread = NO_THREAD;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap);
 	w->wait = opts ? opts->wait : NULL;
@@ -244,19 +254,28 @@ static int seal(struct mt_writer *w)
 }
 
 /*
- * Makes room for a record of at most max bytes at time *t (clamped so time
- * never decreases), flushing the chunk first when it is full or old, and
- * starting a new chunk with CHUNK_BEGIN when needed. Returns the write
- * position, or NULL with w->err set.
+ * Makes room for a record of at most max bytes at time t, flushing the chunk
+ * first when it is full or old, and starting a new chunk with CHUNK_BEGIN
+ * when needed. t is quantized (and never goes back): when the quantized
+ * clock moved since the last record, TIME is written first. Returns the
+ * write position, or NULL with w->err set.
  */
-static uint8_t *begin(struct mt_writer *w, uint64_t *t, size_t max)
+static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 {
+	uint64_t tq = w->time;
+
 	if (werr(w))
 		return NULL;
-	if (*t < w->time)
-		*t = w->time;
+	/* Most records fall within the current quantum: no division. */
+	if (MT_WRITER_UNLIKELY(t >= w->next_tick)) {
+		tq = t - t % w->quantum;
+		if (tq < w->time)
+			tq = w->time;
+		w->next_tick = tq + w->quantum;
+	}
+	max += PREFIX_MAX;
 	if (w->used > 0 &&
-	    (w->used + max > w->chunk_bytes || *t - w->chunk_t >= w->chunk_ns)) {
+	    (w->used + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
 		if ((w->wait ? seal(w) : mt_writer_flush(w)) < 0)
 			return NULL;
 	}
@@ -264,27 +283,36 @@ static uint8_t *begin(struct mt_writer *w, uint64_t *t, size_t max)
 		uint8_t *p = w->raw;
 		*p++ = MT_REC_CHUNK_BEGIN;
 		p += mt_put_uv(p, w->events);
-		p += mt_put_uv(p, *t);
+		p += mt_put_uv(p, tq);
 		w->used = (size_t)(p - w->raw);
-		w->chunk_t = *t;
-		w->time = *t;
+		w->chunk_t = tq;
+		w->time = tq;
 		w->addr = 0;
+		w->thread = NO_THREAD;
+	} else if (tq != w->time) {
+		uint8_t *p = w->raw + w->used;
+		*p++ = MT_REC_TIME;
+		p += mt_put_uv(p, tq - w->time);
+		w->used = (size_t)(p - w->raw);
+		w->time = tq;
 	}
 	return w->raw + w->used;
 }
 
-static size_t put_dt(struct mt_writer *w, uint8_t *p, uint64_t t)
+/* An event's prefix: SWITCH when the thread changed. */
+static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thread)
 {
-	size_t n = mt_put_uv(p, t - w->time);
-	w->time = t;
-	return n;
+	if (thread != w->thread) {
+		*p++ = MT_REC_SWITCH;
+		p += mt_put_uv(p, thread);
+		w->thread = thread;
+	}
+	return p;
 }
 
-static size_t put_addr(struct mt_writer *w, uint8_t *p, uint64_t addr)
+static inline size_t put_addr(const struct mt_writer *w, uint8_t *p, uint64_t addr)
 {
-	size_t n = mt_put_sv(p, (int64_t)(addr - w->addr));
-	w->addr = addr;
-	return n;
+	return mt_put_sv(p, (int64_t)(addr - w->addr));
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -303,7 +331,7 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 {
 	if (n > MT_MAX_DEPTH)
 		return MT_E_RANGE;
-	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_STACK;
@@ -322,15 +350,15 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
+	p = put_thread(w, p, thread);
 	*p++ = MT_REC_ALLOC;
-	p += put_dt(w, p, t);
-	p += put_addr(w, p, addr);
-	p += mt_put_uv(p, size);
 	p += mt_put_uv(p, stack);
-	p += mt_put_uv(p, thread);
+	p += mt_put_uv(p, size);
+	p += put_addr(w, p, addr);
+	w->addr = addr;
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -338,13 +366,12 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 
 int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread)
 {
-	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
+	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
-	p += put_dt(w, p, t);
 	p += put_addr(w, p, addr);
-	p += mt_put_uv(p, thread);
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -353,17 +380,16 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
 		      uint64_t size, uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, &t, 1 + 6 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
+	p = put_thread(w, p, thread);
 	*p++ = MT_REC_REALLOC;
-	p += put_dt(w, p, t);
-	p += put_addr(w, p, old_addr);
-	/* (new - old); put_addr leaves addr = old, so this is the same delta. */
-	p += put_addr(w, p, new_addr);
-	p += mt_put_uv(p, size);
 	p += mt_put_uv(p, stack);
-	p += mt_put_uv(p, thread);
+	p += mt_put_uv(p, size);
+	p += put_addr(w, p, old_addr);
+	p += put_addr(w, p, new_addr);
+	w->addr = new_addr;
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -371,7 +397,7 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 
 int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t tid)
 {
-	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_THREAD;
@@ -387,12 +413,11 @@ int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char 
 {
 	if (build_id_len > MAX_BUILD_ID || nseg > MAX_SEGS)
 		return MT_E_RANGE;
-	uint8_t *p = begin(w, &t, 1 + 5 * MT_MAX_VARINT + MT_MAX_STRING + build_id_len +
+	uint8_t *p = begin(w, t, 1 + 5 * MT_MAX_VARINT + MT_MAX_STRING + build_id_len +
 			   nseg * 2 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_MODULE;
-	p += put_dt(w, p, t);
 	p += mt_put_uv(p, base);
 	p += put_str(p, path, strlen(path));
 	p += put_str(p, (const char *)build_id, build_id_len);
@@ -407,11 +432,10 @@ int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char 
 
 int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base)
 {
-	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_UNLOAD;
-	p += put_dt(w, p, t);
 	p += mt_put_uv(p, base);
 	END_RECORD(w, p);
 	return 0;
@@ -419,11 +443,10 @@ int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base)
 
 int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const char *label)
 {
-	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT + MT_MAX_STRING);
+	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT + MT_MAX_STRING);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_SNAPSHOT;
-	p += put_dt(w, p, t);
 	p += mt_put_uv(p, index);
 	p += put_str(p, label, strlen(label));
 	END_RECORD(w, p);
@@ -431,29 +454,41 @@ int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const ch
 	return 0;
 }
 
-int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code)
+int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
+		  const struct mt_totals *tot)
 {
-	uint8_t *p = begin(w, &t, 1 + 3 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 10 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_END;
-	p += put_dt(w, p, t);
 	p += mt_put_uv(p, how);
 	p += mt_put_sv(p, code);
+	p += mt_put_uv(p, tot->allocations);
+	p += mt_put_uv(p, tot->frees);
+	p += mt_put_uv(p, tot->bytes_allocated);
+	p += mt_put_uv(p, tot->peak_bytes);
+	p += mt_put_uv(p, tot->peak_blocks);
+	p += mt_put_uv(p, tot->peak_time_ns);
+	p += mt_put_uv(p, tot->leaked_bytes);
+	p += mt_put_uv(p, tot->leaked_blocks);
 	END_RECORD(w, p);
 	return 0;
 }
 
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason)
 {
-	uint8_t *p = begin(w, &t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);
+	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_STOP;
-	p += put_dt(w, p, t);
 	p += put_str(p, reason, strlen(reason));
 	END_RECORD(w, p);
 	return 0;
+}
+
+uint64_t mt_writer_time(const struct mt_writer *w)
+{
+	return w->time;
 }
 
 uint64_t mt_writer_events(const struct mt_writer *w)

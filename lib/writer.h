@@ -16,15 +16,20 @@
  * Chunking: a chunk is flushed before a record would take its raw size past
  * the chunk limit (default 1 MiB) or when the record's time is a chunk period
  * (default 1 s) or more after the chunk's start. Every chunk starts with
- * CHUNK_BEGIN. Times passed in are ns since recording start; a time earlier
- * than the previous record's is written as the previous time (dt = 0), so the
- * log's time never goes backwards.
+ * CHUNK_BEGIN. Times passed in are ns since recording start. The writer
+ * quantizes them (down to a multiple of the time quantum, default
+ * MT_TIME_QUANTUM) and writes TIME only when the quantized clock moved; a
+ * time earlier than the log's current time is taken as the current time, so
+ * the log's time never goes backwards. Thread changes between events are
+ * written as SWITCH records.
  */
 #ifndef MT_WRITER_H
 #define MT_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "format.h"
 
 struct mt_writer;
 
@@ -39,6 +44,7 @@ struct mt_writer_opts {
 	int level;            /* zstd level; 0 means the default (1) */
 	size_t chunk_bytes;   /* raw bytes per chunk; 0 means 1 MiB */
 	uint64_t chunk_ns;    /* time span per chunk; 0 means 1 s */
+	uint64_t time_quantum_ns; /* 0 means MT_TIME_QUANTUM; 1 keeps exact ns */
 	/*
 	 * Deferred mode, when set: a full chunk is not compressed by the put
 	 * that fills it but sealed (the writer goes on in a second buffer)
@@ -91,7 +97,9 @@ int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char 
 		     const uint64_t *segs, size_t nseg);
 int mt_writer_unload(struct mt_writer *w, uint64_t t, uint64_t base);
 int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const char *label);
-int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code);
+/* END with the run's figures (format.h END; the caller counts them). */
+int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
+		  const struct mt_totals *tot);
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
 
 /*
@@ -121,6 +129,9 @@ int mt_writer_sealed_pending(const struct mt_writer *w);
 
 /* Chunks sealed so far: a put that changed it sealed one (record lock held). */
 uint64_t mt_writer_seals(const struct mt_writer *w);
+
+/* The log's current time: the quantized time of the last record put. */
+uint64_t mt_writer_time(const struct mt_writer *w);
 
 /* Events (ALLOC, FREE, REALLOC, SNAPSHOT) put so far, flushed or not. */
 uint64_t mt_writer_events(const struct mt_writer *w);

@@ -24,7 +24,9 @@
  *
  * Follow-children, when added: in the fork child handler open FILE.<pid>,
  * new writer + header, ++S.gen (thread indexes restart), reset the stack
- * table and re-emit modules; the rest stays as is.
+ * table and re-emit modules; also empty the live table and zero S.tot, or
+ * END's figures would count frees of the parent's blocks that the child's
+ * log never allocated; the rest stays as is.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -76,6 +78,7 @@ static struct {
 	uint32_t nthreads;
 	uint32_t nsnap;
 	uint64_t prev_live;
+	struct mt_totals tot; /* END's figures, counted under the log lock */
 	int said;             /* the "recording stopped" message was printed */
 	int exec_pending;     /* END(EXEC) written, exec under way */
 	off_t exec_off;       /* file size before it */
@@ -360,6 +363,28 @@ static inline void log_unlock(uint64_t seals)
 
 /* ---- events ------------------------------------------------------------------ */
 
+/*
+ * Counts an allocation just written for END, with replay's definitions: an
+ * allocation at an address that was still live (its free went unseen)
+ * frees the old block first; the peak is checked after every allocation
+ * (live bytes only fall elsewhere) and keeps the first time it is reached,
+ * at the event's time as the log has it. blocks = live blocks before the
+ * block was added.
+ */
+static inline void count_alloc(uint64_t size, uint64_t blocks)
+{
+	uint64_t live = mt_live_bytes(S.live);
+	S.tot.allocations++;
+	S.tot.bytes_allocated += size;
+	if (MT_UNLIKELY(mt_live_blocks(S.live) == blocks))
+		S.tot.frees++;
+	if (live > S.tot.peak_bytes) {
+		S.tot.peak_bytes = live;
+		S.tot.peak_blocks = mt_live_blocks(S.live);
+		S.tot.peak_time_ns = mt_writer_time(S.w);
+	}
+}
+
 void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 {
 	uint64_t sl = log_lock_take();
@@ -368,10 +393,13 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 		uint32_t idx = thread_index(t);
 		int64_t id = stack_id(c, t);
 		if (id >= 0) {
-			if (mt_live_add(S.live, (uintptr_t)p, size) < 0)
+			uint64_t blocks = mt_live_blocks(S.live);
+			if (mt_live_add(S.live, (uintptr_t)p, size) < 0) {
 				stop_with_record("out of memory for the live-block table");
-			else
+			} else {
 				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
+				count_alloc(size, blocks);
+			}
 		}
 	}
 	log_unlock(sl);
@@ -385,6 +413,7 @@ void mt_rec_free(void *p)
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
 		check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+		S.tot.frees++;
 	}
 	log_unlock(sl);
 }
@@ -403,6 +432,7 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 		int was = mt_live_remove(S.live, (uintptr_t)p, &old_size);
 		int64_t id = r && c ? stack_id(c, t) : -1;
 		uint64_t size = (uint64_t)nmemb * n;
+		uint64_t blocks = mt_live_blocks(S.live);
 		if (id >= 0 && mt_live_add(S.live, (uintptr_t)r, size) < 0) {
 			stop_with_record("out of memory for the live-block table");
 		} else if (id >= 0) {
@@ -411,8 +441,11 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 							(uint32_t)id, idx));
 			else
 				check(mt_writer_alloc(S.w, t, (uintptr_t)r, size, (uint32_t)id, idx));
+			S.tot.frees += (uint64_t)was;
+			count_alloc(size, blocks);
 		} else if (was && mt_rec_active) {
 			check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+			S.tot.frees++;
 		}
 	}
 	log_unlock(sl);
@@ -525,6 +558,14 @@ static void start_helper(void)
 
 /* ---- the end of a recording --------------------------------------------------- */
 
+/* END's figures as of now (log lock held). */
+static const struct mt_totals *end_totals(void)
+{
+	S.tot.leaked_bytes = mt_live_bytes(S.live);
+	S.tot.leaked_blocks = mt_live_blocks(S.live);
+	return &S.tot;
+}
+
 /* Writes END and flushes; blocking = 0 only tries the lock (signals). */
 static void finish(unsigned how, int64_t code, int blocking)
 {
@@ -540,7 +581,7 @@ static void finish(unsigned how, int64_t code, int blocking)
 		return;
 	}
 	if (mt_rec_active) {
-		check(mt_writer_end(S.w, now(), how, code));
+		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());
 		mt_rec_active = 0;
 	}
@@ -673,7 +714,7 @@ void mt_rec_exec_begin(void)
 	off_t off = lseek(S.fd, 0, SEEK_CUR);
 	if (!mt_rec_active || off < 0)
 		return;
-	check(mt_writer_end(S.w, now(), MT_END_EXEC, 0));
+	check(mt_writer_end(S.w, now(), MT_END_EXEC, 0, end_totals()));
 	check(io_flush());
 	S.exec_off = off;
 	S.exec_pending = 1;
