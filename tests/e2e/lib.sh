@@ -45,6 +45,20 @@
 #   mt_tls_modules [PRELOAD] PROG
 #                              the number of modules with a TLS segment that
 #                              PROG loads at start-up (with PRELOAD preloaded)
+#   mt_need_recorder           mt_skip unless recorder/libmemtrail.so is
+#                              built; sets REC to it and DEC to the command
+#                              of the independent log decoder (rec_decode.py)
+#   mt_build_rec_prog OUT [OPT]
+#                              compiles tests/e2e/rec_prog.c into OUT with
+#                              the optimization flag OPT (default -O0);
+#                              mt_skip if it does not build
+#   mt_val KEY FILE            the value of the first KEY=VALUE line of FILE
+#                              (the decoder's output)
+#   mt_line_of FILE REGEX      the number of the first line of FILE matching
+#                              the grep regex REGEX
+#   mt_chain FILE STRING...    checks that the fixed STRINGs occur in FILE on
+#                              lines in this order, each after the previous
+#                              one; mt_fail and non-zero if not
 #
 # The helpers use $MT_TIMEOUT (default 120) seconds per command.
 
@@ -174,4 +188,38 @@ mt_tls_modules() {
 		readelf -lW "$_f" 2>/dev/null | grep -q '^ *TLS ' && _n=$((_n + 1))
 	done
 	echo $_n
+}
+
+mt_need_recorder() {
+	REC=$MT_BUILD/recorder/libmemtrail.so
+	[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+	DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
+}
+
+mt_build_rec_prog() {
+	cc "${2:--O0}" -g -pthread -I"$MT_TOP/include" -o "$1" "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
+		mt_skip "cannot build rec_prog"
+}
+
+mt_val() {
+	sed -n "s/^$1=//p" "$2" | head -n 1
+}
+
+mt_line_of() {
+	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
+}
+
+mt_chain() {
+	_f=$1; shift
+	_after=0
+	for _s in "$@"; do
+		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
+			awk -v a="$_after" '$1 > a { print; exit }')
+		if [ -z "$_n" ]; then
+			mt_fail "no line '$_s' after line $_after of $_f"
+			return 1
+		fi
+		_after=$_n
+	done
+	return 0
 }

@@ -4,16 +4,12 @@
 # of its allocations have frame 0 in it, dlclose writes UNLOAD, and a
 # dlopen by bare name through the caller's RUNPATH ($ORIGIN) still works.
 . "$(dirname "$0")/lib.sh"
-REC=$MT_BUILD/recorder/libmemtrail.so
-[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_recorder
 mt_need_cmd cc python3
-DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 cd "$MT_TMP" || exit 1
-cc -O0 -g -pthread -I"$MT_TOP/include" -o rec_prog "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
-	mt_skip "cannot build rec_prog"
+mt_build_rec_prog rec_prog
 printf '#include <stdlib.h>\nvoid *rec_lib_alloc(size_t n) { void *p = malloc(n); return p; }\n' >lib.c
 cc -O0 -g -shared -fPIC -Wl,--build-id -o "$MT_TMP/librec.so" lib.c || mt_skip "cannot build a .so"
-val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
 
 MEMTRAIL_OUTPUT=$MT_TMP/l.data LD_PRELOAD=$REC ./rec_prog dlopen "$MT_TMP/librec.so" >l.out 2>&1
 rc=$?

@@ -7,15 +7,11 @@
 # vfork children that exec or _exit (the parent's session is untouched),
 # and SIGKILL (complete chunks up to the kill, no END).
 . "$(dirname "$0")/lib.sh"
-REC=$MT_BUILD/recorder/libmemtrail.so
-[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_recorder
 mt_need_cmd cc python3
-DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 cd "$MT_TMP" || exit 1
 PROG=$MT_TMP/rec_prog
-cc -O0 -g -pthread -I"$MT_TOP/include" -o "$PROG" "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
-	mt_skip "cannot build rec_prog"
-val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+mt_build_rec_prog "$PROG"
 
 # mode, its argument, exit status, END how and code, allocations
 while read -r mode arg status how code allocs; do
@@ -28,7 +24,7 @@ while read -r mode arg status how code allocs; do
 		mt_fail "$mode: log does not decode: $(tail -n 1 e.dec.err)"
 		continue
 	fi
-	got="$(val end e.dec) $(val allocs e.dec) $(val truncated e.dec)"
+	got="$(mt_val end e.dec) $(mt_val allocs e.dec) $(mt_val truncated e.dec)"
 	[ "$got" = "$end $allocs 0" ] && mt_ok "$mode: status $rc, END $end, $allocs allocation(s)" ||
 		mt_fail "$mode: END/allocs/truncated '$got', expected '$end $allocs 0'"
 done <<'CASES'
@@ -49,7 +45,7 @@ grep -q '^preload=\[\]$' x.out && mt_ok "exec'd child has no LD_PRELOAD" || mt_f
 # fork: the child's 1,000 mallocs and its exit are not in the parent's log.
 MEMTRAIL_OUTPUT=$MT_TMP/f.data LD_PRELOAD=$REC "$PROG" fork >f.out 2>&1
 $DEC f.data >f.dec
-grep -q '^child 7$' f.out && [ "$(val frees f.dec)" = 1 ] && [ "$(val threads f.dec)" = 1 ] &&
+grep -q '^child 7$' f.out && [ "$(mt_val frees f.dec)" = 1 ] && [ "$(mt_val threads f.dec)" = 1 ] &&
 	mt_ok "fork: only the parent's 1 alloc / 1 free, one thread" || mt_fail "fork: $(cat f.out) $(grep -E '^(allocs|frees|threads)=' f.dec)"
 
 # SIGKILL after a pause longer than a chunk's second: every event of the
@@ -58,8 +54,8 @@ MEMTRAIL_OUTPUT=$MT_TMP/k.data LD_PRELOAD=$REC "$PROG" kill >k.out 2>/dev/null
 rc=$?
 $DEC k.data >k.dec 2>k.dec.err || mt_fail "killed log: $(tail -n 1 k.dec.err)"
 set -- $(sed -n 's/^expect //p' k.out | tr ' =' '\n\n' | sed -n 'n;p')
-got="$(val allocs k.dec) $(val frees k.dec) $(val bytes k.dec) $(val end k.dec) $(val truncated k.dec)"
+got="$(mt_val allocs k.dec) $(mt_val frees k.dec) $(mt_val bytes k.dec) $(mt_val end k.dec) $(mt_val truncated k.dec)"
 [ $rc = 137 ] && [ "$got" = "$1 $2 $3 None 0" ] &&
-	mt_ok "SIGKILL: $1 allocations, $2 frees in $(val chunks k.dec) complete chunks, no END" ||
+	mt_ok "SIGKILL: $1 allocations, $2 frees in $(mt_val chunks k.dec) complete chunks, no END" ||
 	mt_fail "SIGKILL: status $rc, log '$got', program '$1 $2 $3'"
 mt_finish

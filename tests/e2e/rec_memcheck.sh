@@ -5,14 +5,11 @@
 # threads freeing each other's blocks (rec_prog threads: the program's own
 # blocks, by frame 0, and memcheck's totals); sqlite3 against memcheck.
 . "$(dirname "$0")/lib.sh"
-REC=$MT_BUILD/recorder/libmemtrail.so
-[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_recorder
 mt_need_cmd cc c++ python3
-DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 cd "$MT_TMP" || exit 1
-cc -O0 -g -pthread -I"$MT_TOP/include" -o rec_prog "$MT_TOP/tests/e2e/rec_prog.c" -ldl &&
-	c++ -O0 -g -std=c++17 -o rec_cxx "$MT_TOP/tests/e2e/rec_cxx.cpp" || mt_skip "cannot build the test programs"
-val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+mt_build_rec_prog rec_prog
+c++ -O0 -g -std=c++17 -o rec_cxx "$MT_TOP/tests/e2e/rec_cxx.cpp" || mt_skip "cannot build the test programs"
 expect() { sed -n 's/^expect //p' "$1" | tr ' =' '\n\n' | sed -n 'n;p' | tr '\n' ' '; }
 have_vg=0; command -v valgrind >/dev/null 2>&1 && have_vg=1
 vg_totals() {
@@ -24,32 +21,32 @@ MEMTRAIL_OUTPUT=$MT_TMP/c.data LD_PRELOAD=$REC ./rec_cxx >c.out 2>c.err
 rc=$?
 $DEC c.data >c.dec 2>c.dec.err || mt_fail "C++ log: $(tail -n 1 c.dec.err)"
 want=$(expect c.out)
-got="$(val exe_allocs c.dec) $(val exe_frees c.dec) $(val exe_bytes c.dec) "
+got="$(mt_val exe_allocs c.dec) $(mt_val exe_frees c.dec) $(mt_val exe_bytes c.dec) "
 [ $rc = 0 ] && [ "$got" = "$want" ] && mt_ok "C++ operators: allocs frees bytes = $want" ||
 	mt_fail "C++ operators (status $rc): log '$got', program '$want'"
-[ "$(val exe_live_blocks c.dec)" = 0 ] && [ "$(val ignored_frees c.dec)" = 0 ] &&
+[ "$(mt_val exe_live_blocks c.dec)" = 0 ] && [ "$(mt_val ignored_frees c.dec)" = 0 ] &&
 	mt_ok "C++: static destructor and atexit frees recorded" || mt_fail "C++: blocks left or stray frees"
 # The exception object (allocated inside the throwing operator new) is
 # counted by neither side: the runtime frees what it allocated.
-[ "$(val double_allocs c.dec)" = 0 ] || mt_fail "C++: an address allocated twice"
+[ "$(mt_val double_allocs c.dec)" = 0 ] || mt_fail "C++: an address allocated twice"
 
 # Threads: cross-thread frees all matched, the program's own figures exact,
 # and the totals (with glibc's per-thread blocks) equal memcheck's.
 MEMTRAIL_OUTPUT=$MT_TMP/t.data LD_PRELOAD=$REC ./rec_prog threads >t.out 2>&1
 $DEC t.data >t.dec
 want=$(expect t.out)
-got="$(val exe_allocs t.dec) $(val exe_frees t.dec) $(val exe_bytes t.dec) $(val exe_live t.dec) $(val exe_live_blocks t.dec) "
+got="$(mt_val exe_allocs t.dec) $(mt_val exe_frees t.dec) $(mt_val exe_bytes t.dec) $(mt_val exe_live t.dec) $(mt_val exe_live_blocks t.dec) "
 [ "$got" = "$want" ] && mt_ok "threads: program's own allocs frees bytes live blocks = $want" ||
 	mt_fail "threads: log '$got', program '$want'"
-[ "$(val ignored_frees t.dec)" = 0 ] && [ "$(val double_allocs t.dec)" = 0 ] &&
+[ "$(mt_val ignored_frees t.dec)" = 0 ] && [ "$(mt_val double_allocs t.dec)" = 0 ] &&
 	mt_ok "threads: every FREE follows its ALLOC, no address live twice (valid order)" ||
-	mt_fail "threads: $(val ignored_frees t.dec) stray frees, $(val double_allocs t.dec) double allocs"
-[ "$(val threads t.dec)" = 9 ] && mt_ok "threads: 9 thread indexes" || mt_fail "threads: $(val threads t.dec) threads"
+	mt_fail "threads: $(mt_val ignored_frees t.dec) stray frees, $(mt_val double_allocs t.dec) double allocs"
+[ "$(mt_val threads t.dec)" = 9 ] && mt_ok "threads: 9 thread indexes" || mt_fail "threads: $(mt_val threads t.dec) threads"
 if [ $have_vg = 1 ]; then
 	valgrind --run-libc-freeres=no --run-cxx-freeres=no ./rec_prog threads >/dev/null 2>t.vg
 	vg=$(vg_totals t.vg)
 	set -- $vg
-	mine="$(val allocs t.dec) $(val frees t.dec)"
+	mine="$(mt_val allocs t.dec) $(mt_val frees t.dec)"
 	# Bytes differ by design: glibc sizes each thread's DTV by the number
 	# of TLS modules, and the preload adds two (itself, libunwind).
 	[ "$1 $2" = "$mine" ] && mt_ok "threads: memcheck's allocs and frees $1 $2" ||
@@ -60,7 +57,7 @@ if [ $have_vg = 1 ]; then
 		MEMTRAIL_OUTPUT=$MT_TMP/q.data LD_PRELOAD=$REC sqlite3 :memory: "$sql" >q.out 2>&1
 		$DEC q.data >q.dec
 		vg=$(vg_totals q.vg)
-		mine="$(val allocs q.dec) $(val frees q.dec) $(val bytes q.dec)"
+		mine="$(mt_val allocs q.dec) $(mt_val frees q.dec) $(mt_val bytes q.dec)"
 		[ "$vg" = "$mine" ] && mt_ok "sqlite3: memcheck's allocs frees bytes $vg" ||
 			mt_fail "sqlite3: memcheck '$vg' vs log '$mine'"
 	fi

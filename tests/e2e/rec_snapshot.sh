@@ -6,14 +6,11 @@
 # and the signal (MEMTRAIL_SNAPSHOT_SIGNAL) and interval
 # (MEMTRAIL_SNAPSHOT_INTERVAL) snapshots share the numbering.
 . "$(dirname "$0")/lib.sh"
-REC=$MT_BUILD/recorder/libmemtrail.so
-[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_recorder
 mt_need_cmd cc python3
-DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 cd "$MT_TMP" || exit 1
 PROG=$MT_TMP/rec_prog
-cc -O0 -g -pthread -I"$MT_TOP/include" -o "$PROG" "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
-	mt_skip "cannot build rec_prog"
+mt_build_rec_prog "$PROG"
 
 MEMTRAIL_OUTPUT=$MT_TMP/s.data LD_PRELOAD=$REC "$PROG" snap >s.out 2>s.err
 cat >s.exp <<'X'

@@ -5,15 +5,11 @@
 # unwritable output makes it say so once on stderr and let the program run
 # unchanged; MEMTRAIL_OUTPUT placeholders %p %e %n; O_NOFOLLOW.
 . "$(dirname "$0")/lib.sh"
-REC=$MT_BUILD/recorder/libmemtrail.so
-[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+mt_need_recorder
 mt_need_cmd cc python3
-DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 cd "$MT_TMP" || exit 1
 PROG=$MT_TMP/rec_prog
-cc -O0 -g -pthread -I"$MT_TOP/include" -o "$PROG" "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
-	mt_skip "cannot build rec_prog"
-val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+mt_build_rec_prog "$PROG"
 PY=$(command -v python3.11 || command -v python3)
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 
@@ -27,7 +23,7 @@ check() {
 		mt_fail "$*: stderr differs: $(head -n 2 "rec$n.err")"
 	fi
 	if head -c 8 "u$n.data" | grep -q '^MEMTRAIL$' && $DEC "u$n.data" >"u$n.dec" 2>&1; then
-		mt_ok "$*: log decodes, end $(val end "u$n.dec"), $(val allocs "u$n.dec") allocations"
+		mt_ok "$*: log decodes, end $(mt_val end "u$n.dec"), $(mt_val allocs "u$n.dec") allocations"
 	else
 		mt_fail "$*: bad log: $(tail -n 2 "u$n.dec")"
 	fi

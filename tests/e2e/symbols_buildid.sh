@@ -9,27 +9,6 @@
 # (symbols_debuginfo.sh).
 . "$(dirname "$0")/lib.sh"
 
-# The number of the first line of FILE ($1) matching the grep regex $2.
-sym_line() {
-	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
-}
-
-# Checks that the fixed strings $2... occur in FILE $1 on lines in this
-# order, each after the previous one; mt_fail and non-zero if not.
-sym_chain() {
-	_f=$1; shift
-	_after=0
-	for _s in "$@"; do
-		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
-			awk -v a="$_after" '$1 > a { print; exit }')
-		if [ -z "$_n" ]; then
-			mt_fail "no line '$_s' after line $_after of $_f"
-			return 1
-		fi
-		_after=$_n
-	done
-	return 0
-}
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd cc addr2line readelf
 
@@ -46,8 +25,8 @@ int main(void)
 	return leak_here() == NULL; /* MARK:main */
 }
 SRC
-l_leak=$(sym_line prog.c 'MARK:leak')
-l_main=$(sym_line prog.c 'MARK:main')
+l_leak=$(mt_line_of prog.c 'MARK:leak')
+l_main=$(mt_line_of prog.c 'MARK:main')
 cc -g -O0 -DSIZE=100 -o prog prog.c || mt_fail "cannot build prog"
 cp prog prog.orig
 mt_record a.data rec "$MT_TMP/prog"
@@ -55,7 +34,7 @@ mt_record a.data rec "$MT_TMP/prog"
 
 timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks a.data >before.txt 2>before.err
 cat before.txt before.err
-sym_chain before.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+mt_chain before.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
 	mt_ok "before the rebuild: leak_here:$l_leak <- main:$l_main"
 grep -q 'build-id differs' before.err && mt_fail "warning before the rebuild"
 

@@ -8,27 +8,6 @@
 # Not for: the figures (accuracy_samples.sh).
 . "$(dirname "$0")/lib.sh"
 
-# The number of the first line of FILE ($1) matching the grep regex $2.
-sym_line() {
-	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
-}
-
-# Checks that the fixed strings $2... occur in FILE $1 on lines in this
-# order, each after the previous one; mt_fail and non-zero if not.
-sym_chain() {
-	_f=$1; shift
-	_after=0
-	for _s in "$@"; do
-		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
-			awk -v a="$_after" '$1 > a { print; exit }')
-		if [ -z "$_n" ]; then
-			mt_fail "no line '$_s' after line $_after of $_f"
-			return 1
-		fi
-		_after=$_n
-	done
-	return 0
-}
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd nm c++filt
 prog=$MT_TOP/samples/bin/cxx_new
@@ -42,7 +21,7 @@ demangle() {
 realloc_insert=$(demangle '_M_realloc_insert' | sed 's/^void //')
 push_back=$(demangle 'push_backERKi')
 grow=$(demangle 'grow_vector')
-l_push=$(sym_line "$src" 'v.push_back(i);')
+l_push=$(mt_line_of "$src" 'v.push_back(i);')
 case "$realloc_insert" in
 "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>("*) ;;
 *) mt_fail "unexpected name from c++filt: $realloc_insert";;
@@ -54,6 +33,6 @@ mt_record cxx.data rec "$prog"
 timeout "$MT_TIMEOUT" "$MEMTRAIL" report --threshold 0 cxx.data >rep.txt 2>rep.err ||
 	mt_fail "report failed: $(cat rep.err)"
 cat rep.txt
-sym_chain rep.txt ": $realloc_insert [" ": $push_back [" 	": $grow [samples/cxx_new.cpp:$l_push]" ": main [samples/cxx_new.cpp:" &&
+mt_chain rep.txt ": $realloc_insert [" ": $push_back [" 	": $grow [samples/cxx_new.cpp:$l_push]" ": main [samples/cxx_new.cpp:" &&
 	mt_ok "$realloc_insert <- push_back <- $grow:$l_push <- main"
 mt_finish

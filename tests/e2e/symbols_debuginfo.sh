@@ -8,27 +8,6 @@
 # Not for: build-id mismatches (symbols_buildid.sh).
 . "$(dirname "$0")/lib.sh"
 
-# The number of the first line of FILE ($1) matching the grep regex $2.
-sym_line() {
-	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
-}
-
-# Checks that the fixed strings $2... occur in FILE $1 on lines in this
-# order, each after the previous one; mt_fail and non-zero if not.
-sym_chain() {
-	_f=$1; shift
-	_after=0
-	for _s in "$@"; do
-		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
-			awk -v a="$_after" '$1 > a { print; exit }')
-		if [ -z "$_n" ]; then
-			mt_fail "no line '$_s' after line $_after of $_f"
-			return 1
-		fi
-		_after=$_n
-	done
-	return 0
-}
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd cc objcopy readelf
 
@@ -45,8 +24,8 @@ int main(void)
 	return leak_here() == NULL; /* MARK:main */
 }
 SRC
-l_leak=$(sym_line prog.c 'MARK:leak')
-l_main=$(sym_line prog.c 'MARK:main')
+l_leak=$(mt_line_of prog.c 'MARK:leak')
+l_main=$(mt_line_of prog.c 'MARK:main')
 unset MEMTRAIL_DEBUGINFO_PATH
 
 # (1) by build-id
@@ -67,7 +46,7 @@ grep -q 'prog+0x' plain.txt && mt_ok "stripped prog: prog+0xOFF frames" ||
 
 MEMTRAIL_DEBUGINFO_PATH=$MT_TMP/dbg timeout "$MT_TIMEOUT" "$MEMTRAIL" report 	--show-leaks a.data >bid.txt 2>bid.err
 cat bid.txt bid.err
-sym_chain bid.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+mt_chain bid.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
 	mt_ok "by build-id: leak_here:$l_leak <- main:$l_main"
 
 # (2) by .gnu_debuglink, no build-id at all
@@ -80,6 +59,6 @@ mt_record b.data recb "$MT_TMP/link/prog"
 [ "$(cat recb.rc)" = 0 ] || mt_fail "record exited $(cat recb.rc): $(cat recb.err)"
 timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks b.data >link.txt 2>link.err
 cat link.txt link.err
-sym_chain link.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+mt_chain link.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
 	mt_ok "by debuglink: leak_here:$l_leak <- main:$l_main"
 mt_finish

@@ -9,36 +9,14 @@
 # for: the figures themselves (accuracy_samples.sh), other samples.
 . "$(dirname "$0")/lib.sh"
 
-# The number of the first line of FILE ($1) matching the grep regex $2.
-sym_line() {
-	grep -n -e "$2" "$1" | head -n 1 | cut -d: -f1
-}
-
-# Checks that the fixed strings $2... occur in FILE $1 on lines in this
-# order, each after the previous one; mt_fail and non-zero if not.
-sym_chain() {
-	_f=$1; shift
-	_after=0
-	for _s in "$@"; do
-		_n=$(grep -n -F -e "$_s" "$_f" | cut -d: -f1 |
-			awk -v a="$_after" '$1 > a { print; exit }')
-		if [ -z "$_n" ]; then
-			mt_fail "no line '$_s' after line $_after of $_f"
-			return 1
-		fi
-		_after=$_n
-	done
-	return 0
-}
-
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 prog=$MT_TOP/samples/bin/inline_O2
 src=$MT_TOP/samples/inline_O2.c
 [ -x "$prog" ] || mt_skip "samples/bin/inline_O2 not built"
 
-l_malloc=$(sym_line "$src" 'char \*p = malloc(n);')
-l_fill=$(sym_line "$src" 'table\[i\] = make_buffer(')
-l_main=$(sym_line "$src" '^	fill_table();')
+l_malloc=$(mt_line_of "$src" 'char \*p = malloc(n);')
+l_fill=$(mt_line_of "$src" 'table\[i\] = make_buffer(')
+l_main=$(mt_line_of "$src" '^	fill_table();')
 [ -n "$l_malloc" ] && [ -n "$l_fill" ] && [ -n "$l_main" ] ||
 	mt_fail "cannot find the marker lines in $src"
 
@@ -50,7 +28,7 @@ timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-maximum inl.data >rep.txt 2>rep.
 cat rep.txt
 
 # callee first: the inlined helper, its caller, main, in this order
-sym_chain rep.txt \
+mt_chain rep.txt \
 	"(2,560B, 4x): make_buffer [samples/inline_O2.c:$l_malloc]" \
 	"(2,560B, 4x): fill_table [samples/inline_O2.c:$l_fill]" \
 	"(2,560B, 4x): main [samples/inline_O2.c:$l_main]" &&
