@@ -196,6 +196,26 @@ static void *load(const char *name)
 	return h;
 }
 
+/*
+ * Loads the fixture library at path (relative to the scratch directory),
+ * calls its function sym(capture) so that captured_ra is a return address
+ * inside it, and describes the loaded module in *sm. Returns the handle.
+ */
+static void *call_fixture(const char *path, const char *sym, struct self_module *sm)
+{
+	void (*fn)(void (*)(void));
+	const char *base = strrchr(path, '/');
+	char suffix[256];
+	void *h = load(path);
+
+	snprintf(suffix, sizeof(suffix), "/%s", base ? base + 1 : path);
+	*(void **)&fn = dlsym(h, sym);
+	assert_non_null(fn);
+	fn(capture);
+	assert_int_equal(self_module(suffix, sm), 0);
+	return h;
+}
+
 static void build_id_hex(const struct self_module *sm, char *hex)
 {
 	size_t i;
@@ -301,17 +321,12 @@ static void test_plain_function(void **state)
 	struct mt_symbols *s = *state;
 	static struct self_module sm;
 	const struct mt_frame *f, *f2;
-	void (*fn)(void (*)(void));
 	char buf[512], want[512];
 	size_t n, n2, need;
 	void *h;
 
 	NEED_CC();
-	h = load("libfx_plain.so");
-	*(void **)&fn = dlsym(h, "fx_plain");
-	assert_non_null(fn);
-	fn(capture);
-	assert_int_equal(self_module("/libfx_plain.so", &sm), 0);
+	h = call_fixture("libfx_plain.so", "fx_plain", &sm);
 	assert_true(sm.build_id_len > 0);
 	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
 	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra, &f, &n), 0);
@@ -345,17 +360,12 @@ static void test_inline_chain(void **state)
 	struct mt_symbols *s = *state;
 	static struct self_module sm;
 	const struct mt_frame *f;
-	void (*fn)(void (*)(void));
 	char buf[512], want[512];
 	size_t n;
 	void *h;
 
 	NEED_CC();
-	h = load("libfx_inline.so");
-	*(void **)&fn = dlsym(h, "fx_inline_outer");
-	assert_non_null(fn);
-	fn(capture);
-	assert_int_equal(self_module("/libfx_inline.so", &sm), 0);
+	h = call_fixture("libfx_inline.so", "fx_inline_outer", &sm);
 	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
 	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra, &f, &n), 0);
 	assert_int_equal(n, 2);
@@ -435,17 +445,12 @@ static void test_cxx_static(void **state)
 	struct mt_symbols *s = *state;
 	static struct self_module sm;
 	const struct mt_frame *f;
-	void (*fn)(void (*)(void));
 	char want[1024];
 	size_t n;
 	void *h;
 
 	NEED_CC();
-	h = load("libfx_vec.so");
-	*(void **)&fn = dlsym(h, "fx_cxx_static");
-	assert_non_null(fn);
-	fn(capture);
-	assert_int_equal(self_module("/libfx_vec.so", &sm), 0);
+	h = call_fixture("libfx_vec.so", "fx_cxx_static", &sm);
 	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
 	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra, &f, &n), 0);
 	assert_int_equal(n, 1);
@@ -504,16 +509,12 @@ static void test_separate_debug_buildid(void **state)
 	struct mt_symbols *s = *state, *s2;
 	static struct self_module sm;
 	const struct mt_frame *f;
-	void (*fn)(void (*)(void));
 	char hex[140], dbg[1200];
 	size_t n;
 	void *h;
 
 	NEED_CC();
-	h = load("libfx_split.so");
-	*(void **)&fn = dlsym(h, "fx_plain");
-	fn(capture);
-	assert_int_equal(self_module("/libfx_split.so", &sm), 0);
+	h = call_fixture("libfx_split.so", "fx_plain", &sm);
 	assert_true(sm.build_id_len > 1);
 	build_id_hex(&sm, hex);
 	assert_int_equal(run("cd '%s' && mkdir -p dbg/.build-id/%.2s && "
@@ -550,7 +551,6 @@ static void test_separate_debug_env(void **state)
 	static struct self_module sm;
 	const struct mt_frame *f;
 	struct mt_symbols *s;
-	void (*fn)(void (*)(void));
 	char dbg[1200];
 	size_t n;
 	void *h;
@@ -558,10 +558,7 @@ static void test_separate_debug_env(void **state)
 	(void)state;
 	NEED_CC();
 	/* test_separate_debug_buildid placed the .debug file under dbg/ */
-	h = load("libfx_split.so");
-	*(void **)&fn = dlsym(h, "fx_plain");
-	fn(capture);
-	assert_int_equal(self_module("/libfx_split.so", &sm), 0);
+	h = call_fixture("libfx_split.so", "fx_plain", &sm);
 	snprintf(dbg, sizeof(dbg), "%s/dbg", tmpdir);
 	setenv("MEMTRAIL_DEBUGINFO_PATH", dbg, 1);
 	s = mt_symbols_new();
@@ -580,15 +577,11 @@ static void test_separate_debug_debuglink(void **state)
 	struct mt_symbols *s = *state;
 	static struct self_module sm;
 	const struct mt_frame *f;
-	void (*fn)(void (*)(void));
 	size_t n;
 	void *h;
 
 	NEED_CC();
-	h = load("link/libfx_link.so");
-	*(void **)&fn = dlsym(h, "fx_plain");
-	fn(capture);
-	assert_int_equal(self_module("/libfx_link.so", &sm), 0);
+	h = call_fixture("link/libfx_link.so", "fx_plain", &sm);
 	/* built without a build-id: only .gnu_debuglink can find .debug/ */
 	assert_int_equal(sm.build_id_len, 0);
 	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
