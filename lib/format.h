@@ -151,6 +151,7 @@ enum mt_record {
 #define MT_TIME_QUANTUM       10000
 
 /* The figures an END record carries, in their order on disk. */
+#define MT_END_TOTALS_N       8
 struct mt_totals {
 	uint64_t allocations;
 	uint64_t frees;

@@ -21,6 +21,10 @@
  *   keeps the same live set as the replay, then the new block is added.
  * - REALLOC gives both halves the record's seq and time, realloc = 1: first
  *   on_free(old) (skipped when old is not live), then on_alloc(new).
+ * - An event before the chunk's first SWITCH, a SWITCH to an unannounced
+ *   thread and a TIME of 0 are corrupt. END's figures are skipped: the
+ *   replay computes its own (tools that want to skip the replay read them
+ *   with mt_reader_end_totals()).
  * - A record that does not decode (unknown type, varint overrun, unknown
  *   stack or thread, out-of-range field, CHUNK_BEGIN whose seq disagrees
  *   with the events counted so far) stops the replay there as corrupt, with
@@ -408,14 +412,13 @@ static int rec_module(struct mt_replay *r, struct cur *c, const struct mt_replay
 {
 	const uint8_t *path, *bid;
 	size_t plen, blen, i;
-	uint64_t dt, base, nseg;
+	uint64_t base, nseg;
 	struct modrec *m;
 
-	if (get_uv(c, &dt) < 0 || get_uv(c, &base) < 0 ||
+	if (get_uv(c, &base) < 0 ||
 	    get_str(c, &path, &plen) < 0 || get_str(c, &bid, &blen) < 0 ||
 	    get_uv(c, &nseg) < 0 || nseg > (uint64_t)(c->end - c->p) / 2)
 		return MT_E_CORRUPT;
-	r->time += dt;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return MT_E_NOMEM;
@@ -557,11 +560,11 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 {
 	struct cur c = { data, data + len };
 	const uint8_t *last_progress = data;
-	uint64_t seq, t, dt, size, a;
+	uint64_t seq, t, dt, size, a, tot[MT_END_TOTALS_N];
 	int64_t d1, d2;
-	uint32_t stack, thread, index;
+	uint32_t stack, thread = UINT32_MAX, index;
 	const uint8_t *s;
-	size_t slen;
+	size_t slen, i;
 	int err = 0, stop = 0;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
@@ -573,39 +576,43 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		uint8_t type = *c.p++;
 
 		switch (type) {
-		case MT_REC_STACK:
-			err = rec_stack(r, &c, ops, ctx);
-			break;
 		case MT_REC_ALLOC:
-			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_uv(&c, &size) < 0 ||
-			    get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_thread(r, &c, &thread) < 0)
+			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
+			    get_uv(&c, &size) < 0 || get_sv(&c, &d1) < 0 ||
+			    thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			r->time += dt;
 			r->addr += (uint64_t)d1;
 			stop = err = do_alloc(r, r->addr, size, stack, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_FREE:
-			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_thread(r, &c, &thread) < 0)
+			if (get_sv(&c, &d1) < 0 || thread == UINT32_MAX)
+				return MT_E_CORRUPT;
+			stop = err = do_free(r, r->addr + (uint64_t)d1, thread, r->events++, 0, ops, ctx);
+			break;
+		case MT_REC_TIME:
+			if (get_uv(&c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
 				return MT_E_CORRUPT;
 			r->time += dt;
-			r->addr += (uint64_t)d1;
-			stop = err = do_free(r, r->addr, thread, r->events++, 0, ops, ctx);
+			break;
+		case MT_REC_SWITCH:
+			if (get_thread(r, &c, &thread) < 0)
+				return MT_E_CORRUPT;
 			break;
 		case MT_REC_REALLOC:
-			if (get_uv(&c, &dt) < 0 || get_sv(&c, &d1) < 0 || get_sv(&c, &d2) < 0 ||
-			    get_uv(&c, &size) < 0 ||
-			    get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_thread(r, &c, &thread) < 0)
+			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
+			    get_uv(&c, &size) < 0 || get_sv(&c, &d1) < 0 || get_sv(&c, &d2) < 0 ||
+			    thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			r->time += dt;
 			a = r->addr + (uint64_t)d1;
-			r->addr = a + (uint64_t)d2;
+			r->addr += (uint64_t)d2;
 			seq = r->events++;
 			stop = do_free(r, a, thread, seq, 1, ops, ctx);
 			err = do_alloc(r, r->addr, size, stack, thread, seq, 1, ops, ctx);
 			if (err > 0)
 				stop = 1;
+			break;
+		case MT_REC_STACK:
+			err = rec_stack(r, &c, ops, ctx);
 			break;
 		case MT_REC_THREAD:
 			err = rec_thread(r, &c, ops, ctx);
@@ -614,17 +621,14 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			err = rec_module(r, &c, ops, ctx);
 			break;
 		case MT_REC_UNLOAD:
-			if (get_uv(&c, &dt) < 0 || get_uv(&c, &a) < 0)
+			if (get_uv(&c, &a) < 0)
 				return MT_E_CORRUPT;
-			r->time += dt;
 			if (ops->on_unload)
 				ops->on_unload(ctx, a, r->time);
 			break;
 		case MT_REC_SNAPSHOT:
-			if (get_uv(&c, &dt) < 0 || get_u32(&c, &index, UINT32_MAX) < 0 ||
-			    get_str(&c, &s, &slen) < 0)
+			if (get_u32(&c, &index, UINT32_MAX) < 0 || get_str(&c, &s, &slen) < 0)
 				return MT_E_CORRUPT;
-			r->time += dt;
 			{
 				char label[MT_MAX_STRING + 1];
 				struct mt_snapshot snap = {
@@ -639,18 +643,19 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			}
 			break;
 		case MT_REC_END:
-			if (get_uv(&c, &dt) < 0 || get_uv(&c, &a) < 0 || a > MT_END_EXEC ||
-			    get_sv(&c, &d1) < 0)
+			if (get_uv(&c, &a) < 0 || a > MT_END_EXEC || get_sv(&c, &d1) < 0)
 				return MT_E_CORRUPT;
-			r->time += dt;
+			/* The figures are for tools that skip the replay. */
+			for (i = 0; i < MT_END_TOTALS_N; i++)
+				if (get_uv(&c, &tot[i]) < 0)
+					return MT_E_CORRUPT;
 			r->end.clean = 1;
 			r->end.how = (int)a;
 			r->end.code = d1;
 			break;
 		case MT_REC_STOP:
-			if (get_uv(&c, &dt) < 0 || get_str(&c, &s, &slen) < 0)
+			if (get_str(&c, &s, &slen) < 0)
 				return MT_E_CORRUPT;
-			r->time += dt;
 			free(r->stop_reason);
 			r->stop_reason = dupstr(s, slen);
 			if (!r->stop_reason)

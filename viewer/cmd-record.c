@@ -30,6 +30,7 @@
 #include "commands.h"
 #include "error.h"
 #include "format.h"
+#include "reader.h"
 #include "replay.h"
 #include "summary.h"
 #include "util.h"
@@ -325,7 +326,40 @@ static char *read_child(int fd, int *exec_errno)
 	return buf;
 }
 
-/* Replays the log for the closing line; warns when there is none. */
+/*
+ * The closing line from the END record of a log that ended cleanly: only
+ * the chunk headers and the last chunk are read. Returns 0 (and prints
+ * nothing) when the log did not end that way: the caller replays it.
+ */
+static int report_from_end(const char *path)
+{
+	char a[32], peak[32], leak[32], blocks[32], size[32];
+	struct mt_reader *rd;
+	struct mt_reader_end e;
+	struct stat st;
+	int rc;
+
+	if (mt_reader_open(path, &rd, NULL) < 0)
+		return 0;
+	rc = mt_reader_end_totals(rd, &e);
+	mt_reader_free(rd);
+	if (rc != 1)
+		return 0;
+	if (stat(path, &st) < 0)
+		st.st_size = 0;
+	note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
+	     mt_format_count(a, sizeof(a), e.tot.allocations),
+	     mt_format_size(peak, sizeof(peak), e.tot.peak_bytes),
+	     mt_format_size(leak, sizeof(leak), e.tot.leaked_bytes),
+	     mt_format_count(blocks, sizeof(blocks), e.tot.leaked_blocks),
+	     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+	return 1;
+}
+
+/*
+ * The closing line: from END when the log ended cleanly, else by a replay
+ * (which warns when the log was cut short).
+ */
 static void report(const char *path, pid_t pid, const char *prog)
 {
 	char a[32], peak[32], leak[32], blocks[32], size[32], msg[256];
@@ -348,6 +382,10 @@ static void report(const char *path, pid_t pid, const char *prog)
 	}
 	if (mt_replay_header(r)->pid != (uint32_t)pid) {
 		warning("%s was not written by this run of %s (no log recorded)", path, prog);
+		mt_replay_free(r);
+		return;
+	}
+	if (report_from_end(path)) {
 		mt_replay_free(r);
 		return;
 	}
