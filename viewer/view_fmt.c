@@ -4,26 +4,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "export.h"
 #include "view_fmt.h"
 
 char *mt_view_fmt_count(char *buf, size_t size, int64_t v, int plus)
 {
-	char digits[32], out[48];
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, u);
-	size_t k = 0;
+	char out[32];
 
-	if (v < 0)
-		out[k++] = '-';
-	else if (plus && v > 0)
-		out[k++] = '+';
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			out[k++] = ',';
-		out[k++] = digits[i];
-	}
-	out[k] = '\0';
-	snprintf(buf, size, "%s", out);
+	/* the very figures `memtrail report` prints */
+	snprintf(buf, size, "%s", mt_export_number(out, v, plus));
 	return buf;
 }
 
