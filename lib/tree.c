@@ -321,6 +321,31 @@ static void add_gross(struct mt_tree *t, const struct mt_cost *c)
 	t->gross.allocs += c->allocs < 0 ? -c->allocs : c->allocs;
 }
 
+/* The child of n for the program's entry point, its cost increased by c. */
+static struct mt_tree_node *add_entry(struct build *b, struct mt_tree_node *n,
+				      const char *entry, const struct mt_cost *c)
+{
+	n = child(b, n, entry);
+	if (!n)
+		return NULL;
+	n->entry = 1;
+	add_cost(n, c);
+	return n;
+}
+
+/* The child of n for the frame f, its cost increased by c. */
+static struct mt_tree_node *add_frame(struct build *b, struct mt_tree_node *n,
+				      const struct fent *f, const struct mt_cost *c)
+{
+	n = child(b, n, f->label);
+	if (!n)
+		return NULL;
+	if (!n->frame)
+		n->frame = f->frame;
+	add_cost(n, c);
+	return n;
+}
+
 /* Adds one stack's cost along its branch. */
 static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 {
@@ -369,39 +394,19 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 	add_cost(n, c);
 	add_gross(b->t, c);
 	if (!b->o.inverted) {
-		if (!b->o.skip_entry) {
-			n = child(b, n, entry);
-			if (!n)
+		if (!b->o.skip_entry && !(n = add_entry(b, n, entry, c)))
+			return MT_E_NOMEM;
+		for (size_t i = 0; i < count; i++)
+			if (!(n = add_frame(b, n, &b->path[i], c)))
 				return MT_E_NOMEM;
-			n->entry = 1;
-			add_cost(n, c);
-		}
-		for (size_t i = 0; i < count; i++) {
-			n = child(b, n, b->path[i].label);
-			if (!n)
-				return MT_E_NOMEM;
-			if (!n->frame)
-				n->frame = b->path[i].frame;
-			add_cost(n, c);
-		}
 		return 0;
 	}
 	first = np - count;
-	for (size_t i = np; i-- > first;) {
-		n = child(b, n, b->path[i].label);
-		if (!n)
+	for (size_t i = np; i-- > first;)
+		if (!(n = add_frame(b, n, &b->path[i], c)))
 			return MT_E_NOMEM;
-		if (!n->frame)
-			n->frame = b->path[i].frame;
-		add_cost(n, c);
-	}
-	if (count == np) {
-		n = child(b, n, entry);
-		if (!n)
-			return MT_E_NOMEM;
-		n->entry = 1;
-		add_cost(n, c);
-	}
+	if (count == np && !add_entry(b, n, entry, c))
+		return MT_E_NOMEM;
 	return 0;
 }
 
