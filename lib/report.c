@@ -391,7 +391,9 @@ static int text_timeline(struct report *rp)
 	memset(grid, ' ', sizeof(grid));
 	for (size_t c = 0; c < TIMELINE_COLS; c++) {
 		char ch = cols[c].has_peak ? '#' : ':';
-		uint64_t h = peak ? (cols[c].max_bytes * TIMELINE_ROWS + peak - 1) / peak : 0;
+		/* 128-bit: a heap over 2^64 / TIMELINE_ROWS bytes must not wrap */
+		uint64_t h = peak ? (uint64_t)(((unsigned __int128)cols[c].max_bytes * TIMELINE_ROWS +
+						peak - 1) / peak) : 0;
 
 		if (!cols[c].has_peak)
 			for (size_t i = 0; i < st->nsnapshots; i++)

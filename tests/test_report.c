@@ -237,6 +237,43 @@ static void test_exports(void **state)
 		"  n0: 300 0x2000: 0x2000\n"));
 }
 
+/*
+ * A run whose heap is larger than 2^64 / 20 bytes: the graph has 72 x 20
+ * cells (SPEC), and the peak's column, whose maximum is the peak itself, is
+ * as high as the graph: '#' on every one of its 20 rows.
+ */
+static void test_timeline_huge(void **state)
+{
+	struct fixture *f = *state;
+	static const char cmd[] = "./prog\0";
+	static const uint64_t ips[] = { 0x1000 };
+	struct testlog *t = tl_new(7, cmd, sizeof(cmd) - 1);
+	char path[128];
+	const char *out, *line;
+	int rows = 0;
+
+	snprintf(path, sizeof(path), "%s/huge", f->dir);
+	tl_thread(t, 0, 7);
+	tl_stack(t, 0, MT_FN_MALLOC, 1, ips);
+	tl_alloc(t, 1000, 0xa000, 1ull << 61, 0, 0);
+	tl_alloc(t, 1000, 0xb000, 1ull << 61, 0, 0);
+	tl_end(t, 1000, MT_END_EXIT, 0);
+	tl_write(t, path);
+	tl_free(t);
+	mt_replay_free(f->r);
+	f->r = NULL;
+	assert_int_equal(mt_replay_open(path, &f->r, NULL), 0);
+	out = report(f, MT_SHOW_TIMELINE);
+	unlink(path);
+	assert_non_null(strstr(out, "timeline: peak 4,611,686,018,427,387,904B in 2 blocks"));
+	for (line = out; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (*line && strchr(line, '#') && strchr(line, '#') < strchr(line, '\n'))
+			rows++;
+	}
+	assert_int_equal(rows, 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +282,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_temporary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exports, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeline_huge, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
