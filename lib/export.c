@@ -295,13 +295,17 @@ static int fnmap_put(struct fnmap *m, const struct mt_tree_node *n, size_t *out)
 			nm.keys[j] = m->keys[i];
 			nm.idx[j] = m->idx[i];
 		}
+		/* m keeps its old tables (freed by its owner) if this fails */
+		nm.first = realloc(m->first, nm.cap * sizeof(*nm.first));
+		if (!nm.first) {
+			free(nm.keys);
+			free(nm.idx);
+			return MT_E_NOMEM;
+		}
 		nm.n = m->n;
 		free(m->keys);
 		free(m->idx);
 		*m = nm;
-		m->first = realloc(m->first, m->cap * sizeof(*m->first));
-		if (!m->first)
-			return MT_E_NOMEM;
 	}
 	for (i = ptr_hash(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
 		if (m->keys[i] == key) {
