@@ -683,7 +683,7 @@ static void test_absurd_records(void **state)
 	static const uint8_t bad_stack_depth[] = { MT_REC_STACK, 1, 0,
 		0x80, 0x80, 0x80, 0x80, 0x10 };                  /* n = 2^32 */
 	static const uint8_t bad_fn[] = { MT_REC_STACK, 1, 0xff, 0x7f, 0 };  /* fn 16383 */
-	static const uint8_t bad_string[] = { MT_REC_SNAPSHOT, 0, 0,
+	static const uint8_t bad_string[] = { MT_REC_SNAPSHOT, 0,
 		0xff, 0xff, 0xff, 0xff, 0x0f };                  /* label length 2^32-1 */
 	static const uint8_t bad_varint[] = { MT_REC_ALLOC, 0xff, 0xff, 0xff, 0xff, 0xff,
 		0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };            /* 11-byte varint */

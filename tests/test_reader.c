@@ -1,6 +1,6 @@
 /*
  * test_reader.c - unit tests of lib/reader.c: header checks, chunk checks,
- * and a log cut at every byte. Logs come from tests/testlog.c, an encoder
+ * a log cut at every byte, and END's figures read from the last chunk. Logs come from tests/testlog.c, an encoder
  * written from format.h independently of lib/writer.c.
  */
 #include <errno.h>
@@ -94,7 +94,7 @@ static void test_header_ok(void **state)
 	tl_write(t, f->path);
 	assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
 	h = mt_reader_header(r);
-	assert_int_equal(h->version, 1);
+	assert_int_equal(h->version, 2);
 	assert_int_equal(h->pointer_size, 8);
 	assert_int_equal(h->pid, 4242);
 	assert_int_equal(h->cmdline_len, 9);
@@ -160,6 +160,10 @@ static void test_bad_version(void **state)
 	write_patched(f, t, 8, v, 2);
 	expect_open_error(f, MT_E_VERSION, 8);
 	mt_put_u16(v, 0);
+	write_patched(f, t, 8, v, 2);
+	expect_open_error(f, MT_E_VERSION, 8);
+	/* Version 1 (per-event times) is not read any more. */
+	mt_put_u16(v, 1);
 	write_patched(f, t, 8, v, 2);
 	expect_open_error(f, MT_E_VERSION, 8);
 	tl_free(t);
@@ -316,6 +320,101 @@ static void test_cut_everywhere(void **state)
 	tl_free(t);
 }
 
+/* Opens f->path and returns mt_reader_end_totals()'s result. */
+static int end_totals(struct fix *f, struct mt_reader_end *e)
+{
+	struct mt_reader *r;
+	const uint8_t *d;
+	size_t len;
+	int rc, n;
+
+	assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
+	memset(e, 0, sizeof(*e));
+	rc = mt_reader_end_totals(r, e);
+	/* The reader is back at the first chunk afterwards. */
+	assert_int_equal(mt_reader_next(r, &d, &len, NULL), 1);
+	assert_int_equal(mt_reader_rewind(r), 0);
+	(void)count_chunks(r, &n);
+	assert_true(n >= 1);
+	mt_reader_free(r);
+	return rc;
+}
+
+/*
+ * END's figures come from the last chunk only, when the log ends with END;
+ * any other ending (no END, cut inside the last chunk, a record after END,
+ * STOP in the last chunk) gives 0.
+ */
+static void test_end_totals(void **state)
+{
+	static const struct mt_totals tot = {
+		.allocations = 12, .frees = 3, .bytes_allocated = 192, .peak_bytes = 144,
+		.peak_blocks = 9, .peak_time_ns = 120, .leaked_bytes = 1ull << 40,
+		.leaked_blocks = 300,
+	};
+	struct fix *f = *state;
+	struct mt_reader_end e;
+	struct testlog *t;
+	const uint8_t *img;
+	size_t len;
+
+	/* three_chunks: events at t = 10, 20 ... 120; END 5 ns later. */
+	t = three_chunks();
+	tl_end_totals(t, 5, MT_END_SIGNAL, 11, &tot);
+	tl_write(t, f->path);
+	assert_int_equal(end_totals(f, &e), 1);
+	assert_int_equal(e.how, MT_END_SIGNAL);
+	assert_int_equal(e.code, 11);
+	assert_int_equal(e.time_ns, 125);
+	assert_memory_equal(&e.tot, &tot, sizeof(tot));
+	/* Cut one byte short: the last chunk is partial. */
+	img = tl_image(t, &len);
+	tl_write_file(f->path, img, len - 1);
+	assert_int_equal(end_totals(f, &e), 0);
+	/* Cut at the last chunk's start: the last whole chunk has no END. */
+	tl_write_file(f->path, img, tl_chunk_offset(t, tl_nchunks(t) - 1));
+	assert_int_equal(end_totals(f, &e), 0);
+	tl_free(t);
+
+	/* END followed by an event in the same chunk. */
+	t = three_chunks();
+	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
+	tl_alloc(t, 0, 0x9000, 1, 0, 0);
+	tl_write(t, f->path);
+	assert_int_equal(end_totals(f, &e), 0);
+	tl_free(t);
+
+	/* STOP before END in the last chunk: the replay must report it. */
+	t = three_chunks();
+	tl_stop(t, 1, "disk full");
+	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
+	tl_write(t, f->path);
+	assert_int_equal(end_totals(f, &e), 0);
+	tl_free(t);
+
+	/* END alone in its chunk, with every kind of record before it. */
+	t = three_chunks();
+	{
+		static const uint64_t segs[2] = { 0x400000, 0x1000 };
+
+		tl_module(t, 1, 0x400000, "/bin/x", (const uint8_t *)"\1\2", 2, 1, segs);
+		tl_thread(t, 1, 99);
+		tl_realloc(t, 1, 0x1000, 0x8000, 5, 0, 1);
+		tl_free_block(t, 1, 0x8000, 0);
+		tl_snapshot(t, 1, 0, "x");
+		tl_unload(t, 1, 0x400000);
+	}
+	tl_flush(t);
+	tl_end_totals(t, 0, MT_END_EXIT, 3, &tot);
+	tl_write(t, f->path);
+	assert_int_equal(end_totals(f, &e), 1);
+	assert_int_equal(e.code, 3);
+	/* 120, then module, realloc, free, snapshot, unload 1 ns apart. */
+	assert_int_equal(e.time_ns, 125);
+	assert_memory_equal(&e.tot, &tot, sizeof(tot));
+	tl_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +425,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_and_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_totals, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,9 @@
  * read back raw and checked against lib/format.h by a decoder written here
  * (not lib/reader.c): header fields, chunk framing (magic, sizes, one zstd
  * frame with content size and checksum that decompresses to exactly U
- * bytes, CHUNK_BEGIN first), every record field, chunk limits by size and by
- * time, the deferred (double-buffered) mode, the time clamp, write errors,
+ * bytes, CHUNK_BEGIN first), every record field, the quantized clock (TIME)
+ * and thread changes (SWITCH), chunk limits by size and by time, the
+ * deferred (double-buffered) mode, the time clamp, write errors,
  * and that all memory comes from the allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
@@ -94,7 +95,7 @@ static void read_back(struct fixture *f)
 
 struct rec {
 	int type;
-	uint64_t time;            /* absolute, after the record's dt */
+	uint64_t time;            /* absolute: the chunk's time at the record */
 	uint64_t a, b, c, d, e;   /* fields in order, addresses absolute */
 	char str[64];
 	size_t slen;
@@ -105,6 +106,7 @@ struct chunk {
 	size_t off, c, u;
 	uint64_t seq, t0;
 	int nrec;
+	int ntime, nswitch;       /* TIME and SWITCH records (not in recs) */
 	struct rec *recs;
 };
 
@@ -129,10 +131,15 @@ static int64_t sv(const uint8_t **p, const uint8_t *end)
 	return v;
 }
 
+/*
+ * Decodes one chunk into recs. TIME and SWITCH records are folded into the
+ * state (counted in ntime / nswitch): every record gets the time then
+ * current, every event (r->d) the thread then current.
+ */
 static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 {
 	const uint8_t *p = raw, *end = raw + u;
-	uint64_t time = 0, addr = 0;
+	uint64_t time = 0, addr = 0, thread = UINT64_MAX;
 	ch->recs = calloc(u, sizeof(struct rec));   /* >= one byte per record */
 	assert_non_null(ch->recs);
 	assert_int_equal(*p, MT_REC_CHUNK_BEGIN);
@@ -146,6 +153,19 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			ch->t0 = time = uv(&p, end);
 			addr = 0;
 			break;
+		case MT_REC_TIME: {
+			uint64_t dt = uv(&p, end);
+			assert_true(dt > 0);
+			time += dt;
+			ch->ntime++;
+			ch->nrec--;
+			continue;
+		}
+		case MT_REC_SWITCH:
+			thread = uv(&p, end);
+			ch->nswitch++;
+			ch->nrec--;
+			continue;
 		case MT_REC_STACK: {
 			r->a = uv(&p, end);
 			r->b = uv(&p, end);
@@ -159,35 +179,32 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			break;
 		}
 		case MT_REC_ALLOC:
-			time += uv(&p, end);
+			assert_true(thread != UINT64_MAX);
+			r->c = uv(&p, end);
+			r->b = uv(&p, end);
 			addr += (uint64_t)sv(&p, end);
 			r->a = addr;
-			r->b = uv(&p, end);
-			r->c = uv(&p, end);
-			r->d = uv(&p, end);
+			r->d = thread;
 			break;
 		case MT_REC_FREE:
-			time += uv(&p, end);
-			addr += (uint64_t)sv(&p, end);
-			r->a = addr;
-			r->d = uv(&p, end);
+			assert_true(thread != UINT64_MAX);
+			r->a = addr + (uint64_t)sv(&p, end);
+			r->d = thread;
 			break;
 		case MT_REC_REALLOC:
-			time += uv(&p, end);
-			addr += (uint64_t)sv(&p, end);
-			r->a = addr;
+			assert_true(thread != UINT64_MAX);
+			r->c = uv(&p, end);
+			r->b = uv(&p, end);
+			r->a = addr + (uint64_t)sv(&p, end);
 			addr += (uint64_t)sv(&p, end);
 			r->e = addr;
-			r->b = uv(&p, end);
-			r->c = uv(&p, end);
-			r->d = uv(&p, end);
+			r->d = thread;
 			break;
 		case MT_REC_THREAD:
 			r->a = uv(&p, end);
 			r->b = uv(&p, end);
 			break;
 		case MT_REC_MODULE: {
-			time += uv(&p, end);
 			r->a = uv(&p, end);
 			r->slen = uv(&p, end);
 			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
@@ -206,23 +223,21 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			break;
 		}
 		case MT_REC_UNLOAD:
-			time += uv(&p, end);
 			r->a = uv(&p, end);
 			break;
 		case MT_REC_SNAPSHOT:
-			time += uv(&p, end);
 			r->a = uv(&p, end);
 			r->slen = uv(&p, end);
 			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
 			p += r->slen;
 			break;
 		case MT_REC_END:
-			time += uv(&p, end);
 			r->a = uv(&p, end);
 			r->b = (uint64_t)sv(&p, end);
+			for (int i = 0; i < 8; i++)
+				r->ips[i] = uv(&p, end);   /* the figures, in order */
 			break;
 		case MT_REC_STOP:
-			time += uv(&p, end);
 			r->slen = uv(&p, end);
 			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
 			p += r->slen;
@@ -307,8 +322,10 @@ static void test_records(void **state)
 	static const uint64_t ips[3] = { 0x401000, 0x400f00, 0x7f0000001234 };
 	static const uint64_t segs[4] = { 0x400000, 0x2000, 0x600000, 0x100 };
 	static const uint8_t bid[4] = { 0xde, 0xad, 0xbe, 0xef };
+	static const struct mt_totals tot = { 1, 2, 3, 4, 5, 6, 7, 0x123456789ull };
+	struct mt_writer_opts o = { .time_quantum_ns = 1 };
 	struct decoded d;
-	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "a", 2), 0);
 	assert_int_equal(mt_writer_module(w, 5, 0x400000, "/bin/prog", bid, 4, segs, 2), 0);
@@ -318,10 +335,11 @@ static void test_records(void **state)
 	assert_int_equal(mt_writer_alloc(w, 15, 0x5500000010, 0, 0, 0), 0);
 	assert_int_equal(mt_writer_realloc(w, 20, 0x7f00aa001000, 0x5500000040, 4096, 0, 0), 0);
 	assert_int_equal(mt_writer_free_block(w, 30, 0x5500000010, 0), 0);
+	assert_int_equal(mt_writer_time(w), 30);
 	assert_int_equal(mt_writer_snapshot(w, 40, 0, "phase one"), 0);
 	assert_int_equal(mt_writer_unload(w, 45, 0x400000), 0);
 	assert_int_equal(mt_writer_stop(w, 46, "disk full"), 0);
-	assert_int_equal(mt_writer_end(w, 50, MT_END_SIGNAL, -11), 0);
+	assert_int_equal(mt_writer_end(w, 50, MT_END_SIGNAL, -11, &tot), 0);
 	assert_int_equal(mt_writer_events(w), 5);
 	assert_true(mt_writer_pending(w) > 0);
 	assert_int_equal(mt_writer_flush(w), 0);
@@ -357,6 +375,12 @@ static void test_records(void **state)
 	assert_int_equal(r[4].time, 10);
 	assert_true(r[4].a == 0x7f00aa001000);
 	assert_int_equal(r[4].b, 48);
+	assert_int_equal(r[4].c, 0);
+	assert_int_equal(r[4].d, 0);
+	/* Times 5 (chunk start), 6, 7, 10, 15, 20, 30, 40, 45, 46, 50: one
+	 * TIME each after the first; thread 0 throughout: one SWITCH. */
+	assert_int_equal(d.chunks[0].ntime, 10);
+	assert_int_equal(d.chunks[0].nswitch, 1);
 	assert_int_equal(r[5].type, MT_REC_ALLOC);
 	assert_true(r[5].a == 0x5500000010);     /* a negative address delta */
 	assert_int_equal(r[5].b, 0);
@@ -365,6 +389,7 @@ static void test_records(void **state)
 	assert_true(r[6].a == 0x7f00aa001000);
 	assert_true(r[6].e == 0x5500000040);
 	assert_int_equal(r[6].b, 4096);
+	assert_int_equal(r[6].c, 0);
 	assert_int_equal(r[7].type, MT_REC_FREE);
 	assert_int_equal(r[7].time, 30);
 	assert_true(r[7].a == 0x5500000010);
@@ -379,6 +404,7 @@ static void test_records(void **state)
 	assert_int_equal(r[11].time, 50);
 	assert_int_equal(r[11].a, MT_END_SIGNAL);
 	assert_int_equal((int64_t)r[11].b, -11);
+	assert_memory_equal(r[11].ips, &tot, sizeof(tot));
 	free_decoded(&d);
 	/* Everything the writer took from the allocator went back. */
 	assert_true(f->total_allocs >= 3);
@@ -404,8 +430,11 @@ static void test_chunk_size_limit(void **state)
 	mt_writer_free(w);
 
 	decode(f, &d);
-	/* 10,000 events of >= 5 bytes cannot fit in fewer than 12 chunks. */
-	assert_true(d.nchunks >= 12);
+	/* ALLOC is type, stack, size (1 byte below 128, else 2) and an address
+	 * delta of 1 byte (the first: 3); FREE at the last ALLOC's address is
+	 * 2 bytes: 128 * 4 + 4,872 * 5 + 2 + 5,000 * 2 = 34,874 bytes cannot
+	 * fit in fewer than 9 chunks of 4,096. */
+	assert_true(d.nchunks >= 9);
 	uint64_t events = 0, last_time = 0;
 	for (int c = 0; c < d.nchunks; c++) {
 		struct chunk *ch = &d.chunks[c];
@@ -420,13 +449,57 @@ static void test_chunk_size_limit(void **state)
 				uint64_t k = events / 2;
 				assert_true(r->a == 0x10000 + 32 * k);
 				assert_int_equal(r->b, k);
-				assert_int_equal(r->time, k);
+				/* 5,000 ns in all: within the first 10 us quantum. */
+				assert_int_equal(r->time, 0);
 			}
 			if (r->type == MT_REC_ALLOC || r->type == MT_REC_FREE)
 				events++;
 		}
 	}
 	assert_int_equal(events, 10000);
+	for (int c = 0; c < d.nchunks; c++)
+		assert_int_equal(d.chunks[c].ntime, 0);
+	free_decoded(&d);
+}
+
+/*
+ * The quantized clock: a time becomes the multiple of the quantum at or
+ * below it, TIME is written only when that moves, and events of other
+ * threads get SWITCH only when the thread changes.
+ */
+static void test_time_quantum(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_writer_opts o = { .time_quantum_ns = 1000 };
+	static const uint64_t ip = 0x1234;
+	static const uint64_t times[] = { 10, 999, 1000, 1500, 1999, 7300, 7301, 5000, 20000 };
+	static const uint64_t want[] = { 0, 0, 1000, 1000, 1000, 7000, 7000, 7000, 20000 };
+	static const uint32_t threads[] = { 0, 0, 1, 1, 0, 0, 0, 2, 2 };
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		assert_int_equal(mt_writer_alloc(w, times[i], 0x1000 + 16 * i, i, 0, threads[i]), 0);
+		assert_int_equal(mt_writer_time(w), want[i]);
+	}
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 1);
+	struct chunk *ch = &d.chunks[0];
+	assert_int_equal(ch->nrec, 1 + 1 + 9);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(ch->recs[2 + i].time, want[i]);
+		assert_int_equal(ch->recs[2 + i].d, threads[i]);
+		assert_true(ch->recs[2 + i].a == 0x1000 + 16 * (uint64_t)i);
+	}
+	/* Distinct quantized times: 0 (chunk start), 1000, 7000, 20000. */
+	assert_int_equal(ch->ntime, 3);
+	/* Thread runs: 0, 1, 0, 2. */
+	assert_int_equal(ch->nswitch, 4);
 	free_decoded(&d);
 }
 
@@ -502,7 +575,7 @@ static void test_deferred(void **state)
 static void test_chunk_time_limit(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_writer_opts o = { .chunk_ns = 1000000000ull };
+	struct mt_writer_opts o = { .chunk_ns = 1000000000ull, .time_quantum_ns = 1 };
 	static const uint64_t ip = 0x1234;
 	struct decoded d;
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
@@ -512,7 +585,7 @@ static void test_chunk_time_limit(void **state)
 	/* One event every 0.3 s for 3 s: chunks at 0-0.9, 1.2-2.1, 2.4-3.0. */
 	for (uint64_t i = 0; i <= 10; i++)
 		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
-	/* An earlier time is written as the previous one (dt = 0). */
+	/* An earlier time is taken as the current one (no TIME). */
 	assert_int_equal(mt_writer_free_block(w, 5, 0x1000, 0), 0);
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);
@@ -575,6 +648,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_quantum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),

@@ -19,6 +19,8 @@ struct tl_buf {
 struct testlog {
 	struct tl_buf file, chunk;
 	uint64_t time, addr, events;
+	uint32_t thread;           /* current thread (SWITCH state) */
+	int has_thread;            /* 0 at a chunk's start */
 	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
 	size_t *offsets;
 	size_t noffsets;
@@ -69,6 +71,7 @@ static void tl_begin(struct testlog *t)
 {
 	t->chunk.len = 0;
 	t->addr = 0;
+	t->has_thread = 0;
 	tl_byte(t, MT_REC_CHUNK_BEGIN);
 	tl_uv(t, t->events);
 	tl_uv(t, t->time);
@@ -127,42 +130,59 @@ void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uin
 	}
 }
 
+/* TIME when dt > 0: the record that follows happens dt ns later. */
+static void tl_time(struct testlog *t, uint64_t dt)
+{
+	if (!dt)
+		return;
+	tl_byte(t, MT_REC_TIME);
+	tl_uv(t, dt);
+	t->time += dt;
+}
+
+/* SWITCH when an event's thread differs from the current one. */
+static void tl_switch(struct testlog *t, uint32_t thread)
+{
+	if (t->has_thread && t->thread == thread)
+		return;
+	tl_byte(t, MT_REC_SWITCH);
+	tl_uv(t, thread);
+	t->thread = thread;
+	t->has_thread = 1;
+}
+
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	      uint32_t stack, uint32_t thread)
 {
+	tl_time(t, dt);
+	tl_switch(t, thread);
 	tl_byte(t, MT_REC_ALLOC);
-	tl_uv(t, dt);
-	tl_sv(t, (int64_t)(addr - t->addr));
-	tl_uv(t, size);
 	tl_uv(t, stack);
-	tl_uv(t, thread);
-	t->time += dt;
+	tl_uv(t, size);
+	tl_sv(t, (int64_t)(addr - t->addr));
 	t->addr = addr;
 	t->events++;
 }
 
 void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t thread)
 {
+	tl_time(t, dt);
+	tl_switch(t, thread);
 	tl_byte(t, MT_REC_FREE);
-	tl_uv(t, dt);
 	tl_sv(t, (int64_t)(addr - t->addr));
-	tl_uv(t, thread);
-	t->time += dt;
-	t->addr = addr;
 	t->events++;
 }
 
 void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_addr,
 		uint64_t size, uint32_t stack, uint32_t thread)
 {
+	tl_time(t, dt);
+	tl_switch(t, thread);
 	tl_byte(t, MT_REC_REALLOC);
-	tl_uv(t, dt);
-	tl_sv(t, (int64_t)(old_addr - t->addr));
-	tl_sv(t, (int64_t)(new_addr - old_addr));
-	tl_uv(t, size);
 	tl_uv(t, stack);
-	tl_uv(t, thread);
-	t->time += dt;
+	tl_uv(t, size);
+	tl_sv(t, (int64_t)(old_addr - t->addr));
+	tl_sv(t, (int64_t)(new_addr - t->addr));
 	t->addr = new_addr;
 	t->events++;
 }
@@ -173,50 +193,61 @@ void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
 {
 	size_t i;
 
+	tl_time(t, dt);
 	tl_byte(t, MT_REC_MODULE);
-	tl_uv(t, dt);
 	tl_uv(t, base);
 	tl_str(t, path, strlen(path));
 	tl_str(t, build_id, build_id_len);
 	tl_uv(t, nseg);
 	for (i = 0; i < 2 * nseg; i++)
 		tl_uv(t, segs[i]);
-	t->time += dt;
 }
 
 void tl_unload(struct testlog *t, uint64_t dt, uint64_t base)
 {
+	tl_time(t, dt);
 	tl_byte(t, MT_REC_UNLOAD);
-	tl_uv(t, dt);
 	tl_uv(t, base);
-	t->time += dt;
 }
 
 void tl_snapshot(struct testlog *t, uint64_t dt, uint32_t index, const char *label)
 {
+	tl_time(t, dt);
 	tl_byte(t, MT_REC_SNAPSHOT);
-	tl_uv(t, dt);
 	tl_uv(t, index);
 	tl_str(t, label, strlen(label));
-	t->time += dt;
 	t->events++;
+}
+
+void tl_end_totals(struct testlog *t, uint64_t dt, unsigned how, int64_t code,
+		   const struct mt_totals *tot)
+{
+	tl_time(t, dt);
+	tl_byte(t, MT_REC_END);
+	tl_uv(t, how);
+	tl_sv(t, code);
+	tl_uv(t, tot->allocations);
+	tl_uv(t, tot->frees);
+	tl_uv(t, tot->bytes_allocated);
+	tl_uv(t, tot->peak_bytes);
+	tl_uv(t, tot->peak_blocks);
+	tl_uv(t, tot->peak_time_ns);
+	tl_uv(t, tot->leaked_bytes);
+	tl_uv(t, tot->leaked_blocks);
 }
 
 void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code)
 {
-	tl_byte(t, MT_REC_END);
-	tl_uv(t, dt);
-	tl_uv(t, how);
-	tl_sv(t, code);
-	t->time += dt;
+	static const struct mt_totals zero;
+
+	tl_end_totals(t, dt, how, code, &zero);
 }
 
 void tl_stop(struct testlog *t, uint64_t dt, const char *reason)
 {
+	tl_time(t, dt);
 	tl_byte(t, MT_REC_STOP);
-	tl_uv(t, dt);
 	tl_str(t, reason, strlen(reason));
-	t->time += dt;
 }
 
 void tl_raw(struct testlog *t, const void *p, size_t n)

@@ -16,13 +16,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
 struct testlog;
 
 /* A log with header pid and cmdline (arguments each ended by a NUL). */
 struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len);
 void tl_free(struct testlog *t);
 
-/* Records; dt is added to the time (ns), addresses are absolute. */
+/*
+ * Records; dt is added to the time (ns) with a TIME record first when not 0,
+ * addresses are absolute, and an event by another thread than the current
+ * one gets a SWITCH first. Times are exact (no quantum).
+ */
 void tl_thread(struct testlog *t, uint32_t index, uint32_t tid);
 void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips);
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
@@ -35,7 +41,10 @@ void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
 	       const uint64_t *segs);
 void tl_unload(struct testlog *t, uint64_t dt, uint64_t base);
 void tl_snapshot(struct testlog *t, uint64_t dt, uint32_t index, const char *label);
+/* END with all figures 0 (replay ignores them), or with tot. */
 void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code);
+void tl_end_totals(struct testlog *t, uint64_t dt, unsigned how, int64_t code,
+		   const struct mt_totals *tot);
 void tl_stop(struct testlog *t, uint64_t dt, const char *reason);
 /* Appends raw bytes to the current chunk's records. */
 void tl_raw(struct testlog *t, const void *p, size_t n);
