@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 1) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 2) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
-# in order, time never decreasing; replays live blocks. Prints key=value
+# in order, time never decreasing, TIME > 0, SWITCH to a known thread before
+# any event; replays live blocks and counts END's figures itself
+# (replayed_totals, to compare with end_totals). Prints key=value
 # lines (see the end of main); with -v every record too.
 # Not for: anything but tests.
 import ctypes, struct, sys
@@ -36,7 +38,12 @@ def main():
     st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
               peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0,
-              exe_allocs=0, exe_frees=0, exe_bytes=0)
+              exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0,
+              end_totals=None, replayed_totals=None)
+    # END's figures as the replay defines them (lib/summary.c), counted here
+    tot = dict(allocations=0, frees=0, bytes_allocated=0, peak_bytes=0, peak_blocks=0,
+               peak_time=0)
+    live_bytes = 0
     # exe_*: only blocks whose frame 0 lies in the main program (the first
     # module), i.e. what the program itself asked for, not libc's internals.
     exe_live = {}
@@ -76,11 +83,23 @@ def main():
             nonlocal p
             n = uv(); s = raw[p:p+n]; p += n; return s
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
-        t = 0; addr = 0
+        t = 0; addr = 0; th = None
+        def gone(a):
+            # a block leaves the live set (a free, or an ALLOC over it)
+            nonlocal live_bytes
+            live_bytes -= live.pop(a); tot["frees"] += 1
+        def born(a, size):
+            nonlocal live_bytes
+            if a in live: st["double_allocs"] += 1; gone(a)
+            live[a] = size; live_bytes += size
+            tot["allocations"] += 1; tot["bytes_allocated"] += size
+            if live_bytes > tot["peak_bytes"]:
+                tot["peak_bytes"] = live_bytes; tot["peak_blocks"] = len(live)
+                tot["peak_time"] = t
         while p < len(raw):
             ty = raw[p]; p += 1
             if ty == 1:
-                cs = uv(); t = uv(); addr = 0
+                cs = uv(); t = uv(); addr = 0; th = None
                 assert cs == seq, ("seq", cs, seq)
                 assert t >= lastt
             elif ty == 2:
@@ -92,60 +111,71 @@ def main():
                 st["maxdepth"] = max(st["maxdepth"], n)
                 if verbose: print("STACK", sid, fn, [hex(i) for i in ips])
             elif ty == 3:
-                t += uv(); addr += sv(); size = uv(); sid = uv(); th = uv()
-                assert sid in stacks
+                sid = uv(); size = uv(); addr = (addr + sv()) & 0xffffffffffffffff
+                assert sid in stacks and th is not None
                 alloc_stacks.add(sid)
-                if addr in live: st["double_allocs"] += 1
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
-                live[addr] = size; st["allocs"] += 1; st["bytes"] += size; seq += 1
+                born(addr, size); st["allocs"] += 1; st["bytes"] += size; seq += 1
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
-                t += uv(); addr += sv(); th = uv(); seq += 1
-                if addr in live: del live[addr]; st["frees"] += 1
+                a = (addr + sv()) & 0xffffffffffffffff; seq += 1
+                assert th is not None
+                if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
-                if addr in exe_live: del exe_live[addr]; st["exe_frees"] += 1
-                if verbose: print("FREE", t, hex(addr), th)
+                if a in exe_live: del exe_live[a]; st["exe_frees"] += 1
+                if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
-                t += uv(); addr += sv(); old = addr; addr += sv(); size = uv(); sid = uv(); th = uv(); seq += 1
-                assert sid in stacks
-                if old in live: del live[old]; st["frees"] += 1
+                sid = uv(); size = uv()
+                old = (addr + sv()) & 0xffffffffffffffff; addr = (addr + sv()) & 0xffffffffffffffff
+                seq += 1
+                assert sid in stacks and th is not None
+                if old in live: gone(old); st["frees"] += 1
                 else: st["ignored_frees"] += 1
                 if old in exe_live: del exe_live[old]; st["exe_frees"] += 1
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
-                live[addr] = size; st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
+                born(addr, size); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
             elif ty == 6:
                 idx = uv(); tid = uv()
                 assert idx == st["threads"]; st["threads"] += 1
                 if verbose: print("THREAD", idx, tid)
             elif ty == 7:
-                t += uv(); base = uv(); path = bstr(); bid = bstr(); n = uv()
+                base = uv(); path = bstr(); bid = bstr(); n = uv()
                 segs = [(uv(), uv()) for _ in range(n)]
                 st["modules"] += 1
                 modules.append((path.decode(errors="replace"), base, segs, t))
                 if verbose: print("MODULE", hex(base), path.decode(), bid.hex(), [(hex(a), b) for a, b in segs])
             elif ty == 8:
-                t += uv(); base = uv(); st["unloads"] += 1
+                base = uv(); st["unloads"] += 1
                 unloads.append((base, t))
                 if verbose: print("UNLOAD", hex(base))
             elif ty == 9:
-                t += uv(); idx = uv(); label = bstr(); seq += 1
-                snaps.append((idx, label.decode(), sum(live.values()), len(live)))
+                idx = uv(); label = bstr(); seq += 1
+                snaps.append((idx, label.decode(), live_bytes, len(live)))
                 st["snapshots"] += 1
-                if verbose: print("SNAPSHOT", idx, label, sum(live.values()))
+                if verbose: print("SNAPSHOT", idx, label, live_bytes)
             elif ty == 10:
-                t += uv(); how = uv(); code = sv()
+                how = uv(); code = sv()
                 st["end"] = (how, code)
-                if verbose: print("END", how, code)
+                st["end_totals"] = " ".join(str(uv()) for _ in range(8))
+                # what this decoder counted, in the same order
+                st["replayed_totals"] = " ".join(str(x) for x in (
+                    tot["allocations"], tot["frees"], tot["bytes_allocated"],
+                    tot["peak_bytes"], tot["peak_blocks"], tot["peak_time"],
+                    live_bytes, len(live)))
+                if verbose: print("END", how, code, st["end_totals"])
             elif ty == 11:
-                t += uv(); st["stop"] = bstr().decode()
+                st["stop"] = bstr().decode()
+            elif ty == 12:
+                dt = uv(); assert dt > 0, "TIME 0"; t += dt; st["times"] += 1
+            elif ty == 13:
+                th = uv(); assert th < st["threads"], ("switch", th); st["switches"] += 1
             else:
                 raise ValueError("record type %d" % ty)
             lastt = t
-            cur = sum(live.values()) if len(live) < 1000 else None
-            if cur is not None and cur > st["peak"]: st["peak"] = cur
+            if live_bytes > st["peak"]: st["peak"] = live_bytes
         assert p == len(raw)
-    st["live"] = sum(live.values()); st["live_blocks"] = len(live)
+    st["live"] = live_bytes; st["live_blocks"] = len(live)
     st["exe_live"] = sum(exe_live.values()); st["exe_live_blocks"] = len(exe_live)
     st["cmd"] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
     st["pid"] = pid
