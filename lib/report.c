@@ -64,75 +64,24 @@ struct report {
 
 /* ---- the replays --------------------------------------------------------- */
 
-/* The first replay feeds the aggregator and, when there is one, the series. */
-struct tee {
-	struct mt_replay_ops agg_ops;
-	struct mt_agg *agg;
-	struct mt_series *series;  /* or NULL */
-	struct report *rp;
-};
-
-static int tee_alloc(void *ctx, const struct mt_event *ev)
+static void report_progress(void *ctx, uint64_t done, uint64_t total)
 {
-	struct tee *t = ctx;
+	const struct report *rp = ctx;
 
-	if (t->series)
-		mt_series_on_alloc(t->series, ev);
-	return t->agg_ops.on_alloc(t->agg, ev);
+	if (rp->o->on_progress)
+		rp->o->on_progress(rp->o->progress_ctx, done, total);
 }
 
-static int tee_free(void *ctx, const struct mt_event *ev)
-{
-	struct tee *t = ctx;
-
-	if (t->series)
-		mt_series_on_free(t->series, ev);
-	return t->agg_ops.on_free(t->agg, ev);
-}
-
-static int tee_snapshot(void *ctx, const struct mt_snapshot *s)
-{
-	struct tee *t = ctx;
-
-	if (t->series)
-		mt_series_on_snapshot(t->series, s);
-	return t->agg_ops.on_snapshot(t->agg, s);
-}
-
-static void tee_end(void *ctx, const struct mt_end *e)
-{
-	struct tee *t = ctx;
-
-	if (t->series)
-		mt_series_on_end(t->series, e);
-	t->agg_ops.on_end(t->agg, e);
-}
-
-static void tee_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct tee *t = ctx;
-
-	if (t->rp->o->on_progress)
-		t->rp->o->on_progress(t->rp->o->progress_ctx, done, total);
-}
-
-/* Replays the log into agg (requests already made) and series (or NULL). */
+/*
+ * Replays the log into agg (requests already made) and, beside it, series
+ * (or NULL).
+ */
 static int replay_tee(struct report *rp, struct mt_agg *agg, struct mt_series *series)
 {
 	struct mt_replay_ops ops;
-	struct tee t;
 
-	memset(&ops, 0, sizeof(ops));
-	mt_agg_ops(&t.agg_ops);
-	t.agg = agg;
-	t.series = series;
-	t.rp = rp;
-	ops.on_alloc = tee_alloc;
-	ops.on_free = tee_free;
-	ops.on_snapshot = tee_snapshot;
-	ops.on_end = tee_end;
-	ops.on_progress = tee_progress;
-	return mt_replay_run(rp->r, &ops, &t);
+	mt_agg_ops(&ops);
+	return mt_series_replay_with(series, rp->r, &ops, agg, report_progress, rp);
 }
 
 static int first_pass(struct report *rp, int with_series)

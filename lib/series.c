@@ -229,6 +229,78 @@ void mt_series_on_end(void *ctx, const struct mt_end *end)
 	bucket_at(s, s->end_time);
 }
 
+/* ---- the series beside another consumer --------------------------------- */
+
+struct tee {
+	struct mt_series *s;      /* or NULL */
+	const struct mt_replay_ops *ops;
+	void *ctx;
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+static int tee_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct tee *t = ctx;
+
+	if (t->s)
+		mt_series_on_alloc(t->s, ev);
+	return t->ops->on_alloc ? t->ops->on_alloc(t->ctx, ev) : 0;
+}
+
+static int tee_free(void *ctx, const struct mt_event *ev)
+{
+	struct tee *t = ctx;
+
+	if (t->s)
+		mt_series_on_free(t->s, ev);
+	return t->ops->on_free ? t->ops->on_free(t->ctx, ev) : 0;
+}
+
+static int tee_snapshot(void *ctx, const struct mt_snapshot *snap)
+{
+	struct tee *t = ctx;
+
+	if (t->s)
+		mt_series_on_snapshot(t->s, snap);
+	return t->ops->on_snapshot ? t->ops->on_snapshot(t->ctx, snap) : 0;
+}
+
+static void tee_end(void *ctx, const struct mt_end *end)
+{
+	struct tee *t = ctx;
+
+	if (t->s)
+		mt_series_on_end(t->s, end);
+	if (t->ops->on_end)
+		t->ops->on_end(t->ctx, end);
+}
+
+static void tee_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct tee *t = ctx;
+
+	if (t->progress)
+		t->progress(t->progress_ctx, done, total);
+}
+
+int mt_series_replay_with(struct mt_series *s, struct mt_replay *r,
+			  const struct mt_replay_ops *ops, void *ctx,
+			  void (*progress)(void *ctx, uint64_t done, uint64_t total),
+			  void *progress_ctx)
+{
+	struct tee t = { s, ops, ctx, progress, progress_ctx };
+	struct mt_replay_ops both;
+
+	memset(&both, 0, sizeof(both));
+	both.on_alloc = tee_alloc;
+	both.on_free = tee_free;
+	both.on_snapshot = tee_snapshot;
+	both.on_end = tee_end;
+	both.on_progress = tee_progress;
+	return mt_replay_run(r, &both, &t);
+}
+
 int mt_series_error(const struct mt_series *s)
 {
 	return s->err;

@@ -49,55 +49,6 @@ struct mt_view_data {
 	void *progress_ctx;
 };
 
-/* ---- the load replay: series and aggregator side by side ---------------- */
-
-struct both {
-	struct mt_view_data *d;
-	struct mt_replay_ops agg;
-};
-
-static int both_alloc(void *ctx, const struct mt_event *ev)
-{
-	struct both *b = ctx;
-
-	mt_series_on_alloc(b->d->series, ev);
-	return b->agg.on_alloc(b->d->load, ev);
-}
-
-static int both_free(void *ctx, const struct mt_event *ev)
-{
-	struct both *b = ctx;
-
-	mt_series_on_free(b->d->series, ev);
-	return b->agg.on_free(b->d->load, ev);
-}
-
-static int both_snapshot(void *ctx, const struct mt_snapshot *s)
-{
-	struct both *b = ctx;
-
-	mt_series_on_snapshot(b->d->series, s);
-	return b->agg.on_snapshot(b->d->load, s);
-}
-
-static void both_end(void *ctx, const struct mt_end *e)
-{
-	struct both *b = ctx;
-
-	mt_series_on_end(b->d->series, e);
-	b->agg.on_end(b->d->load, e);
-	b->d->end = *e;
-	b->d->end.stop_reason = NULL;   /* owned by the replay; not kept */
-}
-
-static void both_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct both *b = ctx;
-
-	if (b->d->progress)
-		b->d->progress(b->d->progress_ctx, done, total);
-}
-
 /* ---- the stack source ------------------------------------------------------ */
 
 static const struct mt_stack *src_stack(void *ctx, uint32_t id)
@@ -141,7 +92,6 @@ int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *prog
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
 	struct mt_replay_ops ops;
-	struct both b;
 	int rc;
 
 	*out = NULL;
@@ -163,17 +113,13 @@ int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *prog
 	rc = mt_agg_request(d->load, NULL, 0, 0);
 	if (rc < 0)
 		goto fail;
-	b.d = d;
-	mt_agg_ops(&b.agg);
-	memset(&ops, 0, sizeof(ops));
-	ops.on_alloc = both_alloc;
-	ops.on_free = both_free;
-	ops.on_snapshot = both_snapshot;
-	ops.on_end = both_end;
-	ops.on_progress = both_progress;
-	rc = mt_replay_run(d->r, &ops, &b);
+	/* the load replay: series and aggregator side by side */
+	mt_agg_ops(&ops);
+	rc = mt_series_replay_with(d->series, d->r, &ops, d->load, d->progress, d->progress_ctx);
 	if (rc < 0)
 		goto fail;
+	d->end = *mt_replay_end(d->r);
+	d->end.stop_reason = NULL;   /* owned by the replay; not kept */
 	rc = mt_agg_error(d->load);
 	if (rc == 0)
 		rc = mt_series_error(d->series);
