@@ -315,6 +315,16 @@ static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 	return &a->thr[t];
 }
 
+/* The current cost of a stack; NULL, with the error set, when out of memory. */
+static struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
+{
+	if (profile_grow(&a->cur, (size_t)stack + 1) < 0) {
+		a->err = MT_E_NOMEM;
+		return NULL;
+	}
+	return &a->cur.c[stack];
+}
+
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
@@ -323,11 +333,9 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 
 	if (before_event(a, ev->seq, ev->time_ns))
 		return 1;
-	if (profile_grow(&a->cur, (size_t)ev->stack + 1) < 0) {
-		a->err = MT_E_NOMEM;
+	c = stack_cost(a, ev->stack);
+	if (!c)
 		return 0;
-	}
-	c = &a->cur.c[ev->stack];
 	c->bytes += (int64_t)ev->size;
 	c->blocks++;
 	c->allocs++;
@@ -359,11 +367,9 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 
 	if (before_event(a, ev->seq, ev->time_ns))
 		return 1;
-	if (profile_grow(&a->cur, (size_t)ev->stack + 1) < 0) {
-		a->err = MT_E_NOMEM;
+	c = stack_cost(a, ev->stack);
+	if (!c)
 		return 0;
-	}
-	c = &a->cur.c[ev->stack];
 	c->bytes -= (int64_t)ev->size;
 	c->blocks--;
 	a->live_bytes -= (int64_t)ev->size;
