@@ -241,6 +241,10 @@ int cmd_report(int argc, char **argv)
 		mt_progress_clear(&prog);
 		if (rc == MT_E_NOTFOUND)
 			die("--diff: no such point in %s", file);
+		/* output larger than stdio's buffer fails inside the report */
+		if (rc == MT_E_IO && ferror(out))
+			die("cannot write %s: %s", outpath ? outpath : "standard output",
+			    strerror(errno));
 		if (rc < 0)
 			die("%s: %s", file, mt_strerror(rc));
 	}

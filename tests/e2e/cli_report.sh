@@ -3,7 +3,7 @@
 # (samples/phases.c recorded once; its figures are documented in phases.c
 # and agree with valgrind memcheck): the text and JSON summary, -o, and the
 # errors for a missing file, a file that is not a log, a log cut inside its
-# header and a log cut inside its chunk.
+# header and a log cut inside its chunk, and for a full output device.
 . "$(dirname "$0")/lib.sh"
 [ -x "$MEMTRAIL" ] || mt_skip "memtrail not built"
 mt_need_cmd python3
@@ -132,4 +132,17 @@ d = bytearray(open(sys.argv[1], "rb").read()); d[int(sys.argv[2])] ^= 0xff
 open(sys.argv[3], "wb").write(d)' "$LOG" "$hdr" bad.data
 run "corrupt chunk" 0 "$MEMTRAIL" report --summary bad.data
 same "corrupt chunk warning" e "memtrail: warning: bad.data truncated after 0 events (corrupt log data at offset $hdr)"
+# A full output device: the error names the output, not the log, whether
+# the report fails while it writes (larger than stdio's buffer) or at the end.
+if [ -w /dev/full ]; then
+	for args in "--show-leaks" "" "--format massif"; do
+		# shellcheck disable=SC2086
+		"$MEMTRAIL" report $args "$LOG" >/dev/full 2>e </dev/null
+		rc=$?
+		[ $rc = 1 ] && [ "$(wc -l <e)" -eq 1 ] &&
+			grep -q '^memtrail: error: cannot write standard output: ' e &&
+			mt_ok "report ${args:-(default)} to /dev/full: exit 1, cannot write standard output" ||
+			mt_fail "report ${args:-(default)} to /dev/full: exit $rc, $(cat e)"
+	done
+fi
 mt_finish
