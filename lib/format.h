@@ -44,6 +44,15 @@
  *           in this chunk; 0 at the chunk's start.
  *   thread  the thread index of the events that follow; none at the chunk's
  *           start (an event before the chunk's first SWITCH is corrupt).
+ *   allocated, freed   address histories: the addresses of the chunk's
+ *           ALLOCs (and REALLOCs' new blocks), and of its FREEs (and
+ *           REALLOCs' old blocks), in order; empty at the chunk's start.
+ * ADDR(h) = uv k, then, only when k = 0, sv (address - addr):
+ *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h in
+ *   this chunk (1 = the latest); k beyond the history is corrupt. A block
+ *   freed soon after it was allocated, or allocated where a block was just
+ *   freed (allocators reuse them), costs a small k that repeats, not a
+ *   fresh address.
  * The writer quantizes time (10 us by default): TIME is written only when
  * the quantized clock has moved since the last record, so most events carry
  * no time at all. Events are in true order (log order); times only place
@@ -59,18 +68,20 @@
  *        recorder's own frames are removed, so frame 0 is the return address
  *        in the function that called the entry point. Every frame is a return
  *        address: symbolize ip - 1. "previous ip" starts at 0 for each stack.
- *   0x03 ALLOC        uv stack, uv size, sv (address - addr)
+ *   0x03 ALLOC        uv stack, uv size, ADDR(freed)
  *        A new block of `size` requested bytes at address, by the current
- *        thread; addr becomes address. (stack and size first: a call site
- *        that repeats its size repeats these bytes, which zstd matches.)
- *   0x04 FREE         sv (address - addr)
- *        The block at address is released by the current thread; addr is
- *        unchanged (a block freed soon after it was made costs one byte).
- *        A free of an address that is not live (allocated before recording
- *        began) is ignored by replay.
- *   0x05 REALLOC      uv stack, uv size, sv (old - addr), sv (new - addr)
+ *        thread; addr becomes address, which joins `allocated`. (stack and
+ *        size first: a call site that repeats its size repeats these bytes,
+ *        which zstd matches.)
+ *   0x04 FREE         ADDR(allocated)
+ *        The block at address is released by the current thread; address
+ *        joins `freed`; addr is unchanged. A free of an address that is not
+ *        live (allocated before recording began) is ignored by replay.
+ *   0x05 REALLOC      uv stack, uv size, ADDR(allocated) old, ADDR(freed) new
  *        realloc(old, size) returned new: one free of old and one allocation
- *        of size bytes at new, at the same instant (addr becomes new).
+ *        of size bytes at new, at the same instant. old is decoded and joins
+ *        `freed` before new is decoded (so new == old is k = 1); then new
+ *        joins `allocated` and addr becomes new.
  *        realloc(NULL, n) is written as ALLOC, realloc(p, 0) that frees as FREE.
  *   0x06 THREAD       uv index, uv tid
  *        Thread `index` (0, 1, 2... in order of first event; 0 is the first
@@ -146,6 +157,9 @@ enum mt_record {
 	MT_REC_TIME        = 0x0C,
 	MT_REC_SWITCH      = 0x0D,
 };
+
+/* Addresses an ALLOC or FREE may name by their place in history. */
+#define MT_ADDR_HISTORY       1024
 
 /* The default time quantum of the writer, ns (see TIME). */
 #define MT_TIME_QUANTUM       10000

@@ -264,6 +264,16 @@ static int skip_uv(const uint8_t **p, const uint8_t *end, uint64_t n)
 	return 0;
 }
 
+/* Skips an ADDR field (format.h). */
+static int skip_addr(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t k;
+
+	if (mt_get_uv(p, end, &k) < 0)
+		return -1;
+	return k ? 0 : skip_uv(p, end, 1);
+}
+
 /*
  * Walks the records of one decompressed chunk; fills *out and returns 1
  * when the last one is END, 0 otherwise (or when a record does not decode).
@@ -284,15 +294,16 @@ static int find_end(const uint8_t *p, const uint8_t *end, struct mt_reader_end *
 		found = 0;
 		switch (type) {
 		case MT_REC_FREE:
-			if (skip_uv(&p, end, 1) < 0)
+			if (skip_addr(&p, end) < 0)
 				return 0;
 			break;
 		case MT_REC_ALLOC:
-			if (skip_uv(&p, end, 3) < 0)
+			if (skip_uv(&p, end, 2) < 0 || skip_addr(&p, end) < 0)
 				return 0;
 			break;
 		case MT_REC_REALLOC:
-			if (skip_uv(&p, end, 4) < 0)
+			if (skip_uv(&p, end, 2) < 0 || skip_addr(&p, end) < 0 ||
+			    skip_addr(&p, end) < 0)
 				return 0;
 			break;
 		case MT_REC_TIME:

@@ -81,6 +81,9 @@ struct mt_replay {
 	uint64_t events;
 	uint64_t time;
 	uint64_t addr;
+	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
+	uint64_t hist[2][MT_ADDR_HISTORY];
+	uint64_t nhist[2];
 	uint64_t chunk_off;
 };
 
@@ -551,6 +554,27 @@ static int do_free(struct mt_replay *r, uint64_t addr, uint32_t thread, uint64_t
 	return emit_free(&copy, seq, r->time, thread, realloc, ops, ctx) ? 1 : 0;
 }
 
+/* An ADDR field against history h (format.h); the address joins hist[to]. */
+static int get_addr(struct mt_replay *r, struct cur *c, int h, int to, uint64_t *addr)
+{
+	uint64_t k;
+	int64_t d;
+
+	if (get_uv(c, &k) < 0)
+		return MT_E_CORRUPT;
+	if (k) {
+		if (k > MT_ADDR_HISTORY || k > r->nhist[h])
+			return MT_E_CORRUPT;
+		*addr = r->hist[h][(r->nhist[h] - k) % MT_ADDR_HISTORY];
+	} else {
+		if (get_sv(c, &d) < 0)
+			return MT_E_CORRUPT;
+		*addr = r->addr + (uint64_t)d;
+	}
+	r->hist[to][r->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
+	return 0;
+}
+
 /*
  * Decodes one chunk. Returns 0, 1 if a callback stopped the replay, or a
  * negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
@@ -561,7 +585,7 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	struct cur c = { data, data + len };
 	const uint8_t *last_progress = data;
 	uint64_t seq, t, dt, size, a, tot[MT_END_TOTALS_N];
-	int64_t d1, d2;
+	int64_t d1;
 	uint32_t stack, thread = UINT32_MAX, index;
 	const uint8_t *s;
 	size_t slen, i;
@@ -572,22 +596,22 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		return MT_E_CORRUPT;
 	r->time = t;
 	r->addr = 0;
+	r->nhist[0] = r->nhist[1] = 0;
 	while (c.p < c.end && !stop) {
 		uint8_t type = *c.p++;
 
 		switch (type) {
 		case MT_REC_ALLOC:
 			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_uv(&c, &size) < 0 || get_sv(&c, &d1) < 0 ||
+			    get_uv(&c, &size) < 0 || get_addr(r, &c, 1, 0, &r->addr) < 0 ||
 			    thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			r->addr += (uint64_t)d1;
 			stop = err = do_alloc(r, r->addr, size, stack, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_FREE:
-			if (get_sv(&c, &d1) < 0 || thread == UINT32_MAX)
+			if (get_addr(r, &c, 0, 1, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			stop = err = do_free(r, r->addr + (uint64_t)d1, thread, r->events++, 0, ops, ctx);
+			stop = err = do_free(r, a, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_TIME:
 			if (get_uv(&c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
@@ -600,11 +624,9 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			break;
 		case MT_REC_REALLOC:
 			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_uv(&c, &size) < 0 || get_sv(&c, &d1) < 0 || get_sv(&c, &d2) < 0 ||
-			    thread == UINT32_MAX)
+			    get_uv(&c, &size) < 0 || get_addr(r, &c, 0, 1, &a) < 0 ||
+			    get_addr(r, &c, 1, 0, &r->addr) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			a = r->addr + (uint64_t)d1;
-			r->addr += (uint64_t)d2;
 			seq = r->events++;
 			stop = do_free(r, a, thread, seq, 1, ops, ctx);
 			err = do_alloc(r, r->addr, size, stack, thread, seq, 1, ops, ctx);

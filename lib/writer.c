@@ -28,6 +28,23 @@
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
 
+/*
+ * One address history: n addresses were put since the writer began, the
+ * chunk's first at number base; the last MT_ADDR_HISTORY are in ring. The
+ * direct-mapped index finds an address's latest number (a collision only
+ * costs a miss: any k that names the address decodes right).
+ */
+#define HIST_INDEX     (4 * MT_ADDR_HISTORY)
+struct hist_slot {
+	uint64_t addr;
+	uint64_t num;
+};
+struct history {
+	uint64_t n, base;
+	uint64_t ring[MT_ADDR_HISTORY];
+	struct hist_slot index[HIST_INDEX];
+};
+
 struct mt_writer {
 	int fd;
 	int err;
@@ -62,6 +79,9 @@ struct mt_writer {
 	uint64_t time;         /* delta state: the log's current (quantized) time */
 	uint64_t addr;         /* delta state: last ALLOC / REALLOC new address */
 	uint32_t thread;       /* delta state: current thread, NO_THREAD at chunk start */
+	/* Address histories (format.h ADDRESS HISTORY): [0] the addresses
+	 * allocated, [1] the addresses freed. */
+	struct history hist[2];
 	uint64_t written;
 };
 
@@ -289,6 +309,8 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->time = tq;
 		w->addr = 0;
 		w->thread = NO_THREAD;
+		w->hist[0].base = w->hist[0].n;
+		w->hist[1].base = w->hist[1].n;
 	} else if (tq != w->time) {
 		uint8_t *p = w->raw + w->used;
 		*p++ = MT_REC_TIME;
@@ -310,9 +332,35 @@ static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thre
 	return p;
 }
 
-static inline size_t put_addr(const struct mt_writer *w, uint8_t *p, uint64_t addr)
+static inline size_t hist_slot_of(uint64_t addr)
 {
-	return mt_put_sv(p, (int64_t)(addr - w->addr));
+	return (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (HIST_INDEX - 1);
+}
+
+static inline void hist_put(struct history *h, uint64_t addr)
+{
+	struct hist_slot *s = &h->index[hist_slot_of(addr)];
+
+	h->ring[h->n % MT_ADDR_HISTORY] = addr;
+	s->addr = addr;
+	s->num = h->n++;
+}
+
+/*
+ * An address field: uv k when addr is the k-th latest address of history h
+ * in this chunk (1 = the latest), else uv 0 then sv (addr - w->addr).
+ */
+static inline uint8_t *put_addr(const struct mt_writer *w, uint8_t *p,
+				const struct history *h, uint64_t addr)
+{
+	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
+
+	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
+		p += mt_put_uv(p, h->n - s->num);
+		return p;
+	}
+	*p++ = 0;
+	return p + mt_put_sv(p, (int64_t)(addr - w->addr));
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -350,14 +398,15 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_ALLOC;
 	p += mt_put_uv(p, stack);
 	p += mt_put_uv(p, size);
-	p += put_addr(w, p, addr);
+	p = put_addr(w, p, &w->hist[1], addr);
+	hist_put(&w->hist[0], addr);
 	w->addr = addr;
 	END_RECORD(w, p);
 	w->events++;
@@ -366,12 +415,13 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 
 int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
-	p += put_addr(w, p, addr);
+	p = put_addr(w, p, &w->hist[0], addr);
+	hist_put(&w->hist[1], addr);
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -380,15 +430,17 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
 		      uint64_t size, uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 6 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_REALLOC;
 	p += mt_put_uv(p, stack);
 	p += mt_put_uv(p, size);
-	p += put_addr(w, p, old_addr);
-	p += put_addr(w, p, new_addr);
+	p = put_addr(w, p, &w->hist[0], old_addr);
+	hist_put(&w->hist[1], old_addr);
+	p = put_addr(w, p, &w->hist[1], new_addr);
+	hist_put(&w->hist[0], new_addr);
 	w->addr = new_addr;
 	END_RECORD(w, p);
 	w->events++;

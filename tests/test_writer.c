@@ -100,6 +100,7 @@ struct rec {
 	char str[64];
 	size_t slen;
 	uint64_t ips[8];
+	uint64_t k[2];            /* k of the ADDR fields (format.h), in order */
 };
 
 struct chunk {
@@ -136,10 +137,33 @@ static int64_t sv(const uint8_t **p, const uint8_t *end)
  * state (counted in ntime / nswitch): every record gets the time then
  * current, every event (r->d) the thread then current.
  */
+/* Address histories of a chunk (format.h): [0] allocated, [1] freed. */
+static uint64_t hist[2][1 << 16];
+static uint64_t nhist[2];
+static uint64_t last_k[2];    /* the k of a record's address fields */
+static unsigned nk;
+
+/* An ADDR field against history h; the address then joins history to. */
+static uint64_t addr_field(const uint8_t **p, const uint8_t *end, int h, int to, uint64_t addr)
+{
+	uint64_t k = uv(p, end), a;
+	last_k[nk++ % 2] = k;
+	if (k) {
+		assert_true(k <= MT_ADDR_HISTORY && k <= nhist[h]);
+		a = hist[h][nhist[h] - k];
+	} else {
+		a = addr + (uint64_t)sv(p, end);
+	}
+	assert_true(nhist[to] < (1 << 16));
+	hist[to][nhist[to]++] = a;
+	return a;
+}
+
 static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 {
 	const uint8_t *p = raw, *end = raw + u;
 	uint64_t time = 0, addr = 0, thread = UINT64_MAX;
+	nhist[0] = nhist[1] = 0;
 	ch->recs = calloc(u, sizeof(struct rec));   /* >= one byte per record */
 	assert_non_null(ch->recs);
 	assert_int_equal(*p, MT_REC_CHUNK_BEGIN);
@@ -182,21 +206,21 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			assert_true(thread != UINT64_MAX);
 			r->c = uv(&p, end);
 			r->b = uv(&p, end);
-			addr += (uint64_t)sv(&p, end);
+			addr = addr_field(&p, end, 1, 0, addr);
 			r->a = addr;
 			r->d = thread;
 			break;
 		case MT_REC_FREE:
 			assert_true(thread != UINT64_MAX);
-			r->a = addr + (uint64_t)sv(&p, end);
+			r->a = addr_field(&p, end, 0, 1, addr);
 			r->d = thread;
 			break;
 		case MT_REC_REALLOC:
 			assert_true(thread != UINT64_MAX);
 			r->c = uv(&p, end);
 			r->b = uv(&p, end);
-			r->a = addr + (uint64_t)sv(&p, end);
-			addr += (uint64_t)sv(&p, end);
+			r->a = addr_field(&p, end, 0, 1, addr);
+			addr = addr_field(&p, end, 1, 0, addr);
 			r->e = addr;
 			r->d = thread;
 			break;
@@ -246,6 +270,11 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			fail_msg("unknown record type %d", r->type);
 		}
 		r->time = time;
+		if (r->type == MT_REC_ALLOC || r->type == MT_REC_FREE || r->type == MT_REC_REALLOC) {
+			r->k[0] = last_k[r->type == MT_REC_REALLOC ? 0 : (nk - 1) % 2];
+			r->k[1] = r->type == MT_REC_REALLOC ? last_k[1] : 0;
+			nk = 0;
+		}
 		assert_true(p <= end);
 	}
 }
@@ -430,11 +459,11 @@ static void test_chunk_size_limit(void **state)
 	mt_writer_free(w);
 
 	decode(f, &d);
-	/* ALLOC is type, stack, size (1 byte below 128, else 2) and an address
-	 * delta of 1 byte (the first: 3); FREE at the last ALLOC's address is
-	 * 2 bytes: 128 * 4 + 4,872 * 5 + 2 + 5,000 * 2 = 34,874 bytes cannot
-	 * fit in fewer than 9 chunks of 4,096. */
-	assert_true(d.nchunks >= 9);
+	/* ALLOC is type, stack, size (1 byte below 128, else 2), k = 0 and an
+	 * address delta of 1 byte (the first: 3); FREE of the latest ALLOC is
+	 * type and k = 1: 128 * 5 + 4,872 * 6 + 2 + 5,000 * 2 = 39,874 bytes
+	 * cannot fit in fewer than 10 chunks of 4,096. */
+	assert_true(d.nchunks >= 10);
 	uint64_t events = 0, last_time = 0;
 	for (int c = 0; c < d.nchunks; c++) {
 		struct chunk *ch = &d.chunks[c];
@@ -500,6 +529,61 @@ static void test_time_quantum(void **state)
 	assert_int_equal(ch->ntime, 3);
 	/* Thread runs: 0, 1, 0, 2. */
 	assert_int_equal(ch->nswitch, 4);
+	free_decoded(&d);
+}
+
+/*
+ * Address histories: a free names the k-th latest allocated address, an
+ * allocation the k-th latest freed one, a realloc both (its old block
+ * joins the freed history first); anything else, or anything from an
+ * earlier chunk, is k = 0 and a delta.
+ */
+static void test_addr_history(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 1, 0, 0), 0);        /* 1: k 0 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xb000, 1, 0, 0), 0);        /* 2: k 0 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xc000, 1, 0, 0), 0);        /* 3: k 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 0), 0);         /* 4: k 3 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 1, 0, 0), 0);        /* 5: k 1 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0x9990, 0), 0);         /* 6: k 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xc000, 0), 0);         /* 7: k 2 */
+	/* old 0xb000 is the 3rd latest allocated; it then is the latest
+	 * freed, new 0xc000 the 2nd latest freed. */
+	assert_int_equal(mt_writer_realloc(w, 0, 0xb000, 0xc000, 9, 0, 0), 0);   /* 8 */
+	assert_int_equal(mt_writer_realloc(w, 0, 0xc000, 0xc000, 10, 0, 0), 0);  /* 9: 1, 1 */
+	assert_int_equal(mt_writer_flush(w), 0);
+	/* A new chunk starts with empty histories. */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 0), 0);         /* k 0 */
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 2);
+	struct rec *r = d.chunks[0].recs;
+	static const uint64_t want_k[9][2] = {
+		{ 0, 0 }, { 0, 0 }, { 0, 0 }, { 3, 0 }, { 1, 0 }, { 0, 0 }, { 2, 0 },
+		{ 3, 2 }, { 1, 1 },
+	};
+	static const uint64_t want_a[9] = {
+		0xa000, 0xb000, 0xc000, 0xa000, 0xa000, 0x9990, 0xc000, 0xb000, 0xc000,
+	};
+	assert_int_equal(d.chunks[0].nrec, 2 + 9);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(r[2 + i].k[0], want_k[i][0]);
+		assert_int_equal(r[2 + i].k[1], want_k[i][1]);
+		assert_true(r[2 + i].a == want_a[i]);
+	}
+	assert_true(r[9].e == 0xc000 && r[10].e == 0xc000);
+	assert_int_equal(d.chunks[1].recs[1].type, MT_REC_FREE);
+	assert_int_equal(d.chunks[1].recs[1].k[0], 0);
+	assert_true(d.chunks[1].recs[1].a == 0xa000);
 	free_decoded(&d);
 }
 
@@ -649,6 +733,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_quantum, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_addr_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),

@@ -20,6 +20,10 @@ struct testlog {
 	struct tl_buf file, chunk;
 	uint64_t time, addr, events;
 	uint32_t thread;           /* current thread (SWITCH state) */
+	/* Address histories of the chunk: [0] allocated, [1] freed (all of
+	 * them; the encoder searches them, latest first). */
+	uint64_t *hist[2];
+	size_t nhist[2], histcap[2];
 	int has_thread;            /* 0 at a chunk's start */
 	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
 	size_t *offsets;
@@ -72,6 +76,7 @@ static void tl_begin(struct testlog *t)
 	t->chunk.len = 0;
 	t->addr = 0;
 	t->has_thread = 0;
+	t->nhist[0] = t->nhist[1] = 0;
 	tl_byte(t, MT_REC_CHUNK_BEGIN);
 	tl_uv(t, t->events);
 	tl_uv(t, t->time);
@@ -105,6 +110,8 @@ void tl_free(struct testlog *t)
 	free(t->file.p);
 	free(t->chunk.p);
 	free(t->offsets);
+	free(t->hist[0]);
+	free(t->hist[1]);
 	free(t);
 }
 
@@ -151,6 +158,29 @@ static void tl_switch(struct testlog *t, uint32_t thread)
 	t->has_thread = 1;
 }
 
+/* An ADDR field against history h (format.h); addr then joins history to. */
+static void tl_addr(struct testlog *t, int h, int to, uint64_t addr)
+{
+	size_t k;
+
+	for (k = 1; k <= t->nhist[h] && k <= MT_ADDR_HISTORY; k++)
+		if (t->hist[h][t->nhist[h] - k] == addr)
+			break;
+	if (k <= t->nhist[h] && k <= MT_ADDR_HISTORY) {
+		tl_uv(t, k);
+	} else {
+		tl_uv(t, 0);
+		tl_sv(t, (int64_t)(addr - t->addr));
+	}
+	if (t->nhist[to] == t->histcap[to]) {
+		t->histcap[to] = t->histcap[to] ? 2 * t->histcap[to] : 256;
+		t->hist[to] = realloc(t->hist[to], t->histcap[to] * sizeof(uint64_t));
+		if (!t->hist[to])
+			abort();
+	}
+	t->hist[to][t->nhist[to]++] = addr;
+}
+
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	      uint32_t stack, uint32_t thread)
 {
@@ -159,7 +189,7 @@ void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	tl_byte(t, MT_REC_ALLOC);
 	tl_uv(t, stack);
 	tl_uv(t, size);
-	tl_sv(t, (int64_t)(addr - t->addr));
+	tl_addr(t, 1, 0, addr);
 	t->addr = addr;
 	t->events++;
 }
@@ -169,7 +199,7 @@ void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t threa
 	tl_time(t, dt);
 	tl_switch(t, thread);
 	tl_byte(t, MT_REC_FREE);
-	tl_sv(t, (int64_t)(addr - t->addr));
+	tl_addr(t, 0, 1, addr);
 	t->events++;
 }
 
@@ -181,8 +211,8 @@ void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_
 	tl_byte(t, MT_REC_REALLOC);
 	tl_uv(t, stack);
 	tl_uv(t, size);
-	tl_sv(t, (int64_t)(old_addr - t->addr));
-	tl_sv(t, (int64_t)(new_addr - t->addr));
+	tl_addr(t, 0, 1, old_addr);
+	tl_addr(t, 1, 0, new_addr);
 	t->addr = new_addr;
 	t->events++;
 }

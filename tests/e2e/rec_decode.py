@@ -84,6 +84,16 @@ def main():
             n = uv(); s = raw[p:p+n]; p += n; return s
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
         t = 0; addr = 0; th = None
+        hist = ([], [])   # address histories: allocated, freed
+        def addr_field(h, to):
+            k = uv()
+            if k:
+                assert k <= 1024 and k <= len(hist[h]), ("history", k)
+                a = hist[h][-k]
+            else:
+                a = (addr + sv()) & 0xffffffffffffffff
+            hist[to].append(a)
+            return a
         def gone(a):
             # a block leaves the live set (a free, or an ALLOC over it)
             nonlocal live_bytes
@@ -111,14 +121,14 @@ def main():
                 st["maxdepth"] = max(st["maxdepth"], n)
                 if verbose: print("STACK", sid, fn, [hex(i) for i in ips])
             elif ty == 3:
-                sid = uv(); size = uv(); addr = (addr + sv()) & 0xffffffffffffffff
+                sid = uv(); size = uv(); addr = addr_field(1, 0)
                 assert sid in stacks and th is not None
                 alloc_stacks.add(sid)
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size); st["allocs"] += 1; st["bytes"] += size; seq += 1
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
-                a = (addr + sv()) & 0xffffffffffffffff; seq += 1
+                a = addr_field(0, 1); seq += 1
                 assert th is not None
                 if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
@@ -126,7 +136,7 @@ def main():
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
                 sid = uv(); size = uv()
-                old = (addr + sv()) & 0xffffffffffffffff; addr = (addr + sv()) & 0xffffffffffffffff
+                old = addr_field(0, 1); addr = addr_field(1, 0)
                 seq += 1
                 assert sid in stacks and th is not None
                 if old in live: gone(old); st["frees"] += 1
