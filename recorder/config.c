@@ -1,7 +1,8 @@
 /*
  * config.c - the recorder's settings from MEMTRAIL_* environment variables,
  * the expansion of the output path, and the removal of libmemtrail.so from
- * LD_PRELOAD so that exec'd children are not recorded.
+ * LD_PRELOAD so that exec'd children are not recorded (unless following
+ * children: see children.c).
  *
  * Nothing here allocates: the recorder may be configured from inside the
  * program's first malloc call, possibly before libc has set up environ (then
@@ -208,6 +209,8 @@ void mt_config_read(struct mt_config *cfg)
 		s = "memtrail.data";
 	if (mt_config_expand(s, cfg->output, sizeof(cfg->output)) < 0)
 		cfg->output[0] = '\0';
+	/* MEMTRAIL_FOLLOW_CHILDREN, and then this process's own file. */
+	mt_children_config(cfg);
 }
 
 /* Is the LD_PRELOAD entry [s, s+len) this library? */

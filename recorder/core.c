@@ -22,11 +22,11 @@
  * Not for: the hooks themselves (hooks.c), table internals (tables.c),
  * module scanning (modules.c), settings (config.c).
  *
- * Follow-children, when added: in the fork child handler open FILE.<pid>,
- * new writer + header, ++S.gen (thread indexes restart), reset the stack
- * table and re-emit modules; also empty the live table and zero S.tot, or
- * END's figures would count frees of the parent's blocks that the child's
- * log never allocated; the rest stays as is.
+ * Following children (children.c decides the files): a forked child drops
+ * the parent's session (its buffered records, stacks, live blocks, END's
+ * totals) and opens its own log, FILE.<pid>, with a fresh header, module
+ * map and thread numbering; blocks it inherited are not in its live table,
+ * so their frees are not events. An exec'd program starts its own log.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -661,6 +661,8 @@ static void fork_prepare(void)
 {
 	mt_tls.guard++;
 	pthread_mutex_lock(&mod_lock);
+	/* After mod_lock: a scan holds it while in dl_iterate_phdr. */
+	mt_children_fork_prepare();
 	pthread_mutex_lock(&log_lock);
 	pthread_mutex_lock(&io_lock);
 }
@@ -669,19 +671,68 @@ static void fork_parent(void)
 {
 	pthread_mutex_unlock(&io_lock);
 	pthread_mutex_unlock(&log_lock);
+	mt_children_fork_parent();
 	pthread_mutex_unlock(&mod_lock);
 	mt_tls.guard--;
 }
 
+static int open_log(void);
+static void start_helper(void);
+
+/*
+ * Following children, in a forked child (only this thread left, guard
+ * held): the parent's session is dropped without writing anything and the
+ * child's own begins, as if the program had started here.
+ */
+static void child_restart(void)
+{
+	struct mt_writer *w = S.w;
+
+	mt_rec_active = 0;
+	close(S.fd);
+	S.fd = -1;
+	S.w = NULL;
+	mt_writer_free(w);
+	mt_stacks_free(S.stacks);
+	mt_live_free(S.live);
+	mt_modules_free(S.mods);
+	S.stacks = NULL;
+	S.live = NULL;
+	S.mods = NULL;
+	S.gen++;              /* every thread index belongs to the parent's log */
+	S.nthreads = 0;
+	S.nsnap = 0;
+	S.prev_live = 0;
+	memset(&S.tot, 0, sizeof(S.tot));
+	S.said = 0;
+	S.mod_dirty = 0;
+	S.helper_on = 0;      /* threads do not survive a fork */
+	S.t0 = mono_ns();
+	clock_init();
+	if (mt_children_fork_output(S.cfg.output, sizeof(S.cfg.output)) < 0) {
+		mt_say("output path too long; child not recorded", NULL);
+		return;
+	}
+	if (open_log() < 0)
+		return;
+	if (S.cfg.snapshot_signal || S.cfg.snapshot_interval_ns)
+		start_helper();
+}
+
 static void fork_child(void)
 {
-	/* The child stops at once and leaves the parent's file alone: the
-	 * buffered records are the parent's, so they are dropped. */
+	/* The child leaves the parent's file alone: the buffered records
+	 * are the parent's, so they are dropped. It stops at once, or, when
+	 * following children, records into a file of its own. */
 	pthread_mutex_t fresh = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 	log_lock = fresh;
 	pthread_mutex_init(&mod_lock, NULL);
 	pthread_mutex_init(&io_lock, NULL);
-	if (mt_rec_active) {
+	mt_children_fork_child();
+	S.pid = getpid();
+	if (mt_rec_active && S.cfg.follow) {
+		child_restart();
+	} else if (mt_rec_active) {
 		mt_rec_active = 0;
 		if (S.fd >= 0)
 			close(S.fd);
@@ -848,31 +899,20 @@ static void load_unwinder(void)
 	mt_backtrace = bt;
 }
 
-static void start(void)
+/*
+ * Opens S.cfg.output and begins the log there: header, module map. Returns
+ * 0 recording, or -1 (said why) not recording.
+ */
+static int open_log(void)
 {
 	struct timespec rt;
 	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL };
 
-	S.gen = 1;
-	S.pid = getpid();
-	mt_config_read(&S.cfg);
-	mt_rec_depth = S.cfg.depth;
-	S.t0 = mono_ns();
-	clock_init();
 	clock_gettime(CLOCK_REALTIME, &rt);
-	if (mt_modules_text_of((const void *)start, &mt_self_lo, &mt_self_hi) < 0) {
-		mt_say("cannot find its own code; not recording", NULL);
-		return;
-	}
-	load_unwinder();
-	if (!S.cfg.output[0]) {
-		mt_say("output path too long; not recording", NULL);
-		return;
-	}
 	S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (S.fd < 0) {
 		mt_say("cannot open ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
-		return;
+		return -1;
 	}
 	move_fd_high();
 	S.stacks = mt_stacks_new();
@@ -896,10 +936,31 @@ static void start(void)
 		goto fail;
 	}
 	mt_rec_active = 1;
-	return;
+	return 0;
 fail:
 	close(S.fd);
 	S.fd = -1;
+	return -1;
+}
+
+static void start(void)
+{
+	S.gen = 1;
+	S.pid = getpid();
+	mt_config_read(&S.cfg);
+	mt_rec_depth = S.cfg.depth;
+	S.t0 = mono_ns();
+	clock_init();
+	if (mt_modules_text_of((const void *)start, &mt_self_lo, &mt_self_hi) < 0) {
+		mt_say("cannot find its own code; not recording", NULL);
+		return;
+	}
+	load_unwinder();
+	if (!S.cfg.output[0]) {
+		mt_say("output path too long; not recording", NULL);
+		return;
+	}
+	open_log();
 }
 
 static int init_state;   /* 0: not started, 1: starting, 2: done */
@@ -927,7 +988,10 @@ __attribute__((constructor)) static void mt_ctor(void)
 {
 	mt_rec_init();
 	mt_tls.guard++;
-	mt_config_strip_preload();
+	if (S.cfg.follow)
+		mt_children_publish();   /* and LD_PRELOAD stays */
+	else
+		mt_config_strip_preload();
 	if (mt_rec_active) {
 		on_exit(on_exit_cb, NULL);
 		pthread_atfork(fork_prepare, fork_parent, fork_child);

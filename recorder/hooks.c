@@ -2,7 +2,8 @@
  * hooks.c - the entry points libmemtrail.so exports in place of the C
  * library's and libstdc++'s: the allocator (malloc ... pvalloc,
  * malloc_usable_size), every C++ operator new/delete, the exec family,
- * _exit/_Exit, dlclose, and sigaction/signal (to hide our handlers).
+ * _exit/_Exit, dlclose, dl_iterate_phdr (see children.c), and
+ * sigaction/signal (to hide our handlers).
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
@@ -19,6 +20,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -91,7 +93,7 @@ static size_t boot_size(const void *p)
  * such a child, which shares our memory, never runs dlsym.
  */
 static void *real_execve, *real_execv, *real_execvp, *real_execvpe, *real_fexecve,
-	*real_execveat, *real_exit, *real_Exit;
+	*real_execveat, *real_exit, *real_Exit, *real_dl_iterate;
 
 void mt_hooks_resolve(void)
 {
@@ -117,6 +119,7 @@ void mt_hooks_resolve(void)
 	real_execveat = dlsym(RTLD_NEXT, "execveat");
 	real_exit = dlsym(RTLD_NEXT, "_exit");
 	real_Exit = dlsym(RTLD_NEXT, "_Exit");
+	real_dl_iterate = dlsym(RTLD_NEXT, "dl_iterate_phdr");
 	mt_real = r;
 }
 
@@ -601,22 +604,32 @@ MT_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t al, const voi
  * Each exec flushes the log and writes END(EXEC) first, holding the log lock
  * through the call. If the exec fails, the END chunk is cut off the file
  * again and recording goes on as before (core.c mt_rec_exec_failed).
+ * When following children, the new program gets MEMTRAIL_IMAGE in its
+ * environment (children.c): the calls without an environment become the
+ * ones with environ, and env_ is a copy of it with that variable on the
+ * stack. A vfork child execs untouched (it may not touch our state).
  */
 typedef int (*execve_t)(const char *, char *const[], char *const[]);
 typedef int (*execv_t)(const char *, char *const[]);
 typedef int (*fexecve_t)(int, char *const[], char *const[]);
 typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 
-#define EXEC_HOOK(call)                                 \
+#define EXEC_HOOK(call, envp)                           \
 	do {                                            \
+		char *const *env_ = (envp);             \
+		char **buf_ = NULL;                     \
 		if (!real) {                            \
 			errno = ENOSYS;                 \
 			return -1;                      \
 		}                                       \
 		if (mt_rec_foreign())                   \
 			return call;                    \
+		if (mt_children_following())            \
+			buf_ = __builtin_alloca(mt_children_env_slots(env_) * sizeof(char *)); \
 		mt_tls.guard++;                         \
 		mt_rec_exec_begin();                    \
+		if (buf_)                               \
+			env_ = mt_children_env(env_, buf_); \
 		int r_ = call;                          \
 		int e_ = errno;                         \
 		mt_rec_exec_failed();                   \
@@ -628,19 +641,29 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
 	execve_t real = (execve_t)next_sym(&real_execve, "execve");
-	EXEC_HOOK(real(path, argv, envp));
+	EXEC_HOOK(real(path, argv, env_), envp);
+}
+
+static int do_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	execve_t real = (execve_t)next_sym(&real_execvpe, "execvpe");
+	EXEC_HOOK(real(file, argv, env_), envp);
 }
 
 static int do_execv(const char *path, char *const argv[])
 {
 	execv_t real = (execv_t)next_sym(&real_execv, "execv");
-	EXEC_HOOK(real(path, argv));
+	if (mt_children_following())
+		return do_execve(path, argv, environ);
+	EXEC_HOOK(real(path, argv), NULL);
 }
 
 static int do_execvp(const char *file, char *const argv[])
 {
 	execv_t real = (execv_t)next_sym(&real_execvp, "execvp");
-	EXEC_HOOK(real(file, argv));
+	if (mt_children_following())
+		return do_execvpe(file, argv, environ);
+	EXEC_HOOK(real(file, argv), NULL);
 }
 
 MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -660,21 +683,20 @@ MT_EXPORT int execvp(const char *file, char *const argv[])
 
 MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execve_t real = (execve_t)next_sym(&real_execvpe, "execvpe");
-	EXEC_HOOK(real(file, argv, envp));
+	return do_execvpe(file, argv, envp);
 }
 
 MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	fexecve_t real = (fexecve_t)next_sym(&real_fexecve, "fexecve");
-	EXEC_HOOK(real(fd, argv, envp));
+	EXEC_HOOK(real(fd, argv, env_), envp);
 }
 
 MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 		       int flags)
 {
 	execveat_t real = (execveat_t)next_sym(&real_execveat, "execveat");
-	EXEC_HOOK(real(dirfd, path, argv, envp, flags));
+	EXEC_HOOK(real(dirfd, path, argv, env_, flags), envp);
 }
 
 /* Counts the variadic arguments after arg0 up to the NULL. */
@@ -802,6 +824,25 @@ MT_EXPORT void _Exit(int status)
 }
 
 /* ---- dynamic loading ------------------------------------------------------------------ */
+
+/*
+ * dl_iterate_phdr passes through; when following children it holds
+ * children.c's read lock, which a fork waits for (glibc does not reset the
+ * loader's lock in a forked child, and libunwind calls this on every stack
+ * it has not seen yet).
+ */
+typedef int (*dl_iterate_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+
+MT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	dl_iterate_t real = (dl_iterate_t)next_sym(&real_dl_iterate, "dl_iterate_phdr");
+	if (!real)
+		return 0;
+	mt_children_dl_enter();
+	int r = real(cb, data);
+	mt_children_dl_leave();
+	return r;
+}
 
 /*
  * dlopen is not hooked: glibc resolves a relative name with the RUNPATH

@@ -12,6 +12,8 @@
  *              live blocks (address -> size), the mmap allocator.
  *   modules.c  the module map (dl_iterate_phdr, build-ids).
  *   config.c   MEMTRAIL_* settings and the output path.
+ *   children.c following children: each process's file, the environment
+ *              of an exec, the fork lock around dl_iterate_phdr.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -171,7 +173,8 @@ struct mt_config {
 	unsigned depth;
 	int snapshot_signal;      /* 0: none */
 	uint64_t snapshot_interval_ns; /* 0: none */
-	char output[4096];        /* expanded path */
+	char output[4096];        /* expanded path: this process's own file */
+	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
 };
 
 /* An environment variable, also before libc set up environ. */
@@ -184,6 +187,34 @@ int mt_config_signal(const char *s);
 int mt_config_expand(const char *pattern, char *out, size_t outlen);
 /* Removes libmemtrail.so from LD_PRELOAD in environ, in place. */
 void mt_config_strip_preload(void);
+
+/* ---- children.c ----------------------------------------------------------- */
+
+/*
+ * Reads MEMTRAIL_FOLLOW_CHILDREN (sets cfg->follow) and, when following,
+ * replaces cfg->output (FILE on entry) by this process's own file: FILE for
+ * the root, FILE.<pid>, or FILE.<pid>.<k> for image k after an exec.
+ */
+void mt_children_config(struct mt_config *cfg);
+/* Following children? */
+int mt_children_following(void);
+/* Constructor, environ ready: MEMTRAIL_ROOT_PID and the resolved
+ * MEMTRAIL_OUTPUT for descendants (guard held: putenv allocates). */
+void mt_children_publish(void);
+/* In a forked child: its file, FILE.<pid>, into out; 0 or -1 if too long. */
+int mt_children_fork_output(char *out, size_t len);
+/* Slots mt_children_env needs for envp (entries, ours, the NULL). */
+size_t mt_children_env_slots(char *const envp[]);
+/* envp plus MEMTRAIL_IMAGE=<pid>.<k+1> for an exec, built in buf; call
+ * with the log lock held (the string is static). */
+char **mt_children_env(char *const envp[], char **buf);
+/* Around every dl_iterate_phdr call; no-ops unless following. */
+void mt_children_dl_enter(void);
+void mt_children_dl_leave(void);
+/* Fork handlers: a fork waits until no thread is in dl_iterate_phdr. */
+void mt_children_fork_prepare(void);
+void mt_children_fork_parent(void);
+void mt_children_fork_child(void);
 
 /* The in-program API's entry point (include/memtrail.h binds to it). */
 void memtrail_snapshot_impl(const char *label);
