@@ -9,11 +9,13 @@
  * exec fails it sends errno after the path. The parent forwards SIGINT,
  * SIGTERM, SIGHUP and SIGQUIT when they were sent to it alone (a terminal's
  * Ctrl-C already reaches the whole process group), and exits with the
- * program's status.
+ * program's status. With --follow-children it also lists the children's
+ * logs FILE.<pid> after its closing line.
  *
  * Not here: the recording itself (recorder/), the summary figures
  * (lib/summary.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,8 +38,9 @@
 #include "util.h"
 
 const char cmd_record_usage[] =
-	"usage: memtrail record [-o FILE] [--depth N] [--snapshot-signal SIG]\n"
-	"                       [--snapshot-interval SECONDS] [--] PROGRAM [ARGS...]\n"
+	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
+	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
+	"                       [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
 	"to FILE (default memtrail.data) and exits with PROGRAM's exit status.\n"
@@ -46,15 +49,22 @@ const char cmd_record_usage[] =
 	"                           %n smallest counter whose file does not exist,\n"
 	"                           %% a percent sign\n"
 	"  --depth N                frames kept per stack, 1 to 256 (default 64)\n"
+	"  --follow-children        record every forked or exec'd child too, each\n"
+	"                           into FILE.PID (FILE.PID.K for the K-th program\n"
+	"                           a process execs); after the closing line, one\n"
+	"                           line per child log, in the order they began:\n"
+	"                           memtrail: child PID (PROGRAM): N allocations, ...,\n"
+	"                           FILE.PID written (SIZE)\n"
 	"  --snapshot-signal SIG    take a snapshot on signal SIG (e.g. USR2)\n"
 	"  --snapshot-interval S    take a snapshot every S seconds (e.g. 0.5)\n"
 	"  -h, --help               this help\n";
 
-enum { O_OUT = 1, O_DEPTH, O_SIGNAL, O_INTERVAL, O_HELP };
+enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_HELP };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
 	{ "depth", 0, 1, O_DEPTH },
+	{ "follow-children", 0, 0, O_FOLLOW },
 	{ "snapshot-signal", 0, 1, O_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "help", 'h', 0, O_HELP },
@@ -283,12 +293,18 @@ static void set_env(const char *name, const char *value)
 
 /* In the child: never returns. */
 static void run_child(int fd, const char *tmpl, const char *prog_path, char **argv,
-		      const char *lib)
+		      const char *lib, int follow)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char *path, *esc;
+	char *path, *esc, num[32];
 	int err;
 
+	if (follow) {
+		/* This pid writes FILE; every other process FILE.<pid>. */
+		snprintf(num, sizeof(num), "%ld", (long)getpid());
+		set_env("MEMTRAIL_ROOT_PID", num);
+		unsetenv("MEMTRAIL_IMAGE");
+	}
 	path = output_path(tmpl, getpid(), argv[0]);
 	if (write(fd, path, strlen(path) + 1) < 0)
 		_exit(127);
@@ -411,12 +427,164 @@ static void report(const char *path, pid_t pid, const char *prog)
 	mt_replay_free(r);
 }
 
+/* ---- --follow-children: the children's logs ---------------------------------- */
+
+struct child_log {
+	char *path;
+	uint64_t start;       /* header's start time */
+	uint32_t pid;
+	char *prog;
+};
+
+static int child_cmp(const void *a, const void *b)
+{
+	const struct child_log *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Is name FILE.<digits> or FILE.<digits>.<digits> (base = FILE's name)? */
+static int child_name(const char *name, const char *base)
+{
+	size_t bl = strlen(base);
+	const char *p;
+	int dots = 0;
+
+	if (strncmp(name, base, bl) != 0 || name[bl] != '.')
+		return 0;
+	for (p = name + bl + 1; *p; p++) {
+		if (*p == '.') {
+			if (p[-1] == '.' || !p[1] || ++dots > 1)
+				return 0;
+		} else if (*p < '0' || *p > '9') {
+			return 0;
+		}
+	}
+	return p > name + bl + 1;
+}
+
+/* One line for a child's log, from a replay (child logs are small). */
+static void child_line(const struct child_log *c)
+{
+	char a[32], peak[32], leak[32], blocks[32], size[32], msg[256];
+	const struct mt_summary_info *i;
+	struct mt_summary *s;
+	struct mt_replay *r;
+	struct stat st;
+	uint64_t off = 0;
+	int err;
+
+	err = mt_replay_open(c->path, &r, &off);
+	if (err < 0) {
+		warning("%s: %s", c->path, log_error(err, off, msg, sizeof(msg)));
+		return;
+	}
+	s = mt_summary_new();
+	if (!s)
+		die("out of memory");
+	err = mt_summary_run(s, r);
+	if (err < 0) {
+		warning("%s: %s", c->path, mt_strerror(err));
+	} else {
+		i = mt_summary_info(s);
+		warn_log_end(c->path, mt_replay_end(r));
+		if (stat(c->path, &st) < 0)
+			st.st_size = 0;
+		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s leaked in %s blocks, "
+		     "%s written (%s)", c->pid, c->prog,
+		     mt_format_count(a, sizeof(a), i->allocations),
+		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     c->path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+	}
+	mt_summary_free(s);
+	mt_replay_free(r);
+}
+
+/*
+ * Lists the logs FILE.<pid>[.<k>] next to path that this run wrote (their
+ * header's start time is not before since_ns, when the program was
+ * started), in the order they began.
+ */
+static void report_children(const char *path, uint64_t since_ns)
+{
+	struct child_log *v = NULL;
+	size_t cut = 0, n = 0, cap = 0, j, k;
+	const char *base;
+	struct dirent *de;
+	char *dir;
+	DIR *d;
+
+	for (j = 0; path[j]; j++)
+		if (path[j] == '/')
+			cut = j + 1;      /* just after the last slash */
+	base = path + cut;
+	dir = cut ? xasprintf("%.*s", cut == 1 ? 1 : (int)(cut - 1), path) : xstrdup(".");
+	d = opendir(dir);
+	if (!d) {
+		warning("cannot list the children's logs in %s: %s", dir, strerror(errno));
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct mt_replay *r;
+		const struct mt_header *h;
+		const char *prog;
+		char *cpath;
+
+		if (!child_name(de->d_name, base))
+			continue;
+		cpath = xasprintf("%.*s%s", (int)cut, path, de->d_name);
+		if (mt_replay_open(cpath, &r, NULL) < 0) {
+			free(cpath);
+			continue;
+		}
+		h = mt_replay_header(r);
+		if (h->start_realtime_ns < since_ns) {
+			mt_replay_free(r);      /* an earlier run's */
+			free(cpath);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				die("out of memory");
+		}
+		prog = h->argc && h->argv[0][0] ? h->argv[0] : "?";
+		if (strrchr(prog, '/'))
+			prog = strrchr(prog, '/') + 1;
+		v[n].path = cpath;
+		v[n].start = h->start_realtime_ns;
+		v[n].pid = h->pid;
+		v[n].prog = xstrdup(prog);
+		n++;
+		mt_replay_free(r);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), child_cmp);
+	for (k = 0; k < n; k++) {
+		child_line(&v[k]);
+		free(v[k].path);
+		free(v[k].prog);
+	}
+	free(v);
+	free(dir);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *tmpl = NULL, *arg, *prog;
 	char num[32], sig[32], *prog_path, *lib, *path;
 	struct opt_state st;
-	int id, fds[2], status, code, exec_errno;
+	int id, fds[2], status, code, exec_errno, follow = 0;
+	struct timespec began;
 	pid_t pid;
 
 	opt_init(&st, "record", argc, argv, 1);
@@ -433,6 +601,9 @@ int cmd_record(int argc, char **argv)
 		case O_DEPTH:
 			snprintf(num, sizeof(num), "%ld", opt_long(&st, arg, 1, MT_MAX_DEPTH));
 			set_env("MEMTRAIL_DEPTH", num);
+			break;
+		case O_FOLLOW:
+			set_env("MEMTRAIL_FOLLOW_CHILDREN", "1");
 			break;
 		case O_SIGNAL:
 			id = signal_number(arg);
@@ -467,17 +638,20 @@ program:
 	check_output_dir(path);
 	free(path);
 	lib = find_recorder();
+	arg = getenv("MEMTRAIL_FOLLOW_CHILDREN");
+	follow = arg && *arg && strcmp(arg, "0") != 0;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		die("pipe: %s", strerror(errno));
 	fflush(NULL);
 	set_forwarding(1);
+	clock_gettime(CLOCK_REALTIME, &began);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
-		run_child(fds[1], tmpl, prog_path, st.argv + st.i, lib);
+		run_child(fds[1], tmpl, prog_path, st.argv + st.i, lib, follow);
 	}
 	child_pid = pid;
 	close(fds[1]);
@@ -497,6 +671,9 @@ program:
 		code = WEXITSTATUS(status);
 	}
 	report(path, pid, prog);
+	if (follow)
+		report_children(path, (uint64_t)began.tv_sec * 1000000000ull +
+				(uint64_t)began.tv_nsec);
 	free(path);
 	free(lib);
 	free(prog_path);
