@@ -53,9 +53,10 @@
  *   freed soon after it was allocated, or allocated where a block was just
  *   freed (allocators reuse them), costs a small k that repeats, not a
  *   fresh address.
- * The writer quantizes time (10 us by default): TIME is written only when
- * the quantized clock has moved since the last record, so most events carry
- * no time at all. Events are in true order (log order); times only place
+ * The writer quantizes time: by default to a power of two of at most
+ * 1/16,384 of the time elapsed, between about 1 us and 1 ms (a fixed quantum
+ * can be asked for). TIME is written only when the quantized clock has
+ * moved since the last record, so most events carry no time at all. Events are in true order (log order); times only place
  * them on the timeline.
  *
  *   0x01 CHUNK_BEGIN  uv seq, uv time
@@ -161,8 +162,9 @@ enum mt_record {
 /* Addresses an ALLOC or FREE may name by their place in history. */
 #define MT_ADDR_HISTORY       1024
 
-/* The default time quantum of the writer, ns (see TIME). */
-#define MT_TIME_QUANTUM       10000
+/* The bounds of the writer's default time quantum, ns (see TIME). */
+#define MT_TIME_QUANTUM_MIN   1024
+#define MT_TIME_QUANTUM_MAX   (1u << 20)
 
 /* The figures an END record carries, in their order on disk. */
 #define MT_END_TOTALS_N       8

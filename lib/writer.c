@@ -74,7 +74,7 @@ struct mt_writer {
 
 	uint64_t events;       /* events put so far */
 	uint64_t chunk_t;      /* time of the current chunk's CHUNK_BEGIN */
-	uint64_t quantum;      /* time quantum, ns */
+	uint64_t quantum;      /* fixed time quantum, ns; 0: adaptive_quantum() */
 	uint64_t next_tick;    /* the quantized clock moves at this time */
 	uint64_t time;         /* delta state: the log's current (quantized) time */
 	uint64_t addr;         /* delta state: last ALLOC / REALLOC new address */
@@ -112,7 +112,7 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	if (w->chunk_bytes > MT_MAX_CHUNK - RECORD_SLACK)
 		w->chunk_bytes = MT_MAX_CHUNK - RECORD_SLACK;
 	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
-	w->quantum = opts && opts->time_quantum_ns ? opts->time_quantum_ns : MT_TIME_QUANTUM;
+	w->quantum = opts ? opts->time_quantum_ns : 0;
 	w->thread = NO_THREAD;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap);
@@ -274,6 +274,24 @@ static int seal(struct mt_writer *w)
 }
 
 /*
+ * The default quantum at time t: the power of two at or below t / 2^14,
+ * between MT_TIME_QUANTUM_MIN and MT_TIME_QUANTUM_MAX. Early in a run (and
+ * in a short one) times stay fine; later, ticks are never coarser than
+ * 1/16,384 of the time elapsed, far finer than the ~1/1,000 of a run that
+ * a timeline shows, and TIME records stay rare however fast events come.
+ */
+static uint64_t adaptive_quantum(uint64_t t)
+{
+	uint64_t q = t >> 14;
+
+	if (q <= MT_TIME_QUANTUM_MIN)
+		return MT_TIME_QUANTUM_MIN;
+	if (q >= MT_TIME_QUANTUM_MAX)
+		return MT_TIME_QUANTUM_MAX;
+	return 1ull << (63 - __builtin_clzll(q));
+}
+
+/*
  * Makes room for a record of at most max bytes at time t, flushing the chunk
  * first when it is full or old, and starting a new chunk with CHUNK_BEGIN
  * when needed. t is quantized (and never goes back): when the quantized
@@ -288,10 +306,12 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		return NULL;
 	/* Most records fall within the current quantum: no division. */
 	if (MT_WRITER_UNLIKELY(t >= w->next_tick)) {
-		tq = t - t % w->quantum;
+		uint64_t q = w->quantum ? w->quantum : adaptive_quantum(t);
+
+		tq = t - t % q;
 		if (tq < w->time)
 			tq = w->time;
-		w->next_tick = tq + w->quantum;
+		w->next_tick = tq + q;
 	}
 	max += PREFIX_MAX;
 	if (w->used > 0 &&

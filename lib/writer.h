@@ -17,8 +17,9 @@
  * the chunk limit (default 1 MiB) or when the record's time is a chunk period
  * (default 1 s) or more after the chunk's start. Every chunk starts with
  * CHUNK_BEGIN. Times passed in are ns since recording start. The writer
- * quantizes them (down to a multiple of the time quantum, default
- * MT_TIME_QUANTUM) and writes TIME only when the quantized clock moved; a
+ * quantizes them (down to a multiple of the time quantum: fixed if asked
+ * for, else a power of two of at most 1/16,384 of the time elapsed, within
+ * MT_TIME_QUANTUM_MIN..MAX) and writes TIME only when that clock moved; a
  * time earlier than the log's current time is taken as the current time, so
  * the log's time never goes backwards. Thread changes between events are
  * written as SWITCH records.
@@ -44,7 +45,7 @@ struct mt_writer_opts {
 	int level;            /* zstd level; 0 means the default (1) */
 	size_t chunk_bytes;   /* raw bytes per chunk; 0 means 1 MiB */
 	uint64_t chunk_ns;    /* time span per chunk; 0 means 1 s */
-	uint64_t time_quantum_ns; /* 0 means MT_TIME_QUANTUM; 1 keeps exact ns */
+	uint64_t time_quantum_ns; /* 0: adaptive (see above); 1 keeps exact ns */
 	/*
 	 * Deferred mode, when set: a full chunk is not compressed by the put
 	 * that fills it but sealed (the writer goes on in a second buffer)

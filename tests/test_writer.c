@@ -478,16 +478,20 @@ static void test_chunk_size_limit(void **state)
 				uint64_t k = events / 2;
 				assert_true(r->a == 0x10000 + 32 * k);
 				assert_int_equal(r->b, k);
-				/* 5,000 ns in all: within the first 10 us quantum. */
-				assert_int_equal(r->time, 0);
+				/* Before 2^24 ns the default quantum is 1,024 ns. */
+				assert_int_equal(r->time, k - k % 1024);
 			}
 			if (r->type == MT_REC_ALLOC || r->type == MT_REC_FREE)
 				events++;
 		}
 	}
 	assert_int_equal(events, 10000);
+	/* The clock moves at 1,024, 2,048, 3,072 and 4,096 ns only (a chunk
+	 * that starts after a move carries its time in CHUNK_BEGIN). */
+	int ntime = 0;
 	for (int c = 0; c < d.nchunks; c++)
-		assert_int_equal(d.chunks[c].ntime, 0);
+		ntime += d.chunks[c].ntime;
+	assert_true(ntime <= 4);
 	free_decoded(&d);
 }
 
@@ -530,6 +534,33 @@ static void test_time_quantum(void **state)
 	/* Thread runs: 0, 1, 0, 2. */
 	assert_int_equal(ch->nswitch, 4);
 	free_decoded(&d);
+}
+
+/*
+ * The default quantum: a power of two at or below t / 2^14, at least 1,024
+ * and at most 2^20 ns.
+ */
+static void test_adaptive_quantum(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	/* t, and t rounded down to its quantum: 1,024 below 2^24 ns; at 10 s,
+	 * 10^10 / 2^14 = 610,351 -> 2^19; at 100 s the 2^20 cap. */
+	static const uint64_t t[][2] = {
+		{ 5000, 4096 },
+		{ 16000100, 16000100 - 16000100 % 1024 },
+		{ 10000000123ull, 10000000123ull - 10000000123ull % 524288 },
+		{ 100000000007ull, 100000000007ull - 100000000007ull % 1048576 },
+	};
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(mt_writer_alloc(w, t[i][0], 0x1000, 1, 0, 0), 0);
+		assert_int_equal(mt_writer_time(w), t[i][1]);
+	}
+	mt_writer_free(w);
 }
 
 /*
@@ -733,6 +764,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_quantum, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_adaptive_quantum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_addr_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),

@@ -26,7 +26,7 @@ count snapshot 3
 count header 1
 count end 1
 count thread 1
-head -n 1 dump.txt | grep -q '^header version=1 pointer_size=8 pid=[0-9]* start_ns=[0-9]* cmdline="./phases"$' &&
+head -n 1 dump.txt | grep -q '^header version=2 pointer_size=8 pid=[0-9]* start_ns=[0-9]* cmdline="./phases"$' &&
 	mt_ok "header line" || mt_fail "header line: $(head -n 1 dump.txt)"
 tail -n 1 dump.txt | grep -q '^end clean=1 how=exit code=0 t=[0-9]* events=62$' &&
 	mt_ok "end line: 62 events (35 + 24 + 3)" || mt_fail "end line: $(tail -n 1 dump.txt)"
