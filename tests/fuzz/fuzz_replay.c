@@ -17,7 +17,9 @@
  * replay, which then runs a second time (runs must be repeatable).
  *
  * Built with -DMT_FUZZ_CONVERT instead, the file is a small program that
- * turns a real log into an 'R' input, for the seed corpus.
+ * turns a real log into an 'R' input, for the seed corpus, and with -x an
+ * input of either kind into the log file it stands for (to replay the
+ * corpus through the memtrail program: see run.sh).
  *
  * Not for: the recorder, symbols, the CLI. Not linked into any product.
  */
@@ -268,7 +270,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#else /* MT_FUZZ_CONVERT: convert LOG OUT */
+#else /* MT_FUZZ_CONVERT: convert LOG OUT, or convert -x INPUT LOG */
+
+/* An input of the fuzz target (either kind) as the log file it stands for. */
+static int to_log(FILE *in, FILE *out)
+{
+	static uint8_t data[64 << 20];
+	size_t n = fread(data, 1, sizeof(data), in);
+	struct buf img = { 0 };
+	int rc = 0;
+
+	if (n > 0 && data[0] == 'R') {
+		if (expand(data + 1, n - 1, &img) < 0)
+			return 1;
+		rc = fwrite(img.p, 1, img.n, out) == img.n ? 0 : 1;
+		free(img.p);
+		return rc;
+	}
+	return fwrite(data, 1, n, out) == n ? 0 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -276,8 +296,16 @@ int main(int argc, char **argv)
 	static uint8_t file[64 << 20];
 	size_t n, off;
 
+	if (argc == 4 && !strcmp(argv[1], "-x")) {
+		if (!(in = fopen(argv[2], "rb")) || !(out = fopen(argv[3], "wb")))
+			return 2;
+		if (to_log(in, out) != 0)
+			return 1;
+		fclose(in);
+		return fclose(out) == 0 ? 0 : 1;
+	}
 	if (argc != 3 || !(in = fopen(argv[1], "rb")) || !(out = fopen(argv[2], "wb"))) {
-		fprintf(stderr, "usage: convert LOG OUT\n");
+		fprintf(stderr, "usage: convert LOG OUT | convert -x INPUT LOG\n");
 		return 2;
 	}
 	n = fread(file, 1, sizeof(file), in);

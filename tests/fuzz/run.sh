@@ -12,6 +12,10 @@
 #
 #   MT_FUZZ_SECONDS   how long to fuzz (default 60)
 #   MT_FUZZ_JOBS      parallel fuzzing processes (default 1)
+#   MT_FUZZ_REPLAY    corpus inputs replayed through memtrail (default 300)
+#
+# Then corpus inputs (up to MT_FUZZ_REPLAY), as log files, go through `memtrail report`
+# (trees, timeline, temporaries) and `memtrail dump`.
 #
 # Exit status: 0 when no crash was found, 1 on a crash (the input is saved
 # as tests/fuzz/bin/crash-*, reproduce with tests/fuzz/bin/fuzz_replay FILE),
@@ -82,4 +86,34 @@ if ! grep -q 'Done [0-9]* runs\|DONE' "$bin/fuzz.log"; then
 	exit 1
 fi
 echo "fuzz: no crash in ${secs}s"
+
+# The corpus through the memtrail program (the sanitizer build when there
+# is one): the trees, timeline, temporaries and dump consume what the
+# replay accepted, which the target above does not cover.
+mt=viewer/memtrail
+[ -x asan/viewer/memtrail ] && mt=asan/viewer/memtrail
+if [ -x "$mt" ]; then
+	mkdir -p "$bin/replay"
+	bad=0; n=0
+	replay_max=${MT_FUZZ_REPLAY:-300}
+	for f in "$bin"/corpus/*; do
+		[ -f "$f" ] || continue
+		[ $n -lt "$replay_max" ] || break
+		"$bin/convert" -x "$f" "$bin/replay/log" || continue
+		n=$((n + 1))
+		for args in "report" "report --show-snapshot-deltas --temporary --timeline --inverted" "dump"; do
+			# shellcheck disable=SC2086
+			timeout 20 "$mt" $args "$bin/replay/log" >/dev/null 2>"$bin/replay/err"
+			rc=$?
+			if [ $rc -ge 124 ] || grep -q "Sanitizer\|runtime error" "$bin/replay/err"; then
+				bad=$((bad + 1))
+				cp "$f" "$bin/crash-memtrail-$(basename "$f")"
+				echo "fuzz: memtrail $args on corpus input $f: status $rc"
+				head -n 5 "$bin/replay/err"
+			fi
+		done
+	done
+	echo "fuzz: $n corpus inputs through $mt report/dump: $bad failure(s)"
+	[ $bad = 0 ] || exit 1
+fi
 exit 0
