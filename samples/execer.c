@@ -6,7 +6,11 @@
  * For: the accuracy tests of exec handling: by default the preload removes
  * itself from the environment, so an exec'd child is not recorded and never
  * writes to the parent's log; the recorded figures are the parent's alone.
- * Not for: --follow-children.
+ * Under --follow-children the parent's figures are the same, and each child
+ * leaves two logs: its fork image (it calls execv at once: no event, END
+ * how=exec) and the program it execs (the "child" run: 5 allocations of
+ * 100 B, no free, peak and leak 500 B in 5 blocks; /bin/true: whatever its
+ * start-up allocates, none in coreutils' true without arguments).
  *
  * Parent, in order (live bytes / blocks after each):
  *   1  a = malloc(4096)                        4,096 B  1 blk

@@ -4,9 +4,9 @@
  *
  * For: the accuracy tests of fork handling: a forked child that does not
  * exec stops recording and must not touch the parent's log, so the recorded
- * figures are the parent's alone. Not for: --follow-children (the children's
- * own figures are given below for that, but the tests here check the
- * parent).
+ * figures are the parent's alone; and of --follow-children, where each
+ * child has a log of its own (figures below) and the parent's stays the
+ * same.
  *
  * Parent, in order (live bytes / blocks after each):
  *   1  a = malloc(1000)                        1,000 B  1 blk
@@ -27,8 +27,11 @@
  *
  * Parent totals: 3 allocations (1,000 + 2,000 + 300 = 3,300 B), 2 frees,
  * peak 3,300 B in 3 blocks, leaked 2,000 B in 1 block.
- * (Child 1 alone: 3 allocations, 2 frees, 1,500 B, leaks 500 B in 1 block
- * plus the inherited a and b; child 2: 1 allocation of 700 B, leaked.)
+ * Each child's own figures (its log under --follow-children, which begins
+ * at the fork with no live block: the inherited a and b are not its own):
+ * child 1: 3 allocations, 2 frees, 1,500 B allocated, peak 1,500 B in 3
+ * blocks, leaked 500 B in 1 block; child 2: 1 allocation, 0 frees, 700 B,
+ * peak 700 B in 1 block, leaked 700 B in 1 block.
  * memcheck follows a fork without --trace-children and prints one HEAP
  * SUMMARY per process; the tests read the first, the parent's.
  *
