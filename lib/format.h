@@ -40,14 +40,13 @@
  * Decoding state, reset by CHUNK_BEGIN:
  *   time    ns since recording start (CLOCK_MONOTONIC); set by CHUNK_BEGIN,
  *           advanced only by TIME. Every record happens at the current time.
- *   addr    the address of the most recent ALLOC (or REALLOC's new block)
- *           in this chunk; 0 at the chunk's start.
  *   thread  the thread index of the events that follow; none at the chunk's
  *           start (an event before the chunk's first SWITCH is corrupt).
  *   allocated, freed   address histories: the addresses of the chunk's
  *           ALLOCs (and REALLOCs' new blocks), and of its FREEs (and
  *           REALLOCs' old blocks), in order; empty at the chunk's start.
- * ADDR(h) = uv k, then, only when k = 0, sv (address - addr):
+ * ADDR(h) = uv k, then, only when k = 0, sv (address - the latest address
+ * of the history the address joins, or 0 when that is empty):
  *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h in
  *   this chunk (1 = the latest); k beyond the history is corrupt. A block
  *   freed soon after it was allocated, or allocated where a block was just
@@ -71,18 +70,18 @@
  *        address: symbolize ip - 1. "previous ip" starts at 0 for each stack.
  *   0x03 ALLOC        uv stack, uv size, ADDR(freed)
  *        A new block of `size` requested bytes at address, by the current
- *        thread; addr becomes address, which joins `allocated`. (stack and
+ *        thread; address joins `allocated`. (stack and
  *        size first: a call site that repeats its size repeats these bytes,
  *        which zstd matches.)
  *   0x04 FREE         ADDR(allocated)
  *        The block at address is released by the current thread; address
- *        joins `freed`; addr is unchanged. A free of an address that is not
+ *        joins `freed`. A free of an address that is not
  *        live (allocated before recording began) is ignored by replay.
  *   0x05 REALLOC      uv stack, uv size, ADDR(allocated) old, ADDR(freed) new
  *        realloc(old, size) returned new: one free of old and one allocation
  *        of size bytes at new, at the same instant. old is decoded and joins
  *        `freed` before new is decoded (so new == old is k = 1); then new
- *        joins `allocated` and addr becomes new.
+ *        joins `allocated`.
  *        realloc(NULL, n) is written as ALLOC, realloc(p, 0) that frees as FREE.
  *   0x06 THREAD       uv index, uv tid
  *        Thread `index` (0, 1, 2... in order of first event; 0 is the first

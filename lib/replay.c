@@ -80,10 +80,10 @@ struct mt_replay {
 	/* Decoding state of the current run. */
 	uint64_t events;
 	uint64_t time;
-	uint64_t addr;
 	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
 	uint64_t hist[2][MT_ADDR_HISTORY];
 	uint64_t nhist[2];
+	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t chunk_off;
 };
 
@@ -569,9 +569,10 @@ static int get_addr(struct mt_replay *r, struct cur *c, int h, int to, uint64_t 
 	} else {
 		if (get_sv(c, &d) < 0)
 			return MT_E_CORRUPT;
-		*addr = r->addr + (uint64_t)d;
+		*addr = r->last[to] + (uint64_t)d;
 	}
 	r->hist[to][r->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
+	r->last[to] = *addr;
 	return 0;
 }
 
@@ -584,7 +585,7 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 {
 	struct cur c = { data, data + len };
 	const uint8_t *last_progress = data;
-	uint64_t seq, t, dt, size, a, tot[MT_END_TOTALS_N];
+	uint64_t seq, t, dt, size, a, a2, tot[MT_END_TOTALS_N];
 	int64_t d1;
 	uint32_t stack, thread = UINT32_MAX, index;
 	const uint8_t *s;
@@ -595,18 +596,18 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || seq != r->events)
 		return MT_E_CORRUPT;
 	r->time = t;
-	r->addr = 0;
 	r->nhist[0] = r->nhist[1] = 0;
+	r->last[0] = r->last[1] = 0;
 	while (c.p < c.end && !stop) {
 		uint8_t type = *c.p++;
 
 		switch (type) {
 		case MT_REC_ALLOC:
 			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_uv(&c, &size) < 0 || get_addr(r, &c, 1, 0, &r->addr) < 0 ||
+			    get_uv(&c, &size) < 0 || get_addr(r, &c, 1, 0, &a) < 0 ||
 			    thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			stop = err = do_alloc(r, r->addr, size, stack, thread, r->events++, 0, ops, ctx);
+			stop = err = do_alloc(r, a, size, stack, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_FREE:
 			if (get_addr(r, &c, 0, 1, &a) < 0 || thread == UINT32_MAX)
@@ -625,11 +626,11 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		case MT_REC_REALLOC:
 			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
 			    get_uv(&c, &size) < 0 || get_addr(r, &c, 0, 1, &a) < 0 ||
-			    get_addr(r, &c, 1, 0, &r->addr) < 0 || thread == UINT32_MAX)
+			    get_addr(r, &c, 1, 0, &a2) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			seq = r->events++;
 			stop = do_free(r, a, thread, seq, 1, ops, ctx);
-			err = do_alloc(r, r->addr, size, stack, thread, seq, 1, ops, ctx);
+			err = do_alloc(r, a2, size, stack, thread, seq, 1, ops, ctx);
 			if (err > 0)
 				stop = 1;
 			break;
@@ -713,7 +714,6 @@ static void reset_run(struct mt_replay *r)
 	r->stop_reason = NULL;
 	r->events = 0;
 	r->time = 0;
-	r->addr = 0;
 }
 
 int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)

@@ -41,6 +41,7 @@ struct hist_slot {
 };
 struct history {
 	uint64_t n, base;
+	uint64_t last;         /* the latest address in this chunk, 0 at its start */
 	uint64_t ring[MT_ADDR_HISTORY];
 	struct hist_slot index[HIST_INDEX];
 };
@@ -77,7 +78,6 @@ struct mt_writer {
 	uint64_t quantum;      /* fixed time quantum, ns; 0: adaptive_quantum() */
 	uint64_t next_tick;    /* the quantized clock moves at this time */
 	uint64_t time;         /* delta state: the log's current (quantized) time */
-	uint64_t addr;         /* delta state: last ALLOC / REALLOC new address */
 	uint32_t thread;       /* delta state: current thread, NO_THREAD at chunk start */
 	/* Address histories (format.h ADDRESS HISTORY): [0] the addresses
 	 * allocated, [1] the addresses freed. */
@@ -327,10 +327,11 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->used = (size_t)(p - w->raw);
 		w->chunk_t = tq;
 		w->time = tq;
-		w->addr = 0;
 		w->thread = NO_THREAD;
-		w->hist[0].base = w->hist[0].n;
-		w->hist[1].base = w->hist[1].n;
+		for (int i = 0; i < 2; i++) {
+			w->hist[i].base = w->hist[i].n;
+			w->hist[i].last = 0;
+		}
 	} else if (tq != w->time) {
 		uint8_t *p = w->raw + w->used;
 		*p++ = MT_REC_TIME;
@@ -362,25 +363,29 @@ static inline void hist_put(struct history *h, uint64_t addr)
 	struct hist_slot *s = &h->index[hist_slot_of(addr)];
 
 	h->ring[h->n % MT_ADDR_HISTORY] = addr;
+	h->last = addr;
 	s->addr = addr;
 	s->num = h->n++;
 }
 
 /*
  * An address field: uv k when addr is the k-th latest address of history h
- * in this chunk (1 = the latest), else uv 0 then sv (addr - w->addr).
+ * in this chunk (1 = the latest), else uv 0 then sv (addr - the latest
+ * address of history to, which addr then joins).
  */
-static inline uint8_t *put_addr(const struct mt_writer *w, uint8_t *p,
-				const struct history *h, uint64_t addr)
+static inline uint8_t *put_addr(uint8_t *p, const struct history *h,
+				struct history *to, uint64_t addr)
 {
 	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
 
 	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
 		p += mt_put_uv(p, h->n - s->num);
-		return p;
+	} else {
+		*p++ = 0;
+		p += mt_put_sv(p, (int64_t)(addr - to->last));
 	}
-	*p++ = 0;
-	return p + mt_put_sv(p, (int64_t)(addr - w->addr));
+	hist_put(to, addr);
+	return p;
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -425,9 +430,7 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 	*p++ = MT_REC_ALLOC;
 	p += mt_put_uv(p, stack);
 	p += mt_put_uv(p, size);
-	p = put_addr(w, p, &w->hist[1], addr);
-	hist_put(&w->hist[0], addr);
-	w->addr = addr;
+	p = put_addr(p, &w->hist[1], &w->hist[0], addr);
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -440,8 +443,7 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
-	p = put_addr(w, p, &w->hist[0], addr);
-	hist_put(&w->hist[1], addr);
+	p = put_addr(p, &w->hist[0], &w->hist[1], addr);
 	END_RECORD(w, p);
 	w->events++;
 	return 0;
@@ -457,11 +459,8 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	*p++ = MT_REC_REALLOC;
 	p += mt_put_uv(p, stack);
 	p += mt_put_uv(p, size);
-	p = put_addr(w, p, &w->hist[0], old_addr);
-	hist_put(&w->hist[1], old_addr);
-	p = put_addr(w, p, &w->hist[1], new_addr);
-	hist_put(&w->hist[0], new_addr);
-	w->addr = new_addr;
+	p = put_addr(p, &w->hist[0], &w->hist[1], old_addr);
+	p = put_addr(p, &w->hist[1], &w->hist[0], new_addr);
 	END_RECORD(w, p);
 	w->events++;
 	return 0;

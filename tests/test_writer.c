@@ -144,7 +144,7 @@ static uint64_t last_k[2];    /* the k of a record's address fields */
 static unsigned nk;
 
 /* An ADDR field against history h; the address then joins history to. */
-static uint64_t addr_field(const uint8_t **p, const uint8_t *end, int h, int to, uint64_t addr)
+static uint64_t addr_field(const uint8_t **p, const uint8_t *end, int h, int to)
 {
 	uint64_t k = uv(p, end), a;
 	last_k[nk++ % 2] = k;
@@ -152,7 +152,7 @@ static uint64_t addr_field(const uint8_t **p, const uint8_t *end, int h, int to,
 		assert_true(k <= MT_ADDR_HISTORY && k <= nhist[h]);
 		a = hist[h][nhist[h] - k];
 	} else {
-		a = addr + (uint64_t)sv(p, end);
+		a = (nhist[to] ? hist[to][nhist[to] - 1] : 0) + (uint64_t)sv(p, end);
 	}
 	assert_true(nhist[to] < (1 << 16));
 	hist[to][nhist[to]++] = a;
@@ -206,21 +206,21 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			assert_true(thread != UINT64_MAX);
 			r->c = uv(&p, end);
 			r->b = uv(&p, end);
-			addr = addr_field(&p, end, 1, 0, addr);
+			addr = addr_field(&p, end, 1, 0);
 			r->a = addr;
 			r->d = thread;
 			break;
 		case MT_REC_FREE:
 			assert_true(thread != UINT64_MAX);
-			r->a = addr_field(&p, end, 0, 1, addr);
+			r->a = addr_field(&p, end, 0, 1);
 			r->d = thread;
 			break;
 		case MT_REC_REALLOC:
 			assert_true(thread != UINT64_MAX);
 			r->c = uv(&p, end);
 			r->b = uv(&p, end);
-			r->a = addr_field(&p, end, 0, 1, addr);
-			addr = addr_field(&p, end, 1, 0, addr);
+			r->a = addr_field(&p, end, 0, 1);
+			addr = addr_field(&p, end, 1, 0);
 			r->e = addr;
 			r->d = thread;
 			break;

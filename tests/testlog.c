@@ -18,7 +18,7 @@ struct tl_buf {
 
 struct testlog {
 	struct tl_buf file, chunk;
-	uint64_t time, addr, events;
+	uint64_t time, events;
 	uint32_t thread;           /* current thread (SWITCH state) */
 	/* Address histories of the chunk: [0] allocated, [1] freed (all of
 	 * them; the encoder searches them, latest first). */
@@ -74,7 +74,6 @@ static void tl_str(struct testlog *t, const void *s, size_t n)
 static void tl_begin(struct testlog *t)
 {
 	t->chunk.len = 0;
-	t->addr = 0;
 	t->has_thread = 0;
 	t->nhist[0] = t->nhist[1] = 0;
 	tl_byte(t, MT_REC_CHUNK_BEGIN);
@@ -170,7 +169,7 @@ static void tl_addr(struct testlog *t, int h, int to, uint64_t addr)
 		tl_uv(t, k);
 	} else {
 		tl_uv(t, 0);
-		tl_sv(t, (int64_t)(addr - t->addr));
+		tl_sv(t, (int64_t)(addr - (t->nhist[to] ? t->hist[to][t->nhist[to] - 1] : 0)));
 	}
 	if (t->nhist[to] == t->histcap[to]) {
 		t->histcap[to] = t->histcap[to] ? 2 * t->histcap[to] : 256;
@@ -190,7 +189,6 @@ void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	tl_uv(t, stack);
 	tl_uv(t, size);
 	tl_addr(t, 1, 0, addr);
-	t->addr = addr;
 	t->events++;
 }
 
@@ -213,7 +211,6 @@ void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_
 	tl_uv(t, size);
 	tl_addr(t, 0, 1, old_addr);
 	tl_addr(t, 1, 0, new_addr);
-	t->addr = new_addr;
 	t->events++;
 }
 

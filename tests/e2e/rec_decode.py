@@ -91,7 +91,7 @@ def main():
                 assert k <= 1024 and k <= len(hist[h]), ("history", k)
                 a = hist[h][-k]
             else:
-                a = (addr + sv()) & 0xffffffffffffffff
+                a = ((hist[to][-1] if hist[to] else 0) + sv()) & 0xffffffffffffffff
             hist[to].append(a)
             return a
         def gone(a):
