@@ -96,7 +96,7 @@ static size_t slot_of(uint64_t addr, size_t cap)
 	return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-static struct live *live_find(struct mt_replay *r, uint64_t addr)
+static inline struct live *live_find(struct mt_replay *r, uint64_t addr)
 {
 	size_t i;
 
@@ -128,17 +128,27 @@ static int live_grow(struct mt_replay *r)
 	return 0;
 }
 
-/* Inserts a block known not to be live. */
-static int live_insert(struct mt_replay *r, const struct live *e)
+/*
+ * Inserts a block known not to be live. (Fields are stored one by one: a
+ * struct built on the stack and copied costs a store-forwarding stall.)
+ */
+static inline int live_insert(struct mt_replay *r, uint64_t addr, uint64_t size,
+			      uint64_t time, uint64_t seq, uint32_t stack)
 {
+	struct live *e;
 	size_t i;
 
 	if ((r->tablen + 1) * 10 > r->tabcap * 7 && live_grow(r) < 0)
 		return MT_E_NOMEM;
-	for (i = slot_of(e->addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
+	for (i = slot_of(addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
 		;
-	r->tab[i] = *e;
-	r->tab[i].used = 1;
+	e = &r->tab[i];
+	e->addr = addr;
+	e->size = size;
+	e->time = time;
+	e->seq = seq;
+	e->stack = stack;
+	e->used = 1;
 	r->tablen++;
 	return 0;
 }
@@ -283,18 +293,30 @@ struct cur {
 	const uint8_t *p, *end;
 };
 
-/* Each returns 0, or MT_E_CORRUPT when the field does not decode. */
-static int get_uv(struct cur *c, uint64_t *v)
+/*
+ * Each returns 0, or MT_E_CORRUPT when the field does not decode. Most
+ * varints are one byte: that case is inline, the rest goes to mt_get_uv.
+ */
+static inline int get_uv(struct cur *c, uint64_t *v)
 {
+	if (__builtin_expect(c->p < c->end && *c->p < 0x80, 1)) {
+		*v = *c->p++;
+		return 0;
+	}
 	return mt_get_uv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
 }
 
-static int get_sv(struct cur *c, int64_t *v)
+static inline int get_sv(struct cur *c, int64_t *v)
 {
-	return mt_get_sv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
+	uint64_t u;
+
+	if (get_uv(c, &u) < 0)
+		return MT_E_CORRUPT;
+	*v = (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+	return 0;
 }
 
-static int get_u32(struct cur *c, uint32_t *v, uint64_t max)
+static inline int get_u32(struct cur *c, uint32_t *v, uint64_t max)
 {
 	uint64_t x;
 
@@ -519,7 +541,6 @@ static int do_alloc(struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t 
 		    uint32_t thread, uint64_t seq, int realloc,
 		    const struct mt_replay_ops *ops, void *ctx)
 {
-	struct live e = { .addr = addr, .size = size, .time = r->time, .seq = seq, .stack = stack };
 	struct live *old = live_find(r, addr);
 	int stop = 0, err;
 
@@ -527,7 +548,7 @@ static int do_alloc(struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t 
 		stop = emit_free(old, seq, r->time, thread, 0, ops, ctx);
 		live_remove(r, old);
 	}
-	err = live_insert(r, &e);
+	err = live_insert(r, addr, size, r->time, seq, stack);
 	if (err < 0)
 		return err;
 	if (ops->on_alloc) {
@@ -555,7 +576,7 @@ static int do_free(struct mt_replay *r, uint64_t addr, uint32_t thread, uint64_t
 }
 
 /* An ADDR field against history h (format.h); the address joins hist[to]. */
-static int get_addr(struct mt_replay *r, struct cur *c, int h, int to, uint64_t *addr)
+static inline int get_addr(struct mt_replay *r, struct cur *c, int h, int to, uint64_t *addr)
 {
 	uint64_t k;
 	int64_t d;
