@@ -178,7 +178,7 @@ size_t mt_children_env_slots(char *const envp[])
 	return n + 2;
 }
 
-char **mt_children_env(char *const envp[], char **buf)
+char **mt_children_env(char *const envp[], char **buf, size_t slots)
 {
 	char num[24];
 	size_t n = 0;
@@ -187,7 +187,9 @@ char **mt_children_env(char *const envp[], char **buf)
 	strcpy(env_image + 15, mt_fmt_i64(num, getpid()));
 	strcat(env_image, ".");
 	strcat(env_image, mt_fmt_i64(num, (int64_t)C.image + 1));
-	for (size_t i = 0; envp && envp[i]; i++)
+	/* slots - 2: room for ours and the NULL, even if another thread
+	 * added to environ since the slots were counted. */
+	for (size_t i = 0; envp && envp[i] && n < slots - 2; i++)
 		if (strncmp(envp[i], "MEMTRAIL_IMAGE=", 15) != 0)
 			buf[n++] = envp[i];
 	buf[n++] = env_image;

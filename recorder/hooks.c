@@ -618,18 +618,21 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 	do {                                            \
 		char *const *env_ = (envp);             \
 		char **buf_ = NULL;                     \
+		size_t slots_ = 0;                      \
 		if (!real) {                            \
 			errno = ENOSYS;                 \
 			return -1;                      \
 		}                                       \
 		if (mt_rec_foreign())                   \
 			return call;                    \
-		if (mt_children_following())            \
-			buf_ = __builtin_alloca(mt_children_env_slots(env_) * sizeof(char *)); \
+		if (mt_children_following()) {          \
+			slots_ = mt_children_env_slots(env_); \
+			buf_ = __builtin_alloca(slots_ * sizeof(char *)); \
+		}                                       \
 		mt_tls.guard++;                         \
 		mt_rec_exec_begin();                    \
 		if (buf_)                               \
-			env_ = mt_children_env(env_, buf_); \
+			env_ = mt_children_env(env_, buf_, slots_); \
 		int r_ = call;                          \
 		int e_ = errno;                         \
 		mt_rec_exec_failed();                   \

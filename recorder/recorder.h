@@ -205,9 +205,9 @@ void mt_children_publish(void);
 int mt_children_fork_output(char *out, size_t len);
 /* Slots mt_children_env needs for envp (entries, ours, the NULL). */
 size_t mt_children_env_slots(char *const envp[]);
-/* envp plus MEMTRAIL_IMAGE=<pid>.<k+1> for an exec, built in buf; call
- * with the log lock held (the string is static). */
-char **mt_children_env(char *const envp[], char **buf);
+/* envp plus MEMTRAIL_IMAGE=<pid>.<k+1> for an exec, built in buf of slots
+ * pointers; call with the log lock held (the string is static). */
+char **mt_children_env(char *const envp[], char **buf, size_t slots);
 /* Around every dl_iterate_phdr call; no-ops unless following. */
 void mt_children_dl_enter(void);
 void mt_children_dl_leave(void);
