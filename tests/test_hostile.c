@@ -688,7 +688,14 @@ static void test_absurd_records(void **state)
 	static const uint8_t bad_varint[] = { MT_REC_ALLOC, 0xff, 0xff, 0xff, 0xff, 0xff,
 		0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };            /* 11-byte varint */
 	static const uint8_t unknown_type[] = { 0x7e, 0, 0 };
-	static const uint8_t undefined_stack[] = { MT_REC_ALLOC, 1, 0x20, 16, 99, 0 };
+	/* ALLOC: stack 99, size 16, ADDR k = 0, address delta +16 */
+	static const uint8_t undefined_stack[] = { MT_REC_ALLOC, 99, 16, 0, 0x20 };
+	/* FREE: ADDR k = 5, but this chunk has allocated nothing yet */
+	static const uint8_t bad_history[] = { MT_REC_FREE, 5 };
+	/* FREE: ADDR k = 1025 > MT_ADDR_HISTORY */
+	static const uint8_t history_range[] = { MT_REC_FREE, 0x81, 0x08 };
+	/* SWITCH to thread 9, never announced by THREAD */
+	static const uint8_t unknown_thread[] = { MT_REC_SWITCH, 9 };
 	const struct { const char *name; const uint8_t *p; size_t n; } cases[] = {
 		{ "stack depth 2^32", bad_stack_depth, sizeof(bad_stack_depth) },
 		{ "entry point 16383", bad_fn, sizeof(bad_fn) },
@@ -696,6 +703,9 @@ static void test_absurd_records(void **state)
 		{ "11-byte varint", bad_varint, sizeof(bad_varint) },
 		{ "unknown record type", unknown_type, sizeof(unknown_type) },
 		{ "stack never defined", undefined_stack, sizeof(undefined_stack) },
+		{ "address history index beyond the history", bad_history, sizeof(bad_history) },
+		{ "address history index beyond MT_ADDR_HISTORY", history_range, sizeof(history_range) },
+		{ "switch to an unannounced thread", unknown_thread, sizeof(unknown_thread) },
 	};
 	static const uint64_t ip[1] = { 0x401000 };
 

@@ -235,8 +235,32 @@ endrec() {
 # A thread's DTV is calloc(TLS modules + 16, 16) in ld.so, so under the
 # preload, whose libraries add TLS modules, each thread created costs
 # 16 B per extra module more than under memcheck (tests/expect.py
-# adjust_dtv). extra_tls PROG: that number of extra modules.
-extra_tls() { echo $(( $(mt_tls_modules "$MT_RECORDER" "$1") - $(mt_tls_modules "$1") )); }
+# adjust_dtv). extra_tls DATA PROG: that number of extra modules: the
+# modules of the log loaded at start (the recorder's, also those it
+# dlopens itself) that have a TLS segment and that PROG does not load
+# natively (ld.so's list).
+extra_tls() {
+	_native=$(LD_TRACE_LOADED_OBJECTS=1 "$2" </dev/null 2>/dev/null |
+		sed -n 's/.*=> \(\/[^ ]*\) (.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
+	_n=0
+	for _m in $("$MEMTRAIL" dump "$1" 2>/dev/null | sed -n 's/^module t=0 base=[^ ]* path="\(\/[^"]*\)".*/\1/p'); do
+		readelf -lW "$_m" 2>/dev/null | grep -q '^ *TLS ' || continue
+		_r=$(readlink -f "$_m")
+		_seen=0
+		for _x in $_native; do
+			[ "$(readlink -f "$_x")" = "$_r" ] && _seen=1
+		done
+		[ $_seen = 1 ] || _n=$((_n + 1))
+	done
+	echo $_n
+}
+
+# extra_tls_run NAME PROG ARGS...: extra_tls of a short recording of PROG ARGS.
+extra_tls_run() {
+	_t=$MT_TMP/tls_$1.data; shift
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$_t" -- "$@" >/dev/null 2>&1 </dev/null
+	extra_tls "$_t" "$1"
+}
 
 # ---- real programs ----------------------------------------------------------
 run_case python_dict "" -- "$PY" -c '
@@ -254,7 +278,8 @@ print(len(d), s[0], s[-1], sum(map(len, d.values())))'
 # stacks are cached, not freed): 4 x 16 x extra_tls more bytes allocated
 # and leaked. join() returns before a thread has freed its last state
 # (a ~360 B block), so main sleeps a little before it exits.
-x=$(extra_tls "$PY")
+x=$(extra_tls_run py "$PY" -c pass)
+echo "python3: $x TLS module(s) added by the recorder"
 run_case python_threads "bytes_allocated:$((4 * 16 * x)) leaked_bytes:$((4 * 16 * x))" -- "$PY" -c '
 import threading, time
 out = [0] * 4
@@ -384,7 +409,8 @@ fi
 # exit() from a thread: memtrail sees 2 threads; the thread's 111 B block
 # is leaked with the thread's stack. One thread created: its DTV is 16 B
 # per extra TLS module larger under memtrail, and it is never freed.
-x=$(extra_tls "$B/exits")
+x=$(extra_tls_run exits "$B/exits" _exit)
+echo "exits: $x TLS module(s) added by the recorder"
 run_case exit_thread "bytes_allocated:$((16 * x)) leaked_bytes:$((16 * x))" -- "$B/exits" thread
 exact exit_thread threads 2
 endrec exit_thread exit 3
