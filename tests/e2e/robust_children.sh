@@ -19,6 +19,8 @@
 #                         finishes within the timeout, the parent's figures
 #                         as in robust_fork.sh, 150 child logs that replay
 #                         cleanly with the figures forkstress.c derives
+#   dl_iterate_phdr       forks while a thread is inside dl_iterate_phdr:
+#                         no child hangs, each child's log has its block
 #   python3 subprocess    posix_spawn/vfork + exec: a log for `true`
 #
 # Not for: the default fork/exec behaviour in depth (robust_fork.sh,
@@ -241,6 +243,70 @@ print(d["allocations"], d["frees"], d["leaked_blocks"], d["threads"], len(d["sna
 			mt_ok "forkstress: $nc child logs, each one 777 B block allocated and freed by 1 thread" ||
 			mt_fail "forkstress: $nc child logs, $bad wrong"
 	fi
+fi
+
+# ---- fork while another thread is inside dl_iterate_phdr ------------------------
+# glibc does not reset the loader's lock in a forked child; the recording
+# child needs it (module map, libunwind): a fork must wait until no thread
+# is inside. A thread iterates without pause while main forks 20 times;
+# each child allocates and frees one block of 10 + i bytes.
+cat >dlfork.c <<'EOF'
+#define _GNU_SOURCE
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static int slow(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info; (void)size; (void)data;
+	for (volatile int k = 0; k < 20000; k++)
+		;
+	return 0;
+}
+static void *iterate(void *arg)
+{
+	(void)arg;
+	for (;;)
+		dl_iterate_phdr(slow, NULL);
+	return NULL;
+}
+int main(void)
+{
+	pthread_t t;
+	int ok = 0;
+	if (pthread_create(&t, NULL, iterate, NULL) != 0)
+		return 1;
+	usleep(10000);
+	for (int i = 0; i < 20; i++) {
+		int st;
+		pid_t p = fork();
+		if (p == 0) {
+			free(malloc(10 + i));
+			_exit(0);
+		}
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && !WEXITSTATUS(st))
+			ok++;
+	}
+	printf("ok %d\n", ok);
+	return ok == 20 ? 0 : 1;
+}
+EOF
+gcc -O0 -pthread -o dlfork dlfork.c || { mt_fail "cannot build dlfork"; mt_finish; }
+MT_TIMEOUT=60 frec l -o x.data ../dlfork
+if [ "$(cat l/rc)" = 0 ] && [ "$(cat l/out)" = "ok 20" ]; then
+	mt_ok "fork beside a thread in dl_iterate_phdr: 20 children done"
+	summarize l
+	got=$(for c in $(children l); do python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["allocations"], d["frees"], d["bytes_allocated"])' "l/$c.json"; done | sort -n -k3 | tr '\n' ' ')
+	want=$(i=0; while [ $i -lt 20 ]; do printf '1 1 %d ' $((10 + i)); i=$((i + 1)); done)
+	[ "$got" = "$want" ] && mt_ok "dlfork: 20 child logs, blocks of 10..29 B" ||
+		mt_fail "dlfork children: '$got', expected '$want'"
+else
+	mt_fail "fork beside dl_iterate_phdr: exit $(cat l/rc) (124: a child hung), $(cat l/out)"
 fi
 
 # ---- python3: subprocess (posix_spawn / vfork + exec) -------------------------
