@@ -16,7 +16,8 @@
  *
  * Ends: exit writes END from an on_exit handler that runs after every
  * destructor; _exit and fatal signals write END themselves; a forked child
- * stops at once without writing; exec writes END(EXEC), and if the exec
+ * stops at once without writing (or, following children, begins a log of
+ * its own); exec writes END(EXEC), and if the exec
  * fails that END is cut off the file again and recording goes on.
  *
  * Not for: the hooks themselves (hooks.c), table internals (tables.c),
