@@ -33,7 +33,19 @@
  * chunk spans at most about one second of events. A chunk decodes on its own:
  * its first record is CHUNK_BEGIN, which resets the delta state.
  *
- * RECORDS (inside a decompressed chunk), each a type byte then its fields.
+ * A decompressed chunk = CHUNK_BEGIN, then five streams back to back:
+ *   RECORDS  the records that follow CHUNK_BEGIN, each a type byte then its
+ *            fields, except that the fields of events (ALLOC, FREE,
+ *            REALLOC) are not here but in the streams below, in order:
+ *   STACKS   uv stack of each ALLOC and REALLOC
+ *   SIZES    uv size of each ALLOC and REALLOC
+ *   KEYS     uv k of each address field (ADDR below)
+ *   DELTAS   sv delta of each address field whose k is 0
+ * CHUNK_BEGIN gives the lengths of the last four; RECORDS is the rest.
+ * (Each kind of value in a stream of its own: zstd finds the repeats of
+ * each, which interleaving them would hide.)
+ *
+ * RECORDS, each a type byte then its fields.
  *   uv = unsigned LEB128 varint (at most 10 bytes, value < 2^64)
  *   sv = signed varint: zigzag-encoded then uv
  *   str = uv length (<= MT_MAX_STRING) then that many bytes, no NUL
@@ -45,8 +57,8 @@
  *   allocated, freed   address histories: the addresses of the chunk's
  *           ALLOCs (and REALLOCs' new blocks), and of its FREEs (and
  *           REALLOCs' old blocks), in order; empty at the chunk's start.
- * ADDR(h) = uv k, then, only when k = 0, sv (address - the latest address
- * of the history the address joins, or 0 when that is empty):
+ * ADDR(h) = KEYS uv k, then, only when k = 0, DELTAS sv (address - the
+ * latest address of the history the address joins, or 0 when it is empty):
  *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h in
  *   this chunk (1 = the latest); k beyond the history is corrupt. A block
  *   freed soon after it was allocated, or allocated where a block was just
@@ -58,9 +70,12 @@
  * moved since the last record, so most events carry no time at all. Events are in true order (log order); times only place
  * them on the timeline.
  *
- *   0x01 CHUNK_BEGIN  uv seq, uv time
+ *   0x01 CHUNK_BEGIN  uv seq, uv time, uv stacks_len, uv sizes_len,
+ *                     uv keys_len, uv deltas_len
  *        seq = number of events (ALLOC, FREE, REALLOC, SNAPSHOT) written in
- *        all earlier chunks; time = absolute time of the chunk's start.
+ *        all earlier chunks; time = absolute time of the chunk's start;
+ *        then the byte lengths of the streams STACKS..DELTAS, which end the
+ *        chunk (their sum is at most what follows CHUNK_BEGIN). Only first.
  *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip)
  *        A distinct call stack, written once, before any event refers to it.
  *        ids are 0, 1, 2... in order of first use. fn is the entry point
@@ -68,16 +83,16 @@
  *        recorder's own frames are removed, so frame 0 is the return address
  *        in the function that called the entry point. Every frame is a return
  *        address: symbolize ip - 1. "previous ip" starts at 0 for each stack.
- *   0x03 ALLOC        uv stack, uv size, ADDR(freed)
+ *   0x03 ALLOC        [STACKS uv stack, SIZES uv size, ADDR(freed)]
  *        A new block of `size` requested bytes at address, by the current
- *        thread; address joins `allocated`. (stack and
- *        size first: a call site that repeats its size repeats these bytes,
- *        which zstd matches.)
- *   0x04 FREE         ADDR(allocated)
+ *        thread; address joins `allocated`. [Brackets: the fields are
+ *        in the streams named, not in RECORDS.]
+ *   0x04 FREE         [ADDR(allocated)]
  *        The block at address is released by the current thread; address
  *        joins `freed`. A free of an address that is not
  *        live (allocated before recording began) is ignored by replay.
- *   0x05 REALLOC      uv stack, uv size, ADDR(allocated) old, ADDR(freed) new
+ *   0x05 REALLOC      [STACKS uv stack, SIZES uv size, ADDR(allocated) old,
+ *                     ADDR(freed) new]
  *        realloc(old, size) returned new: one free of old and one allocation
  *        of size bytes at new, at the same instant. old is decoded and joins
  *        `freed` before new is decoded (so new == old is k = 1); then new
@@ -156,6 +171,16 @@ enum mt_record {
 	MT_REC_STOP        = 0x0B,
 	MT_REC_TIME        = 0x0C,
 	MT_REC_SWITCH      = 0x0D,
+};
+
+/* The streams of a chunk (see CHUNK above). */
+enum mt_stream {
+	MT_STREAM_RECORDS = 0,
+	MT_STREAM_STACKS,
+	MT_STREAM_SIZES,
+	MT_STREAM_KEYS,
+	MT_STREAM_DELTAS,
+	MT_STREAMS
 };
 
 /* Addresses an ALLOC or FREE may name by their place in history. */

@@ -264,16 +264,6 @@ static int skip_uv(const uint8_t **p, const uint8_t *end, uint64_t n)
 	return 0;
 }
 
-/* Skips an ADDR field (format.h). */
-static int skip_addr(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t k;
-
-	if (mt_get_uv(p, end, &k) < 0)
-		return -1;
-	return k ? 0 : skip_uv(p, end, 1);
-}
-
 /*
  * Walks the records of one decompressed chunk; fills *out and returns 1
  * when the last one is END, 0 otherwise (or when a record does not decode).
@@ -288,23 +278,20 @@ static int find_end(const uint8_t *p, const uint8_t *end, struct mt_reader_end *
 	if (p >= end || *p++ != MT_REC_CHUNK_BEGIN || skip_uv(&p, end, 1) < 0 ||
 	    mt_get_uv(&p, end, &t) < 0)
 		return 0;
+	/* Only RECORDS matters here: events have no fields in it. */
+	for (i = 1; i < MT_STREAMS; i++) {
+		if (mt_get_uv(&p, end, &n) < 0 || n > (uint64_t)(end - p))
+			return 0;
+		end -= n;
+	}
 	while (p < end) {
 		uint8_t type = *p++;
 
 		found = 0;
 		switch (type) {
 		case MT_REC_FREE:
-			if (skip_addr(&p, end) < 0)
-				return 0;
-			break;
 		case MT_REC_ALLOC:
-			if (skip_uv(&p, end, 2) < 0 || skip_addr(&p, end) < 0)
-				return 0;
-			break;
 		case MT_REC_REALLOC:
-			if (skip_uv(&p, end, 2) < 0 || skip_addr(&p, end) < 0 ||
-			    skip_addr(&p, end) < 0)
-				return 0;
 			break;
 		case MT_REC_TIME:
 			if (mt_get_uv(&p, end, &v) < 0)

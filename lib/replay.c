@@ -22,7 +22,8 @@
  * - REALLOC gives both halves the record's seq and time, realloc = 1: first
  *   on_free(old) (skipped when old is not live), then on_alloc(new).
  * - An event before the chunk's first SWITCH, a SWITCH to an unannounced
- *   thread and a TIME of 0 are corrupt. END's figures are skipped: the
+ *   thread, a TIME of 0, stream lengths beyond the chunk and side-stream
+ *   bytes left over at the chunk's end are corrupt. END's figures are skipped: the
  *   replay computes its own (tools that want to skip the replay read them
  *   with mt_reader_end_totals()).
  * - A record that does not decode (unknown type, varint overrun, unknown
@@ -575,20 +576,23 @@ static int do_free(struct mt_replay *r, uint64_t addr, uint32_t thread, uint64_t
 	return emit_free(&copy, seq, r->time, thread, realloc, ops, ctx) ? 1 : 0;
 }
 
-/* An ADDR field against history h (format.h); the address joins hist[to]. */
-static inline int get_addr(struct mt_replay *r, struct cur *c, int h, int to, uint64_t *addr)
+/*
+ * An ADDR field against history h (format.h): k from the KEYS stream, a
+ * delta from DELTAS when k is 0; the address joins hist[to].
+ */
+static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr)
 {
 	uint64_t k;
 	int64_t d;
 
-	if (get_uv(c, &k) < 0)
+	if (get_uv(&s[MT_STREAM_KEYS], &k) < 0)
 		return MT_E_CORRUPT;
 	if (k) {
 		if (k > MT_ADDR_HISTORY || k > r->nhist[h])
 			return MT_E_CORRUPT;
 		*addr = r->hist[h][(r->nhist[h] - k) % MT_ADDR_HISTORY];
 	} else {
-		if (get_sv(c, &d) < 0)
+		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
 			return MT_E_CORRUPT;
 		*addr = r->last[to] + (uint64_t)d;
 	}
@@ -604,8 +608,9 @@ static inline int get_addr(struct mt_replay *r, struct cur *c, int h, int to, ui
 static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
 {
-	struct cur c = { data, data + len };
-	const uint8_t *last_progress = data;
+	struct cur c = { data, data + len }, sc[MT_STREAMS];
+	const uint8_t *last_progress = data, *q;
+	uint64_t slen_sum = 0, stream_len[MT_STREAMS];
 	uint64_t seq, t, dt, size, a, a2, tot[MT_END_TOTALS_N];
 	int64_t d1;
 	uint32_t stack, thread = UINT32_MAX, index;
@@ -616,6 +621,19 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
 	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || seq != r->events)
 		return MT_E_CORRUPT;
+	/* The side streams end the chunk; RECORDS is what is left. */
+	for (i = 1; i < MT_STREAMS; i++) {
+		if (get_uv(&c, &stream_len[i]) < 0 || stream_len[i] > (uint64_t)(c.end - c.p) - slen_sum)
+			return MT_E_CORRUPT;
+		slen_sum += stream_len[i];
+	}
+	q = c.end - slen_sum;
+	c.end = q;
+	for (i = 1; i < MT_STREAMS; i++) {
+		sc[i].p = q;
+		sc[i].end = q + stream_len[i];
+		q += stream_len[i];
+	}
 	r->time = t;
 	r->nhist[0] = r->nhist[1] = 0;
 	r->last[0] = r->last[1] = 0;
@@ -624,14 +642,15 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 
 		switch (type) {
 		case MT_REC_ALLOC:
-			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_uv(&c, &size) < 0 || get_addr(r, &c, 1, 0, &a) < 0 ||
-			    thread == UINT32_MAX)
+			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
+			    stack >= r->nstacks ||
+			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+			    get_addr(r, sc, 1, 0, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			stop = err = do_alloc(r, a, size, stack, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_FREE:
-			if (get_addr(r, &c, 0, 1, &a) < 0 || thread == UINT32_MAX)
+			if (get_addr(r, sc, 0, 1, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			stop = err = do_free(r, a, thread, r->events++, 0, ops, ctx);
 			break;
@@ -645,9 +664,11 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 				return MT_E_CORRUPT;
 			break;
 		case MT_REC_REALLOC:
-			if (get_u32(&c, &stack, UINT32_MAX) < 0 || stack >= r->nstacks ||
-			    get_uv(&c, &size) < 0 || get_addr(r, &c, 0, 1, &a) < 0 ||
-			    get_addr(r, &c, 1, 0, &a2) < 0 || thread == UINT32_MAX)
+			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
+			    stack >= r->nstacks ||
+			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+			    get_addr(r, sc, 0, 1, &a) < 0 ||
+			    get_addr(r, sc, 1, 0, &a2) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			seq = r->events++;
 			stop = do_free(r, a, thread, seq, 1, ops, ctx);
@@ -719,6 +740,11 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 					 mt_reader_file_size(r->rd));
 		}
 	}
+	/* Every field of the side streams belongs to an event. */
+	if (!stop)
+		for (i = 1; i < MT_STREAMS; i++)
+			if (sc[i].p != sc[i].end)
+				return MT_E_CORRUPT;
 	return stop;
 }
 

@@ -27,6 +27,8 @@
 /* Room for the TIME and SWITCH records that may precede any record. */
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
+/* CHUNK_BEGIN: type, seq, time and the side streams' lengths. */
+#define CHUNK_BEGIN_MAX (1 + (2 + MT_STREAMS) * MT_MAX_VARINT)
 
 /*
  * One address history: n addresses were put since the writer began, the
@@ -55,16 +57,27 @@ struct mt_writer {
 	size_t chunk_bytes;
 	uint64_t chunk_ns;
 
-	uint8_t *bufs[2];      /* double buffer for the deferred mode */
-	uint8_t *raw;          /* records of the chunk being built: bufs[cur] */
+	/* The chunk being built: its streams (format.h CHUNK), each in a
+	 * buffer of raw_cap bytes; stream 0 (records) is raw / used. Two sets
+	 * for the deferred mode. */
+	uint8_t *bufs[2][MT_STREAMS];
+	uint8_t *raw;          /* bufs[cur][0] */
+	uint8_t *side[MT_STREAMS];  /* bufs[cur][i], i >= 1 */
+	size_t sused[MT_STREAMS];   /* bytes in side[i], i >= 1 */
 	int cur;
 	size_t raw_cap;
-	size_t used;
+	size_t used;           /* bytes in raw; 0: no chunk open */
+	size_t total;          /* bytes in all streams */
+	uint64_t chunk_seq;    /* events before the chunk being built */
 	/* Deferred mode (opts->wait set): a full chunk is sealed, not
 	 * compressed; sealed_len > 0 while it waits for
 	 * mt_writer_write_sealed(). Set under the caller's record lock,
 	 * cleared under its I/O lock. */
-	uint8_t *sealed;
+	struct sealed {
+		const uint8_t *p[MT_STREAMS];
+		size_t n[MT_STREAMS];
+		uint64_t seq, t0;
+	} sealed;
 	size_t sealed_len;
 	uint64_t seals;
 	void (*wait)(void *ctx);
@@ -98,6 +111,19 @@ static void zstd_free(void *opaque, void *ptr)
 		mem->free(mem->opaque, ptr);
 }
 
+/* Builds chunks in buffer set b from now on (empty). */
+static void use_set(struct mt_writer *w, int b)
+{
+	w->cur = b;
+	w->raw = w->bufs[b][0];
+	w->used = 0;
+	w->total = 0;
+	for (int i = 1; i < MT_STREAMS; i++) {
+		w->side[i] = w->bufs[b][i];
+		w->sused[i] = 0;
+	}
+}
+
 struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 				const struct mt_writer_opts *opts)
 {
@@ -115,16 +141,18 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->quantum = opts ? opts->time_quantum_ns : 0;
 	w->thread = NO_THREAD;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
-	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap);
+	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap + CHUNK_BEGIN_MAX);
 	w->wait = opts ? opts->wait : NULL;
 	w->wait_ctx = opts ? opts->wait_ctx : NULL;
-	w->raw = w->bufs[0] = mem->alloc(mem->opaque, w->raw_cap);
-	if (w->wait)
-		w->bufs[1] = mem->alloc(mem->opaque, w->raw_cap);
+	for (int b = 0; b < (w->wait ? 2 : 1); b++)
+		for (int i = 0; i < MT_STREAMS; i++)
+			if (!(w->bufs[b][i] = mem->alloc(mem->opaque, w->raw_cap)))
+				goto fail;
+	use_set(w, 0);
 	w->out = mem->alloc(mem->opaque, w->out_cap);
 	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
 	w->cctx = ZSTD_createCCtx_advanced(cm);
-	if (!w->raw || (w->wait && !w->bufs[1]) || !w->out || !w->cctx)
+	if (!w->out || !w->cctx)
 		goto fail;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
@@ -141,9 +169,10 @@ void mt_writer_free(struct mt_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
-	for (int i = 0; i < 2; i++)
-		if (w->bufs[i])
-			w->mem.free(w->mem.opaque, w->bufs[i]);
+	for (int b = 0; b < 2; b++)
+		for (int i = 0; i < MT_STREAMS; i++)
+			if (w->bufs[b][i])
+				w->mem.free(w->mem.opaque, w->bufs[b][i]);
 	if (w->out)
 		w->mem.free(w->mem.opaque, w->out);
 	w->mem.free(w->mem.opaque, w);
@@ -210,18 +239,58 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
 	return err ? set_err(w, err) : 0;
 }
 
-/* Compresses len bytes of buf into one chunk and writes it. */
-static int compress_write(struct mt_writer *w, const uint8_t *buf, size_t len)
+/*
+ * Compresses one chunk (format.h CHUNK: CHUNK_BEGIN with the stream
+ * lengths, then the streams in order) into one zstd frame, fed piece by
+ * piece so that the streams need no copying, and writes it.
+ */
+static int compress_write(struct mt_writer *w, const struct sealed *c)
 {
-	size_t c = ZSTD_compress2(w->cctx, w->out + MT_CHUNK_HEADER,
-				  w->out_cap - MT_CHUNK_HEADER, buf, len);
-	if (ZSTD_isError(c))
+	uint8_t hdr[CHUNK_BEGIN_MAX], *q = hdr;
+	size_t len = 0, i;
+
+	*q++ = MT_REC_CHUNK_BEGIN;
+	q += mt_put_uv(q, c->seq);
+	q += mt_put_uv(q, c->t0);
+	for (i = 1; i < MT_STREAMS; i++)
+		q += mt_put_uv(q, c->n[i]);
+	for (i = 0; i < MT_STREAMS; i++)
+		len += c->n[i];
+	len += (size_t)(q - hdr);
+
+	ZSTD_outBuffer out = { w->out + MT_CHUNK_HEADER, w->out_cap - MT_CHUNK_HEADER, 0 };
+	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);
+	for (i = 0; i <= MT_STREAMS; i++) {
+		ZSTD_inBuffer in = { i ? c->p[i - 1] : hdr, i ? c->n[i - 1] : (size_t)(q - hdr), 0 };
+		ZSTD_EndDirective end = i == MT_STREAMS ? ZSTD_e_end : ZSTD_e_continue;
+		size_t r;
+
+		do {
+			r = ZSTD_compressStream2(w->cctx, &out, &in, end);
+			if (ZSTD_isError(r) || (out.pos == out.size && r))
+				return set_err(w, MT_E_ZSTD);
+		} while (end == ZSTD_e_end ? r != 0 : in.pos < in.size);
+	}
 	memcpy(w->out, MT_CHUNK_MAGIC, 4);
-	mt_put_u32(w->out + 4, (uint32_t)c);
+	mt_put_u32(w->out + 4, (uint32_t)out.pos);
 	mt_put_u32(w->out + 8, (uint32_t)len);
-	int err = write_all(w, w->out, MT_CHUNK_HEADER + c);
+	int err = write_all(w, w->out, MT_CHUNK_HEADER + out.pos);
 	return err ? set_err(w, err) : 0;
+}
+
+/* The chunk being built, as compress_write takes it. */
+static void current(const struct mt_writer *w, struct sealed *c)
+{
+	c->p[0] = w->raw;
+	c->n[0] = w->used;
+	for (int i = 1; i < MT_STREAMS; i++) {
+		c->p[i] = w->side[i];
+		c->n[i] = w->sused[i];
+	}
+	c->seq = w->chunk_seq;
+	c->t0 = w->chunk_t;
 }
 
 int mt_writer_write_sealed(struct mt_writer *w)
@@ -231,7 +300,7 @@ int mt_writer_write_sealed(struct mt_writer *w)
 	if (!len)
 		return 0;
 	if (!werr(w))
-		err = compress_write(w, w->sealed, len);
+		err = compress_write(w, &w->sealed);
 	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
 	return err ? err : werr(w);
 }
@@ -245,6 +314,7 @@ void mt_writer_discard_sealed(struct mt_writer *w, int err)
 
 int mt_writer_flush(struct mt_writer *w)
 {
+	struct sealed c;
 	int err = mt_writer_write_sealed(w);
 	if (err)
 		return err;
@@ -252,8 +322,9 @@ int mt_writer_flush(struct mt_writer *w)
 		return werr(w);
 	if (w->used == 0)
 		return 0;
-	err = compress_write(w, w->raw, w->used);
-	w->used = 0;
+	current(w, &c);
+	err = compress_write(w, &c);
+	use_set(w, w->cur);
 	return err;
 }
 
@@ -264,11 +335,10 @@ static int seal(struct mt_writer *w)
 		w->wait(w->wait_ctx);
 	if (__atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE))
 		return set_err(w, MT_E_ARG);   /* wait() broke its contract */
-	w->sealed = w->raw;
-	w->cur ^= 1;
-	w->raw = w->bufs[w->cur];
-	__atomic_store_n(&w->sealed_len, w->used, __ATOMIC_RELEASE);
-	w->used = 0;
+	current(w, &w->sealed);
+	size_t total = w->total;
+	use_set(w, w->cur ^ 1);
+	__atomic_store_n(&w->sealed_len, total, __ATOMIC_RELEASE);
 	w->seals++;
 	return werr(w);
 }
@@ -315,16 +385,12 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 	}
 	max += PREFIX_MAX;
 	if (w->used > 0 &&
-	    (w->used + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
+	    (w->total + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
 		if ((w->wait ? seal(w) : mt_writer_flush(w)) < 0)
 			return NULL;
 	}
 	if (w->used == 0) {
-		uint8_t *p = w->raw;
-		*p++ = MT_REC_CHUNK_BEGIN;
-		p += mt_put_uv(p, w->events);
-		p += mt_put_uv(p, tq);
-		w->used = (size_t)(p - w->raw);
+		w->chunk_seq = w->events;
 		w->chunk_t = tq;
 		w->time = tq;
 		w->thread = NO_THREAD;
@@ -336,6 +402,7 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		uint8_t *p = w->raw + w->used;
 		*p++ = MT_REC_TIME;
 		p += mt_put_uv(p, tq - w->time);
+		w->total += (size_t)(p - w->raw) - w->used;
 		w->used = (size_t)(p - w->raw);
 		w->time = tq;
 	}
@@ -368,24 +435,33 @@ static inline void hist_put(struct history *h, uint64_t addr)
 	s->num = h->n++;
 }
 
+/* A field of an event: uv v appended to stream i. */
+static inline void put_field(struct mt_writer *w, int i, uint64_t v)
+{
+	size_t n = mt_put_uv(w->side[i] + w->sused[i], v);
+
+	w->sused[i] += n;
+	w->total += n;
+}
+
 /*
- * An address field: uv k when addr is the k-th latest address of history h
- * in this chunk (1 = the latest), else uv 0 then sv (addr - the latest
- * address of history to, which addr then joins).
+ * An address field: k (MT_STREAM_KEYS) when addr is the k-th latest address
+ * of history h in this chunk (1 = the latest), else k = 0 and sv (addr - the
+ * latest address of history to) in MT_STREAM_DELTAS; addr then joins to.
  */
-static inline uint8_t *put_addr(uint8_t *p, const struct history *h,
-				struct history *to, uint64_t addr)
+static inline void put_addr(struct mt_writer *w, const struct history *h,
+			    struct history *to, uint64_t addr)
 {
 	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
 
 	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
-		p += mt_put_uv(p, h->n - s->num);
+		put_field(w, MT_STREAM_KEYS, h->n - s->num);
 	} else {
-		*p++ = 0;
-		p += mt_put_sv(p, (int64_t)(addr - to->last));
+		put_field(w, MT_STREAM_KEYS, 0);
+		int64_t d = (int64_t)(addr - to->last);
+		put_field(w, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
 	hist_put(to, addr);
-	return p;
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -397,7 +473,11 @@ static size_t put_str(uint8_t *p, const char *s, size_t len)
 	return n + len;
 }
 
-#define END_RECORD(w, p) do { (w)->used = (size_t)((p) - (w)->raw); } while (0)
+#define END_RECORD(w, p) do { \
+	size_t end_ = (size_t)((p) - (w)->raw); \
+	(w)->total += end_ - (w)->used; \
+	(w)->used = end_; \
+} while (0)
 
 int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 		    const uint64_t *ips, unsigned n)
@@ -428,10 +508,10 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_ALLOC;
-	p += mt_put_uv(p, stack);
-	p += mt_put_uv(p, size);
-	p = put_addr(p, &w->hist[1], &w->hist[0], addr);
 	END_RECORD(w, p);
+	put_field(w, MT_STREAM_STACKS, stack);
+	put_field(w, MT_STREAM_SIZES, size);
+	put_addr(w, &w->hist[1], &w->hist[0], addr);
 	w->events++;
 	return 0;
 }
@@ -443,8 +523,8 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
-	p = put_addr(p, &w->hist[0], &w->hist[1], addr);
 	END_RECORD(w, p);
+	put_addr(w, &w->hist[0], &w->hist[1], addr);
 	w->events++;
 	return 0;
 }
@@ -457,11 +537,11 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_REALLOC;
-	p += mt_put_uv(p, stack);
-	p += mt_put_uv(p, size);
-	p = put_addr(p, &w->hist[0], &w->hist[1], old_addr);
-	p = put_addr(p, &w->hist[1], &w->hist[0], new_addr);
 	END_RECORD(w, p);
+	put_field(w, MT_STREAM_STACKS, stack);
+	put_field(w, MT_STREAM_SIZES, size);
+	put_addr(w, &w->hist[0], &w->hist[1], old_addr);
+	put_addr(w, &w->hist[1], &w->hist[0], new_addr);
 	w->events++;
 	return 0;
 }
@@ -569,7 +649,7 @@ uint64_t mt_writer_events(const struct mt_writer *w)
 
 size_t mt_writer_pending(const struct mt_writer *w)
 {
-	return w->used;
+	return w->total;
 }
 
 int mt_writer_error(const struct mt_writer *w)

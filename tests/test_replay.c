@@ -413,8 +413,12 @@ static void test_early_stop(void **state)
 	tl_free(t);
 }
 
-/* Replays a log whose second chunk has bad records: events of chunk 1 only. */
-static void expect_corrupt(struct fix *f, void (*bad)(struct testlog *), uint64_t before)
+/*
+ * Replays a log whose second chunk has bad records: the events of chunk 1,
+ * then `before` events (`calls` of them delivered) of chunk 2.
+ */
+static void expect_corrupt(struct fix *f, void (*bad)(struct testlog *), uint64_t before,
+			   uint64_t calls)
 {
 	struct testlog *t = new_log();
 
@@ -430,7 +434,7 @@ static void expect_corrupt(struct fix *f, void (*bad)(struct testlog *), uint64_
 	assert_int_equal(f->rec.end.truncated, 1);
 	assert_int_equal(f->rec.end.clean, 0);
 	assert_int_equal(f->rec.end.events, 1 + before);
-	assert_int_equal(f->rec.n, 1 + before);
+	assert_int_equal(f->rec.n, 1 + calls);
 	tl_free(t);
 }
 
@@ -460,22 +464,25 @@ static void bad_depth(struct testlog *t)
 static void good_then_cut(struct testlog *t)
 {
 	tl_alloc(t, 1, 0x3000, 1, 0, 0);
-	/* FREE whose address delta overflows 64 bits */
-	tl_raw(t, "\x04\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 11);
+	/* A FREE with no fields of its own in the side streams: it takes the
+	 * address fields of the ALLOC that expect_corrupt writes next (an
+	 * address never allocated: ignored, but an event), and that ALLOC
+	 * then finds its own fields missing. */
+	tl_raw(t, "\x04", 1);
 }
 
 static void test_corrupt_records(void **state)
 {
 	struct fix *f = *state;
 
-	expect_corrupt(f, bad_stack_id, 0);
-	expect_corrupt(f, bad_thread, 0);
-	expect_corrupt(f, bad_type, 0);
-	expect_corrupt(f, bad_varint, 0);
-	expect_corrupt(f, bad_fn, 0);
-	expect_corrupt(f, bad_stack_order, 0);
-	expect_corrupt(f, bad_depth, 0);
-	expect_corrupt(f, good_then_cut, 1);
+	expect_corrupt(f, bad_stack_id, 0, 0);
+	expect_corrupt(f, bad_thread, 0, 0);
+	expect_corrupt(f, bad_type, 0, 0);
+	expect_corrupt(f, bad_varint, 0, 0);
+	expect_corrupt(f, bad_fn, 0, 0);
+	expect_corrupt(f, bad_stack_order, 0, 0);
+	expect_corrupt(f, bad_depth, 0, 0);
+	expect_corrupt(f, good_then_cut, 2, 1);
 }
 
 static void test_chunk_seq_mismatch(void **state)

@@ -108,6 +108,7 @@ struct chunk {
 	uint64_t seq, t0;
 	int nrec;
 	int ntime, nswitch;       /* TIME and SWITCH records (not in recs) */
+	uint64_t stream_len[MT_STREAMS];  /* side streams' lengths */
 	struct rec *recs;
 };
 
@@ -143,16 +144,26 @@ static uint64_t nhist[2];
 static uint64_t last_k[2];    /* the k of a record's address fields */
 static unsigned nk;
 
-/* An ADDR field against history h; the address then joins history to. */
-static uint64_t addr_field(const uint8_t **p, const uint8_t *end, int h, int to)
+/* The side streams of the chunk being decoded (format.h CHUNK). */
+static const uint8_t *sp[MT_STREAMS], *send[MT_STREAMS];
+
+/* A field of an event, from side stream i. */
+static uint64_t field(int i)
 {
-	uint64_t k = uv(p, end), a;
+	return uv(&sp[i], send[i]);
+}
+
+/* An ADDR field against history h; the address then joins history to. */
+static uint64_t addr_field(int h, int to)
+{
+	uint64_t k = field(MT_STREAM_KEYS), a;
 	last_k[nk++ % 2] = k;
 	if (k) {
 		assert_true(k <= MT_ADDR_HISTORY && k <= nhist[h]);
 		a = hist[h][nhist[h] - k];
 	} else {
-		a = (nhist[to] ? hist[to][nhist[to] - 1] : 0) + (uint64_t)sv(p, end);
+		a = (nhist[to] ? hist[to][nhist[to] - 1] : 0) +
+			(uint64_t)sv(&sp[MT_STREAM_DELTAS], send[MT_STREAM_DELTAS]);
 	}
 	assert_true(nhist[to] < (1 << 16));
 	hist[to][nhist[to]++] = a;
@@ -171,12 +182,28 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		struct rec *r = &ch->recs[ch->nrec++];
 		r->type = *p++;
 		switch (r->type) {
-		case MT_REC_CHUNK_BEGIN:
+		case MT_REC_CHUNK_BEGIN: {
 			assert_int_equal(ch->nrec, 1);
 			ch->seq = uv(&p, end);
 			ch->t0 = time = uv(&p, end);
 			addr = 0;
+			/* The side streams end the chunk, in order. */
+			uint64_t n[MT_STREAMS], sum = 0;
+			for (int i = 1; i < MT_STREAMS; i++) {
+				n[i] = uv(&p, end);
+				sum += n[i];
+			}
+			assert_true(sum <= (uint64_t)(end - p));
+			end -= sum;
+			const uint8_t *q = end;
+			for (int i = 1; i < MT_STREAMS; i++) {
+				sp[i] = q;
+				send[i] = q + n[i];
+				q += n[i];
+				ch->stream_len[i] = n[i];
+			}
 			break;
+		}
 		case MT_REC_TIME: {
 			uint64_t dt = uv(&p, end);
 			assert_true(dt > 0);
@@ -204,23 +231,23 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		}
 		case MT_REC_ALLOC:
 			assert_true(thread != UINT64_MAX);
-			r->c = uv(&p, end);
-			r->b = uv(&p, end);
-			addr = addr_field(&p, end, 1, 0);
+			r->c = field(MT_STREAM_STACKS);
+			r->b = field(MT_STREAM_SIZES);
+			addr = addr_field(1, 0);
 			r->a = addr;
 			r->d = thread;
 			break;
 		case MT_REC_FREE:
 			assert_true(thread != UINT64_MAX);
-			r->a = addr_field(&p, end, 0, 1);
+			r->a = addr_field(0, 1);
 			r->d = thread;
 			break;
 		case MT_REC_REALLOC:
 			assert_true(thread != UINT64_MAX);
-			r->c = uv(&p, end);
-			r->b = uv(&p, end);
-			r->a = addr_field(&p, end, 0, 1);
-			addr = addr_field(&p, end, 1, 0);
+			r->c = field(MT_STREAM_STACKS);
+			r->b = field(MT_STREAM_SIZES);
+			r->a = addr_field(0, 1);
+			addr = addr_field(1, 0);
 			r->e = addr;
 			r->d = thread;
 			break;
@@ -277,6 +304,9 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		}
 		assert_true(p <= end);
 	}
+	/* Every side-stream byte belongs to an event. */
+	for (int i = 1; i < MT_STREAMS; i++)
+		assert_true(sp[i] == send[i]);
 }
 
 /* Checks the framing of every chunk and decodes them. */

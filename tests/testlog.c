@@ -18,6 +18,8 @@ struct tl_buf {
 
 struct testlog {
 	struct tl_buf file, chunk;
+	struct tl_buf side[MT_STREAMS];  /* event fields (format.h CHUNK), i >= 1 */
+	uint64_t chunk_seq, chunk_time;   /* of the chunk being built */
 	uint64_t time, events;
 	uint32_t thread;           /* current thread (SWITCH state) */
 	/* Address histories of the chunk: [0] allocated, [1] freed (all of
@@ -65,6 +67,14 @@ static void tl_sv(struct testlog *t, int64_t v)
 	tl_put(&t->chunk, tmp, mt_put_sv(tmp, v));
 }
 
+/* A field of an event, to side stream i. */
+static void tl_field(struct testlog *t, int i, uint64_t v)
+{
+	uint8_t tmp[MT_MAX_VARINT];
+
+	tl_put(&t->side[i], tmp, mt_put_uv(tmp, v));
+}
+
 static void tl_str(struct testlog *t, const void *s, size_t n)
 {
 	tl_uv(t, n);
@@ -74,12 +84,14 @@ static void tl_str(struct testlog *t, const void *s, size_t n)
 static void tl_begin(struct testlog *t)
 {
 	t->chunk.len = 0;
+	for (int i = 1; i < MT_STREAMS; i++)
+		t->side[i].len = 0;
 	t->has_thread = 0;
 	t->nhist[0] = t->nhist[1] = 0;
-	tl_byte(t, MT_REC_CHUNK_BEGIN);
-	tl_uv(t, t->events);
-	tl_uv(t, t->time);
-	t->chunk_start_len = t->chunk.len;
+	/* CHUNK_BEGIN goes in front at tl_flush, with the streams' lengths. */
+	t->chunk_seq = t->events;
+	t->chunk_time = t->time;
+	t->chunk_start_len = 0;
 }
 
 struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
@@ -108,6 +120,8 @@ void tl_free(struct testlog *t)
 		return;
 	free(t->file.p);
 	free(t->chunk.p);
+	for (int i = 1; i < MT_STREAMS; i++)
+		free(t->side[i].p);
 	free(t->offsets);
 	free(t->hist[0]);
 	free(t->hist[1]);
@@ -166,10 +180,12 @@ static void tl_addr(struct testlog *t, int h, int to, uint64_t addr)
 		if (t->hist[h][t->nhist[h] - k] == addr)
 			break;
 	if (k <= t->nhist[h] && k <= MT_ADDR_HISTORY) {
-		tl_uv(t, k);
+		tl_field(t, MT_STREAM_KEYS, k);
 	} else {
-		tl_uv(t, 0);
-		tl_sv(t, (int64_t)(addr - (t->nhist[to] ? t->hist[to][t->nhist[to] - 1] : 0)));
+		int64_t d = (int64_t)(addr - (t->nhist[to] ? t->hist[to][t->nhist[to] - 1] : 0));
+
+		tl_field(t, MT_STREAM_KEYS, 0);
+		tl_field(t, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
 	if (t->nhist[to] == t->histcap[to]) {
 		t->histcap[to] = t->histcap[to] ? 2 * t->histcap[to] : 256;
@@ -186,8 +202,8 @@ void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	tl_time(t, dt);
 	tl_switch(t, thread);
 	tl_byte(t, MT_REC_ALLOC);
-	tl_uv(t, stack);
-	tl_uv(t, size);
+	tl_field(t, MT_STREAM_STACKS, stack);
+	tl_field(t, MT_STREAM_SIZES, size);
 	tl_addr(t, 1, 0, addr);
 	t->events++;
 }
@@ -207,8 +223,8 @@ void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_
 	tl_time(t, dt);
 	tl_switch(t, thread);
 	tl_byte(t, MT_REC_REALLOC);
-	tl_uv(t, stack);
-	tl_uv(t, size);
+	tl_field(t, MT_STREAM_STACKS, stack);
+	tl_field(t, MT_STREAM_SIZES, size);
 	tl_addr(t, 0, 1, old_addr);
 	tl_addr(t, 1, 0, new_addr);
 	t->events++;
@@ -294,17 +310,31 @@ void tl_flush(struct testlog *t)
 	size_t bound, n;
 	uint8_t h[MT_CHUNK_HEADER];
 	uint8_t *out;
+	struct tl_buf whole = { 0 };
+	uint8_t tmp[MT_MAX_VARINT];
+	uint8_t type = MT_REC_CHUNK_BEGIN;
+	int i;
 
 	if (t->chunk.len == t->chunk_start_len)
 		return;
-	bound = ZSTD_compressBound(t->chunk.len);
+	/* CHUNK_BEGIN, RECORDS, then the side streams. */
+	tl_put(&whole, &type, 1);
+	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_seq));
+	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_time));
+	for (i = 1; i < MT_STREAMS; i++)
+		tl_put(&whole, tmp, mt_put_uv(tmp, t->side[i].len));
+	tl_put(&whole, t->chunk.p, t->chunk.len);
+	for (i = 1; i < MT_STREAMS; i++)
+		if (t->side[i].len)
+			tl_put(&whole, t->side[i].p, t->side[i].len);
+	bound = ZSTD_compressBound(whole.len);
 	out = malloc(bound);
 	cctx = ZSTD_createCCtx();
 	if (!out || !cctx)
 		abort();
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
-	n = ZSTD_compress2(cctx, out, bound, t->chunk.p, t->chunk.len);
+	n = ZSTD_compress2(cctx, out, bound, whole.p, whole.len);
 	if (ZSTD_isError(n))
 		abort();
 	ZSTD_freeCCtx(cctx);
@@ -314,10 +344,11 @@ void tl_flush(struct testlog *t)
 	t->offsets[t->noffsets++] = t->file.len;
 	memcpy(h, MT_CHUNK_MAGIC, 4);
 	mt_put_u32(h + 4, (uint32_t)n);
-	mt_put_u32(h + 8, (uint32_t)t->chunk.len);
+	mt_put_u32(h + 8, (uint32_t)whole.len);
 	tl_put(&t->file, h, sizeof(h));
 	tl_put(&t->file, out, n);
 	free(out);
+	free(whole.p);
 	tl_begin(t);
 }
 

@@ -46,7 +46,7 @@ void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code);
 void tl_end_totals(struct testlog *t, uint64_t dt, unsigned how, int64_t code,
 		   const struct mt_totals *tot);
 void tl_stop(struct testlog *t, uint64_t dt, const char *reason);
-/* Appends raw bytes to the current chunk's records. */
+/* Appends raw bytes to the current chunk's RECORDS stream (format.h). */
 void tl_raw(struct testlog *t, const void *p, size_t n);
 /* Appends raw bytes to the file image (e.g. a hand-made chunk). */
 void tl_raw_file(struct testlog *t, const void *p, size_t n);

@@ -85,15 +85,35 @@ def main():
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
         t = 0; addr = 0; th = None
         hist = ([], [])   # address histories: allocated, freed
+        # CHUNK_BEGIN: seq, time, then the lengths of the side streams
+        # STACKS SIZES KEYS DELTAS, which end the chunk; RECORDS is the rest
+        p = 1; cs = uv(); t = uv()
+        lens = [uv() for _ in range(4)]
+        end = len(raw) - sum(lens)
+        assert end >= p, "stream lengths"
+        side = []; q = end
+        for n in lens:
+            side.append([q, q + n]); q += n
+        def field(i):
+            # a uv from side stream i (0 STACKS, 1 SIZES, 2 KEYS, 3 DELTAS)
+            s = side[i]; r = 0; sh = 0
+            while True:
+                assert s[0] < s[1], "side stream %d ends early" % i
+                b = raw[s[0]]; s[0] += 1
+                r |= (b & 0x7f) << sh; sh += 7
+                if not b & 0x80: return r
         def addr_field(h, to):
-            k = uv()
+            k = field(2)
             if k:
                 assert k <= 1024 and k <= len(hist[h]), ("history", k)
                 a = hist[h][-k]
             else:
-                a = ((hist[to][-1] if hist[to] else 0) + sv()) & 0xffffffffffffffff
+                u = field(3); d = (u >> 1) ^ -(u & 1)
+                a = ((hist[to][-1] if hist[to] else 0) + d) & 0xffffffffffffffff
             hist[to].append(a)
             return a
+        assert cs == seq, ("seq", cs, seq)
+        assert t >= lastt
         def gone(a):
             # a block leaves the live set (a free, or an ALLOC over it)
             nonlocal live_bytes
@@ -106,13 +126,9 @@ def main():
             if live_bytes > tot["peak_bytes"]:
                 tot["peak_bytes"] = live_bytes; tot["peak_blocks"] = len(live)
                 tot["peak_time"] = t
-        while p < len(raw):
+        while p < end:
             ty = raw[p]; p += 1
-            if ty == 1:
-                cs = uv(); t = uv(); addr = 0; th = None
-                assert cs == seq, ("seq", cs, seq)
-                assert t >= lastt
-            elif ty == 2:
+            if ty == 2:
                 sid = uv(); fn = uv(); n = uv(); prev = 0; ips = []
                 for _ in range(n):
                     prev += sv(); ips.append(prev & 0xffffffffffffffff)
@@ -121,7 +137,7 @@ def main():
                 st["maxdepth"] = max(st["maxdepth"], n)
                 if verbose: print("STACK", sid, fn, [hex(i) for i in ips])
             elif ty == 3:
-                sid = uv(); size = uv(); addr = addr_field(1, 0)
+                sid = field(0); size = field(1); addr = addr_field(1, 0)
                 assert sid in stacks and th is not None
                 alloc_stacks.add(sid)
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
@@ -135,7 +151,7 @@ def main():
                 if a in exe_live: del exe_live[a]; st["exe_frees"] += 1
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
-                sid = uv(); size = uv()
+                sid = field(0); size = field(1)
                 old = addr_field(0, 1); addr = addr_field(1, 0)
                 seq += 1
                 assert sid in stacks and th is not None
@@ -184,7 +200,8 @@ def main():
                 raise ValueError("record type %d" % ty)
             lastt = t
             if live_bytes > st["peak"]: st["peak"] = live_bytes
-        assert p == len(raw)
+        assert p == end
+        assert all(s[0] == s[1] for s in side), "side stream bytes left over"
     st["live"] = live_bytes; st["live_blocks"] = len(live)
     st["exe_live"] = sum(exe_live.values()); st["exe_live_blocks"] = len(exe_live)
     st["cmd"] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
