@@ -832,7 +832,10 @@ MT_EXPORT void _Exit(int status)
  * dl_iterate_phdr passes through; when following children it holds
  * children.c's read lock, which a fork waits for (glibc does not reset the
  * loader's lock in a forked child, and libunwind calls this on every stack
- * it has not seen yet).
+ * it has not seen yet). glibc iterates over the link namespace of its
+ * caller's return address: otherwise this is a tail call, so that is the
+ * program's; when following, the caller seems to be this library (the
+ * base namespace), which matters only for code loaded with dlmopen.
  */
 typedef int (*dl_iterate_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 
@@ -841,6 +844,8 @@ MT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 	dl_iterate_t real = (dl_iterate_t)next_sym(&real_dl_iterate, "dl_iterate_phdr");
 	if (!real)
 		return 0;
+	if (!mt_children_following())
+		return real(cb, data);
 	mt_children_dl_enter();
 	int r = real(cb, data);
 	mt_children_dl_leave();
