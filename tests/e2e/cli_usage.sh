@@ -61,8 +61,10 @@ for o in --summary --show-maximum --show-leaks --show-snapshots --show-snapshot-
 	 --include-function --exclude-function --include-module --exclude-module --format "-o OUT"; do
 	"$MEMTRAIL" help report | grep -q -- "$o" && : || mt_fail "help report lacks $o"
 done
-# record's help does not offer --follow-children (not implemented).
-"$MEMTRAIL" help record | grep -q -- --follow-children && mt_fail "record offers --follow-children"
+# record's help offers every record option.
+for opt in -o --depth --follow-children --snapshot-signal --snapshot-interval; do
+	"$MEMTRAIL" help record | grep -q -- "$opt" && mt_ok "record help: $opt" || mt_fail "record help lacks $opt"
+done
 
 # Unknown command / no command: error then usage on stderr, exit 2.
 expect_status "unknown command" 2 "$MEMTRAIL" frobnicate
@@ -110,7 +112,7 @@ usage_error "record: bad interval" "$MEMTRAIL" record --snapshot-interval 0 touc
 usage_error "record: bad interval text" "$MEMTRAIL" record --snapshot-interval 1s touch ran
 usage_error "record: missing output dir" "$MEMTRAIL" record -o "$MT_TMP/nodir/x.data" touch ran
 usage_error "record: output is a directory" "$MEMTRAIL" record -o "$MT_TMP" touch ran
-usage_error "record: unknown option" "$MEMTRAIL" record --follow-children touch ran
+usage_error "record: unknown option" "$MEMTRAIL" record --no-such-option touch ran
 mkdir ro && chmod 555 ro
 if [ "$(id -u)" != 0 ]; then
 	usage_error "record: unwritable output dir" "$MEMTRAIL" record -o ro/x.data touch ran

@@ -184,7 +184,13 @@ mt_tls_modules() {
 	_n=0
 	eval "_prog=\${$#}"
 	readelf -lW "$_prog" 2>/dev/null | grep -q '^ *TLS ' && _n=1
-	for _f in $(printf '%s\n' "$_libs" | sed -n 's/.*=> \(\/[^ ]*\) (.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+	# With the recorder preloaded, count libunwind too: the recorder dlopens
+	# it at start (recorder/core.c), before any thread is created.
+	_extra=""
+	if [ $# -eq 2 ]; then
+		_extra=$(ldconfig -p | sed -n 's/.*libunwind\.so\.8 (libc6,x86-64) => \(.*\)/\1/p' | head -n 1)
+	fi
+	for _f in $_extra $(printf '%s\n' "$_libs" | sed -n 's/.*=> \(\/[^ ]*\) (.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
 		readelf -lW "$_f" 2>/dev/null | grep -q '^ *TLS ' && _n=$((_n + 1))
 	done
 	echo $_n
