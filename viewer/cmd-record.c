@@ -386,6 +386,11 @@ static void report(const char *path, pid_t pid, const char *prog)
 	uint64_t off = 0;
 	int err;
 
+	/* The recorder writes only a regular file and says so when it cannot;
+	 * opening anything else here (a FIFO, a symlink planted to one) could
+	 * block for ever or read what is not ours: no closing line. */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return;
 	err = mt_replay_open(path, &r, &off);
 	if (err == MT_E_IO && errno == ENOENT) {
 		warning("%s wrote no log to %s (a static or setuid program, or LD_PRELOAD "
