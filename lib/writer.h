@@ -9,13 +9,16 @@
  * nothing the writer does goes through the malloc hooks, and it stays usable
  * in a signal handler or after fork). Once created, putting records and
  * flushing allocate nothing more except zstd's workspace on the first flush.
+ * A chunk is built in five buffers, one per stream (format.h CHUNK), each
+ * as large as a chunk (twice over in deferred mode); only what a chunk
+ * fills is touched.
  *
  * Not for: locking (the caller serializes every call on one writer), reading
  * logs (lib/reader.c), deciding what to record.
  *
- * Chunking: a chunk is flushed before a record would take its raw size past
- * the chunk limit (default 1 MiB) or when the record's time is a chunk period
- * (default 1 s) or more after the chunk's start. Every chunk starts with
+ * Chunking: a chunk is flushed before a record would take its raw size (all
+ * streams) past the chunk limit (default 1 MiB) or when the record's time is
+ * a chunk period (default 1 s) or more after the chunk's start. Every chunk starts with
  * CHUNK_BEGIN. Times passed in are ns since recording start. The writer
  * quantizes them (down to a multiple of the time quantum: fixed if asked
  * for, else a power of two of at most 1/16,384 of the time elapsed, within
