@@ -90,11 +90,16 @@ struct mt_replay {
 
 /* ---- live table ---------------------------------------------------------- */
 
-static size_t slot_of(uint64_t addr, size_t cap)
+static inline size_t slot_of(uint64_t addr, size_t cap)
 {
-	uint64_t h = (addr >> 3) * 0x9E3779B97F4A7C15ull;
+	/* Each 1 KiB of address space is hashed to a group of 64 slots, in
+	 * which blocks keep their order: blocks allocated together (heap
+	 * carving) share cache lines, so a replay with millions of live
+	 * blocks misses the cache far less than with one random slot per
+	 * block, while the groups stay spread over the table. */
+	uint64_t g = (addr >> 10) * 0x9E3779B97F4A7C15ull;
 
-	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+	return (size_t)((g >> 20 << 6) | ((addr >> 4) & 63)) & (cap - 1);
 }
 
 static inline struct live *live_find(struct mt_replay *r, uint64_t addr)
