@@ -903,18 +903,36 @@ static void load_unwinder(void)
 /*
  * Opens S.cfg.output and begins the log there: header, module map. Returns
  * 0 recording, or -1 (said why) not recording.
+ *
+ * The output is a regular file, or a character device (/dev/null,
+ * /dev/full). Never a symlink (O_NOFOLLOW), and never a FIFO or socket:
+ * O_NONBLOCK keeps open() from waiting for a FIFO's reader (it fails with
+ * ENXIO instead), and fstat refuses a FIFO that has one.
  */
 static int open_log(void)
 {
 	struct timespec rt;
+	struct stat st;
 	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL };
+	int fl;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
-	S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC, 0644);
 	if (S.fd < 0) {
-		mt_say("cannot open ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
+		mt_say("cannot open ", S.cfg.output, ": ",
+		       errno == ENXIO ? "not a regular file" : strerror(errno), "; not recording", NULL);
 		return -1;
 	}
+	if (fstat(S.fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+		mt_say("cannot open ", S.cfg.output, ": not a regular file; not recording", NULL);
+		close(S.fd);
+		S.fd = -1;
+		return -1;
+	}
+	fl = fcntl(S.fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(S.fd, F_SETFL, fl & ~O_NONBLOCK);
 	move_fd_high();
 	S.stacks = mt_stacks_new();
 	S.live = mt_live_new();
