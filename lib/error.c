@@ -17,6 +17,7 @@ const char *mt_strerror(int err)
 	case MT_E_RANGE:     return "size or count out of range";
 	case MT_E_ARG:       return "invalid argument";
 	case MT_E_NOTFOUND:  return "not found";
+	case MT_E_NOTREG:    return "not a regular file";
 	}
 	return "unknown error";
 }

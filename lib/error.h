@@ -17,6 +17,7 @@ enum {
 	MT_E_RANGE = -8,     /* a size or count beyond the format's limits */
 	MT_E_ARG = -9,       /* invalid argument */
 	MT_E_NOTFOUND = -10, /* no such snapshot / point / item */
+	MT_E_NOTREG = -11,   /* a log that is not a regular file (FIFO, device) */
 };
 
 /* A static message for an MT_E_* code; never NULL. */

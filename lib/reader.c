@@ -8,10 +8,12 @@
  * that grow to the largest chunk seen (bounded by the format's limits).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -21,7 +23,7 @@
 
 struct mt_reader {
 	FILE *f;
-	uint64_t file_size;       /* 0 when unknown (not a regular file) */
+	uint64_t file_size;       /* at open (logs are regular files) */
 	uint64_t data_start;      /* offset of the first chunk */
 	uint64_t pos;             /* offset of the next byte to read */
 	uint64_t good;            /* offset after the last good chunk */
@@ -65,25 +67,41 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 	uint64_t off = 0;
 	uint32_t len;
 	size_t got;
-	int err, saved;
+	int err, saved, fd, fl;
 
 	*out = NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return MT_E_NOMEM;
-	r->f = fopen(path, "rb");
-	if (!r->f) {
+	/*
+	 * O_NONBLOCK: opening a FIFO (or a symlink to one) must not wait for
+	 * a writer; it is refused below, as is anything not a regular file.
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		err = MT_E_IO;
 		goto fail;
 	}
-	if (fstat(fileno(r->f), &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		err = MT_E_IO;
+		goto fail_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
 			errno = EISDIR;
-			err = MT_E_IO;
-			goto fail;
-		}
-		if (S_ISREG(st.st_mode))
-			r->file_size = (uint64_t)st.st_size;
+		err = S_ISDIR(st.st_mode) ? MT_E_IO : MT_E_NOTREG;
+		goto fail_fd;
+	}
+	r->file_size = (uint64_t)st.st_size;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		err = MT_E_IO;
+		goto fail_fd;
+	}
+	r->f = fdopen(fd, "rb");
+	if (!r->f) {
+		err = MT_E_IO;
+		goto fail_fd;
 	}
 
 	got = read_full(r, fixed, sizeof(fixed));
@@ -152,6 +170,10 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 	}
 	*out = r;
 	return 0;
+fail_fd:
+	saved = errno;
+	close(fd);
+	errno = saved;
 fail:
 	saved = errno;
 	if (err_offset)
