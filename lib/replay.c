@@ -134,31 +134,6 @@ static int live_grow(struct mt_replay *r)
 	return 0;
 }
 
-/*
- * Inserts a block known not to be live. (Fields are stored one by one: a
- * struct built on the stack and copied costs a store-forwarding stall.)
- */
-static inline int live_insert(struct mt_replay *r, uint64_t addr, uint64_t size,
-			      uint64_t time, uint64_t seq, uint32_t stack)
-{
-	struct live *e;
-	size_t i;
-
-	if ((r->tablen + 1) * 10 > r->tabcap * 7 && live_grow(r) < 0)
-		return MT_E_NOMEM;
-	for (i = slot_of(addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
-		;
-	e = &r->tab[i];
-	e->addr = addr;
-	e->size = size;
-	e->time = time;
-	e->seq = seq;
-	e->stack = stack;
-	e->used = 1;
-	r->tablen++;
-	return 0;
-}
-
 static void live_remove(struct mt_replay *r, struct live *e)
 {
 	size_t mask = r->tabcap - 1, i = (size_t)(e - r->tab), j = i, k;
@@ -547,16 +522,30 @@ static int do_alloc(struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t 
 		    uint32_t thread, uint64_t seq, int realloc,
 		    const struct mt_replay_ops *ops, void *ctx)
 {
-	struct live *old = live_find(r, addr);
-	int stop = 0, err;
+	struct live *e;
+	size_t i;
+	int stop = 0;
 
-	if (old) {
-		stop = emit_free(old, seq, r->time, thread, 0, ops, ctx);
-		live_remove(r, old);
-	}
-	err = live_insert(r, addr, size, r->time, seq, stack);
-	if (err < 0)
-		return err;
+	if ((r->tablen + 1) * 10 > r->tabcap * 7 && live_grow(r) < 0)
+		return MT_E_NOMEM;
+	/* One probe: the block's slot if it is live, else where it goes. */
+	for (i = slot_of(addr, r->tabcap); r->tab[i].used && r->tab[i].addr != addr;
+	     i = (i + 1) & (r->tabcap - 1))
+		;
+	e = &r->tab[i];
+	if (e->used)
+		/* Released, then the new block takes its slot (same key). */
+		stop = emit_free(e, seq, r->time, thread, 0, ops, ctx);
+	else
+		r->tablen++;
+	/* Fields one by one: a struct copied from the stack would stall on
+	 * store forwarding. */
+	e->addr = addr;
+	e->size = size;
+	e->time = r->time;
+	e->seq = seq;
+	e->stack = stack;
+	e->used = 1;
 	if (ops->on_alloc) {
 		struct mt_event ev = {
 			.seq = seq, .time_ns = r->time, .addr = addr, .size = size,
