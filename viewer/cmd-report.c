@@ -6,6 +6,7 @@
  * Not here: trees, timeline and exports (lib/report.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,18 +133,32 @@ static void parse_point(const char *arg, struct mt_point *p)
 		die_usage("--diff: '%s' is not a snapshot number, start, peak or end", arg);
 }
 
+/* Frees what cmd_report holds (out is closed unless it is stdout). */
+static void free_all(struct mt_replay *r, struct mt_summary *s, FILE *out, struct warned *w)
+{
+	size_t i;
+
+	if (out != stdout)
+		fclose(out);
+	mt_summary_free(s);
+	mt_replay_free(r);
+	for (i = 0; i < w->n; i++)
+		free(w->lines[i]);
+	free(w->lines);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = { .threshold_pct = 1.0 };
 	const char *file = NULL, *outpath = NULL, *arg;
-	int summary = 0, id, rc, status = 0;
+	int summary = 0, id, rc, saved, status = 0;
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
 	struct mt_progress prog;
 	struct mt_replay *r;
-	struct mt_summary *s;
+	struct mt_summary *s = NULL;
 	FILE *out = stdout;
-	size_t i;
+	char err[PATH_MAX + 256];
 
 	opt_init(&st, "report", argc, argv, 0);
 	while ((id = opt_next(&st, options, &arg)) != OPT_END) {
@@ -204,10 +219,18 @@ int cmd_report(int argc, char **argv)
 		die_usage("--format json: --summary cannot be combined with trees (one JSON object each)");
 
 	r = open_log(file);
+	/*
+	 * From here on a failure frees what it holds before it dies (err
+	 * names it): the replay, the summary, the output. errno is read
+	 * right where a write is seen to fail, before other calls change it.
+	 */
 	if (outpath) {
 		out = fopen(outpath, "w");
-		if (!out)
-			die("cannot write %s: %s", outpath, strerror(errno));
+		if (!out) {
+			out = stdout;
+			snprintf(err, sizeof(err), "cannot write %s: %s", outpath, strerror(errno));
+			goto fail;
+		}
 	}
 	o.warn = warn_once;
 	o.warn_ctx = &warned;
@@ -218,35 +241,49 @@ int cmd_report(int argc, char **argv)
 
 	if (summary) {
 		s = mt_summary_new();
-		if (!s)
-			die("out of memory");
+		if (!s) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
 		mt_summary_set_progress(s, mt_progress_update, &prog);
 		rc = mt_summary_run(s, r);
 		mt_progress_clear(&prog);
-		if (rc < 0)
-			die("%s: %s", file, mt_strerror(rc));
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
+			goto fail;
+		}
 		if (o.format == MT_FORMAT_JSON)
 			rc = mt_summary_write_json(mt_summary_info(s), out);
 		else
 			rc = mt_summary_write_text(mt_summary_info(s), out);
+		saved = errno;
 		mt_summary_free(s);
+		s = NULL;
+		errno = saved;
 		if (rc < 0)
-			die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));
+			goto write_failed;
 		if (o.show)
 			fputc('\n', out);
 	}
 	if (o.show) {
-		fflush(out);
+		/* The summary is out (or has failed) before the trees begin. */
+		if (fflush(out) != 0)
+			goto write_failed;
 		rc = mt_report_write(r, &o, out);
+		saved = errno;
 		mt_progress_clear(&prog);
-		if (rc == MT_E_NOTFOUND)
-			die("--diff: no such point in %s", file);
+		errno = saved;
+		if (rc == MT_E_NOTFOUND) {
+			snprintf(err, sizeof(err), "--diff: no such point in %s", file);
+			goto fail;
+		}
 		/* output larger than stdio's buffer fails inside the report */
 		if (rc == MT_E_IO && ferror(out))
-			die("cannot write %s: %s", outpath ? outpath : "standard output",
-			    strerror(errno));
-		if (rc < 0)
-			die("%s: %s", file, mt_strerror(rc));
+			goto write_failed;
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
+			goto fail;
+		}
 	}
 	/*
 	 * The truncation warning once, here, whoever replayed the log. A run
@@ -256,17 +293,26 @@ int cmd_report(int argc, char **argv)
 		static const struct mt_replay_ops none;
 
 		rc = mt_replay_run(r, &none, NULL);
-		if (rc < 0)
-			die("%s: %s", file, mt_strerror(rc));
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
+			goto fail;
+		}
 	}
 	warn_log_end(file, mt_replay_end(r));
 	if (fflush(out) != 0 || ferror(out))
-		die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));
-	if (out != stdout && fclose(out) != 0)
-		die("cannot write %s: %s", outpath, strerror(errno));
-	mt_replay_free(r);
-	for (i = 0; i < warned.n; i++)
-		free(warned.lines[i]);
-	free(warned.lines);
+		goto write_failed;
+	if (out != stdout) {
+		rc = fclose(out);
+		out = stdout;
+		if (rc != 0)
+			goto write_failed;
+	}
+	free_all(r, s, out, &warned);
 	return status;
+write_failed:
+	snprintf(err, sizeof(err), "cannot write %s: %s", outpath ? outpath : "standard output",
+		 strerror(errno));
+fail:
+	free_all(r, s, out, &warned);
+	die("%s", err);
 }

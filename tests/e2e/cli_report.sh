@@ -132,17 +132,32 @@ d = bytearray(open(sys.argv[1], "rb").read()); d[int(sys.argv[2])] ^= 0xff
 open(sys.argv[3], "wb").write(d)' "$LOG" "$hdr" bad.data
 run "corrupt chunk" 0 "$MEMTRAIL" report --summary bad.data
 same "corrupt chunk warning" e "memtrail: warning: bad.data truncated after 0 events (corrupt log data at offset $hdr)"
-# A full output device: the error names the output, not the log, whether
-# the report fails while it writes (larger than stdio's buffer) or at the end.
+# A full output device: the error names the output, not the log, and the
+# reason (/dev/full always fails with ENOSPC), whether the report fails
+# while it writes (larger than stdio's buffer), between the summary and the
+# trees, or at the end; one line (under ASan, no leak report either).
 if [ -w /dev/full ]; then
-	for args in "--show-leaks" "" "--format massif"; do
+	for args in "--show-leaks" "" "--format massif" "--summary"; do
 		# shellcheck disable=SC2086
 		"$MEMTRAIL" report $args "$LOG" >/dev/full 2>e </dev/null
 		rc=$?
 		[ $rc = 1 ] && [ "$(wc -l <e)" -eq 1 ] &&
-			grep -q '^memtrail: error: cannot write standard output: ' e &&
-			mt_ok "report ${args:-(default)} to /dev/full: exit 1, cannot write standard output" ||
+			grep -q '^memtrail: error: cannot write standard output: No space left on device$' e &&
+			mt_ok "report ${args:-(default)} to /dev/full: exit 1, cannot write standard output: ENOSPC" ||
 			mt_fail "report ${args:-(default)} to /dev/full: exit $rc, $(cat e)"
 	done
+	"$MEMTRAIL" report "$LOG" -o /dev/full >o 2>e </dev/null
+	rc=$?
+	[ $rc = 1 ] && [ ! -s o ] && [ "$(wc -l <e)" -eq 1 ] &&
+		grep -q '^memtrail: error: cannot write /dev/full: No space left on device$' e &&
+		mt_ok "report -o /dev/full: exit 1, cannot write /dev/full: ENOSPC" ||
+		mt_fail "report -o /dev/full: exit $rc, $(cat e)"
 fi
+# -o into a missing directory: one error line naming OUT, exit 1.
+"$MEMTRAIL" report "$LOG" -o "$MT_TMP/no/such/dir/out.txt" >o 2>e </dev/null
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <e)" -eq 1 ] &&
+	grep -q "^memtrail: error: cannot write $MT_TMP/no/such/dir/out.txt: No such file or directory\$" e &&
+	mt_ok "report -o in a missing directory: exit 1, one error line" ||
+	mt_fail "report -o in a missing directory: exit $rc, $(cat e)"
 mt_finish
