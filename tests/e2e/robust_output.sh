@@ -6,8 +6,12 @@
 #   symlink    FILE is a symlink to a file with other contents: the recorder
 #              opens with O_NOFOLLOW, so one warning, the target untouched,
 #              the program's stdout and status those of its native run.
-#              The same with a symlink to a FIFO, and with a FIFO at FILE:
-#              no hang (10 s bound).
+#   FIFO       a symlink to a FIFO, a FIFO at FILE with no reader, and one
+#              with a reader: no hang (10 s bound), the native run's stdout
+#              and status, one warning from the recorder and nothing else,
+#              nothing written into the FIFO; `memtrail report` of a FIFO
+#              or a symlink to one fails at once, "not a regular file".
+#   /dev/null  -o /dev/null records into it: the native run, no message.
 #   mode       under umasks 022, 027, 077 and 002 the log's mode is
 #              0644 & ~umask.
 #   full disk  a 64 KiB tmpfs (skipped when mounting is not allowed) and
@@ -19,22 +23,12 @@
 #              comment: 64 blocks allocated and freed per round before the
 #              pause).
 #
-# A check that fails because of a known, reported bug outside tests/ is
-# marked with mt_known_bug; the test then exits 77 naming it, unless
-# something else failed too. Not for: the placeholders of -o
-# (cli_record.sh).
+# Exits 77 only when the full-disk case cannot mount its tmpfs (and
+# nothing else failed). Not for: the placeholders of -o (cli_record.sh).
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd gcc
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
 MT_TIMEOUT=60
-known=""
-
-# mt_known_bug MESSAGE: a failure caused by a reported bug (see the header).
-mt_known_bug() {
-	echo "KNOWN BUG: $*"
-	known="$known
-$*"
-}
 
 gcc -g -O0 -o "$MT_TMP/allocmany" "$MT_TOP/tests/robust/allocmany.c" ||
 	{ mt_fail "cannot build allocmany"; mt_finish; }
@@ -62,43 +56,78 @@ else
 fi
 if [ "$nall" = 1 ]; then
 	mt_ok "symlink: nothing else on stderr"
-elif grep -q "not a memtrail log" "$MT_TMP/sym.err"; then
-	mt_known_bug "symlink: memtrail record reads the planted symlink's target for its closing line and prints '$(grep "not a memtrail log" "$MT_TMP/sym.err")' (viewer/cmd-record.c should open the log with O_NOFOLLOW too, or skip the closing line when the recorder could not open it)"
 else
 	mt_fail "symlink: $nall memtrail lines on stderr, expected 1"
 fi
 
-# A planted symlink to a FIFO: the program must still run and memtrail
-# must not wait for a FIFO reader that never comes.
-mkfifo "$MT_TMP/s/fifo" && ln -s "$MT_TMP/s/fifo" "$MT_TMP/s/fifo.data"
-timeout -k 5 10 "$MEMTRAIL" record -o "$MT_TMP/s/fifo.data" -- "$PROG" 200 \
-	>"$MT_TMP/sfifo.out" 2>"$MT_TMP/sfifo.err" </dev/null
-echo $? >"$MT_TMP/sfifo.rc"
-# 124: killed by timeout's SIGTERM; 137: by its SIGKILL 5 s later (memtrail
-# forwards SIGTERM to the program and goes on waiting).
-case $(cat "$MT_TMP/sfifo.rc") in 124|137) hung=1;; *) hung=0;; esac
-if [ $hung = 1 ]; then
-	if cmp -s "$MT_TMP/native.out" "$MT_TMP/sfifo.out"; then
-		mt_known_bug "symlink to a FIFO: the program ran, then memtrail record hung opening the FIFO for its closing line (viewer/cmd-record.c report(): mt_replay_open follows the link)"
+# ---- FIFO ------------------------------------------------------------------
+# fifo_case NAME PATH WHY: memtrail record -o PATH within 10 s (timeout's
+# 124, or 137 for its SIGKILL 5 s later, is a hang), the native run's
+# stdout and status, and one stderr line: the recorder's, saying WHY.
+fifo_case() {
+	timeout -k 5 10 "$MEMTRAIL" record -o "$2" -- "$PROG" 200 \
+		>"$MT_TMP/$1.out" 2>"$MT_TMP/$1.err" </dev/null
+	echo $? >"$MT_TMP/$1.rc"
+	case $(cat "$MT_TMP/$1.rc") in
+	124|137) mt_fail "$1: memtrail record hung (killed by timeout)";;
+	*) mt_ok "$1: no hang";;
+	esac
+	mt_same_run "$1: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/$1"
+	echo "stderr of record:"; cat "$MT_TMP/$1.err"
+	if [ "$(wc -l <"$MT_TMP/$1.err")" = 1 ] &&
+		grep -q "^memtrail: cannot open $2: $3; not recording\$" "$MT_TMP/$1.err"; then
+		mt_ok "$1: one warning from the recorder ($3), nothing else"
 	else
-		mt_fail "symlink to a FIFO: hangs before the program's output"
+		mt_fail "$1: stderr is not the recorder's one warning '$3'"
 	fi
-else
-	mt_same_run "symlink to a FIFO: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/sfifo"
-fi
+}
 
-# A FIFO planted at the output path (no symlink): the recorder must not
-# block in open() waiting for a reader, or the program never starts.
+# report_refuses NAME PATH: memtrail report PATH fails at once (10 s bound),
+# exit 1, one error line saying it is not a regular file.
+report_refuses() {
+	timeout -k 5 10 "$MEMTRAIL" report --summary "$2" >"$MT_TMP/$1.out" 2>"$MT_TMP/$1.err" </dev/null
+	rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <"$MT_TMP/$1.err")" = 1 ] &&
+		grep -q "^memtrail: error: $2: not a regular file" "$MT_TMP/$1.err"; then
+		mt_ok "$1: report refuses it at once: $(cat "$MT_TMP/$1.err")"
+	else
+		mt_fail "$1: report exit $rc (expected 1), stderr: $(cat "$MT_TMP/$1.err")"
+	fi
+}
+
+# A planted symlink to a FIFO: O_NOFOLLOW refuses the link itself (ELOOP).
+mkfifo "$MT_TMP/s/fifo" && ln -s "$MT_TMP/s/fifo" "$MT_TMP/s/fifo.data"
+fifo_case "symlink to a FIFO" "$MT_TMP/s/fifo.data" "Too many levels of symbolic links"
+[ -L "$MT_TMP/s/fifo.data" ] && [ -p "$MT_TMP/s/fifo" ] &&
+	mt_ok "symlink to a FIFO: link and FIFO still there" ||
+	mt_fail "symlink to a FIFO: changed: $(ls -l "$MT_TMP/s")"
+report_refuses "report of a symlink to a FIFO" "$MT_TMP/s/fifo.data"
+
+# A FIFO at the output path with no reader: open(O_NONBLOCK) fails (ENXIO)
+# instead of waiting for one, so the program runs unrecorded.
 mkfifo "$MT_TMP/s/plain-fifo.data"
-timeout -k 5 10 "$MEMTRAIL" record -o "$MT_TMP/s/plain-fifo.data" -- "$PROG" 200 \
-	>"$MT_TMP/pfifo.out" 2>"$MT_TMP/pfifo.err" </dev/null
-echo $? >"$MT_TMP/pfifo.rc"
-case $(cat "$MT_TMP/pfifo.rc") in 124|137) hung=1;; *) hung=0;; esac
-if [ $hung = 1 ] && [ ! -s "$MT_TMP/pfifo.out" ]; then
-	mt_known_bug "FIFO at the output path: the program never runs, the recorder blocks in open(O_WRONLY) of the FIFO (recorder/core.c: open with O_NONBLOCK and refuse what fstat says is not a regular file); after the timeout's SIGTERM, memtrail record hangs too, opening the FIFO for its closing line"
-else
-	mt_same_run "FIFO at the output path: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/pfifo"
-fi
+fifo_case "FIFO at the output path" "$MT_TMP/s/plain-fifo.data" "not a regular file"
+[ -p "$MT_TMP/s/plain-fifo.data" ] && mt_ok "FIFO at the output path: still a FIFO" ||
+	mt_fail "FIFO at the output path: replaced: $(ls -l "$MT_TMP/s")"
+report_refuses "report of a FIFO" "$MT_TMP/s/plain-fifo.data"
+
+# A FIFO with a reader (this shell holds it open read-write on fd 3): the
+# open succeeds, fstat refuses it, and the FIFO stays empty (FIONREAD).
+mkfifo "$MT_TMP/s/read-fifo.data"
+exec 3<>"$MT_TMP/s/read-fifo.data"
+fifo_case "FIFO with a reader" "$MT_TMP/s/read-fifo.data" "not a regular file"
+inpipe=$(python3 -c 'import fcntl, struct, termios
+print(struct.unpack("i", fcntl.ioctl(3, termios.FIONREAD, b"\0\0\0\0"))[0])' 2>&1)
+exec 3>&-
+[ "$inpipe" = 0 ] && mt_ok "FIFO with a reader: nothing written into it" ||
+	mt_fail "FIFO with a reader: '$inpipe' bytes written into it, expected 0"
+
+# -o /dev/null: a character device is written to like a file (the log is
+# discarded); the launcher, with no file to read, adds no closing line.
+mt_record /dev/null "$MT_TMP/null" "$PROG" 200
+mt_same_run "-o /dev/null: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/null"
+[ ! -s "$MT_TMP/null.err" ] && mt_ok "-o /dev/null: no message" ||
+	mt_fail "-o /dev/null: stderr: $(cat "$MT_TMP/null.err")"
 
 # ---- mode ------------------------------------------------------------------
 for um in 022 027 077 002; do
@@ -115,7 +144,7 @@ full=$MT_TMP/full
 mkdir -p "$full"
 if ! mount -t tmpfs -o size=64k tmpfs "$full" 2>"$MT_TMP/mount.err"; then
 	echo "full disk: cannot mount a tmpfs ($(cat "$MT_TMP/mount.err")): case skipped"
-	[ -n "$known" ] || [ "$mt_failures" != 0 ] || mt_skip "mounting a tmpfs is not allowed here: full-disk case not run"
+	[ "$mt_failures" != 0 ] || mt_skip "mounting a tmpfs is not allowed here: full-disk case not run"
 else
 	trap 'umount "$full" 2>/dev/null; rm -rf "$MT_TMP"' EXIT
 	ROUNDS=20000; PAUSE=50
@@ -152,8 +181,4 @@ else
 	umount "$full"
 fi
 
-if [ "$mt_failures" = 0 ] && [ -n "$known" ]; then
-	echo "skipped because of known bugs:$known"
-	mt_skip "KNOWN BUGS:$(echo "$known" | sed -n 's/^\([^:]*\):.*/ \1;/p' | tr -d '\n') see above"
-fi
 mt_finish
