@@ -190,6 +190,7 @@ const char *log_error(int err, uint64_t offset, char *buf, size_t size)
 			snprintf(buf + strlen(buf), size - strlen(buf), " (at offset %" PRIu64 ")", offset);
 		break;
 	case MT_E_NOMEM:
+	case MT_E_NOTREG:
 		snprintf(buf, size, "%s", mt_strerror(err));
 		break;
 	default:
