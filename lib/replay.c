@@ -617,7 +617,14 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		return MT_E_CORRUPT;
 	/* The side streams end the chunk; RECORDS is what is left. */
 	for (i = 1; i < MT_STREAMS; i++) {
-		if (get_uv(&c, &stream_len[i]) < 0 || stream_len[i] > (uint64_t)(c.end - c.p) - slen_sum)
+		uint64_t room;
+
+		if (get_uv(&c, &stream_len[i]) < 0)
+			return MT_E_CORRUPT;
+		/* What is left after this length's varint must hold every
+		 * stream so far (c.p moved: recompute, never wrap). */
+		room = (uint64_t)(c.end - c.p);
+		if (slen_sum > room || stream_len[i] > room - slen_sum)
 			return MT_E_CORRUPT;
 		slen_sum += stream_len[i];
 	}
