@@ -711,54 +711,46 @@ static size_t count_args(va_list ap)
 	return n;
 }
 
-/* The execl family builds argv on the stack (alloca: no malloc). */
+/*
+ * The execl family builds argv on the stack (alloca: no malloc), so this is
+ * a macro: the array must live in the hook's own frame. It leaves `ap`
+ * positioned after the arguments' terminating NULL; the caller ends it.
+ */
+#define EXECL_ARGV(argv, arg, ap) \
+	size_t n_; \
+	va_start(ap, arg); \
+	n_ = count_args(ap); \
+	va_end(ap); \
+	char **argv = __builtin_alloca((n_ + 1) * sizeof(char *)); \
+	argv[0] = (char *)(arg); \
+	va_start(ap, arg); \
+	for (size_t i_ = 1; i_ < n_; i_++) \
+		argv[i_] = va_arg(ap, char *); \
+	argv[n_] = NULL; \
+	(void)va_arg(ap, char *)
+
 MT_EXPORT int execl(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(ap);
+	EXECL_ARGV(argv, arg, ap);
 	va_end(ap);
-	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i < n; i++)
-		argv[i] = va_arg(ap, char *);
-	va_end(ap);
-	argv[n] = NULL;
 	return do_execv(path, argv);
 }
 
 MT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(ap);
+	EXECL_ARGV(argv, arg, ap);
 	va_end(ap);
-	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i < n; i++)
-		argv[i] = va_arg(ap, char *);
-	va_end(ap);
-	argv[n] = NULL;
 	return do_execvp(file, argv);
 }
 
 MT_EXPORT int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(ap);
-	va_end(ap);
-	char **argv = __builtin_alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg;
-	va_start(ap, arg);
-	for (size_t i = 1; i < n; i++)
-		argv[i] = va_arg(ap, char *);
-	(void)va_arg(ap, char *);       /* the NULL ending the arguments */
+	EXECL_ARGV(argv, arg, ap);
 	char **envp = va_arg(ap, char **);
 	va_end(ap);
-	argv[n] = NULL;
 	return do_execve(path, argv, envp);
 }
 
