@@ -148,13 +148,13 @@ static inline int recording(void)
 #define SKIP_MAX 8
 
 /*
- * Captures the stack and records an allocation. Out of line: its frame,
- * like the hook's, lies in our own text and is dropped with it.
+ * Captures the caller's stack into buf (room for mt_rec_depth + SKIP_MAX
+ * frames), drops the leading frames in our own text and hashes the rest
+ * for the stack table. Always inlined: buf lives in the caller's frame.
  */
-static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigned fn)
+static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
+							 void **buf, unsigned fn)
 {
-	void *buf[MT_MAX_DEPTH + SKIP_MAX];
-	struct mt_capture c;
 	int n = mt_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
 	int i = 0;
 	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
@@ -162,15 +162,26 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigne
 	unsigned m = (unsigned)(n - i);
 	if (m > mt_rec_depth)
 		m = mt_rec_depth;
-	c.ips = (const uint64_t *)(buf + i);
-	c.n = m;
-	c.fn = fn;
+	c->ips = (const uint64_t *)(buf + i);
+	c->n = m;
+	c->fn = fn;
 	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m;
 	for (unsigned k = 0; k < m; k++) {
-		h = (h ^ c.ips[k]) * 0xff51afd7ed558ccdull;
+		h = (h ^ c->ips[k]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	c.hash = h;
+	c->hash = h;
+}
+
+/*
+ * Captures the stack and records an allocation. Out of line: its frame,
+ * like the hook's, lies in our own text and is dropped with it.
+ */
+static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigned fn)
+{
+	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	struct mt_capture c;
+	capture(&c, buf, fn);
 	mt_rec_alloc(&c, p, size);
 }
 
@@ -181,22 +192,7 @@ static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, siz
 	struct mt_capture c;
 	if (nmemb == 0 || n == 0)
 		return mt_rec_realloc(NULL, p, nmemb, n);
-	int cnt = mt_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
-	int i = 0;
-	while (i < cnt && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
-		i++;
-	unsigned m = (unsigned)(cnt - i);
-	if (m > mt_rec_depth)
-		m = mt_rec_depth;
-	c.ips = (const uint64_t *)(buf + i);
-	c.n = m;
-	c.fn = fn;
-	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m;
-	for (unsigned k = 0; k < m; k++) {
-		h = (h ^ c.ips[k]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	c.hash = h;
+	capture(&c, buf, fn);
 	return mt_rec_realloc(&c, p, nmemb, n);
 }
 
