@@ -126,10 +126,15 @@
  *        first time it is reached, with the live blocks then and the time
  *        of that event), leaked = live at END. The recorder writes END as
  *        the last record of the last chunk, so a tool can take them from
- *        the last chunk alone.
+ *        the last chunk alone. how = MT_END_STOPPED follows a STOP record:
+ *        the recorder stopped early (disk full, out of memory) while the
+ *        program went on; what was live then is "live when recording
+ *        stopped", not leaked, and the figures are the recorder's count up
+ *        to the stop (a chunk that could not be written may hold events
+ *        the log lacks: a replay's own figures then describe the log).
  *   0x0B STOP         str reason
  *        The recorder stopped recording early (e.g. disk full, fork child);
- *        an END record may still follow.
+ *        END with how = MT_END_STOPPED follows when it could still write.
  *   0x0C TIME         uv dt
  *        time advances by dt ns (dt >= 1).
  *   0x0D SWITCH       uv thread
@@ -226,6 +231,8 @@ enum mt_end_how {
 	MT_END__EXIT = 1,       /* _exit()/_Exit(): code = status */
 	MT_END_SIGNAL = 2,      /* fatal signal: code = signal number */
 	MT_END_EXEC = 3,        /* the process exec'd another program */
+	MT_END_STOPPED = 4,     /* recording stopped early (STOP says why); the
+				 * process went on unrecorded: code = 0 */
 };
 
 static inline const char *mt_fn_name(unsigned fn)
