@@ -96,6 +96,10 @@ struct mt_writer {
 	 * allocated, [1] the addresses freed. */
 	struct history hist[2];
 	uint64_t written;
+	/* Where the chunk that failed to be written began, and its seq: a
+	 * recovery cuts the file back there (mt_writer_recover). */
+	uint64_t fail_off, fail_seq;
+	int header_done;
 };
 
 static void *zstd_alloc(void *opaque, size_t size)
@@ -236,7 +240,10 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
 	int err = write_all(w, h, sizeof(h));
 	if (!err && len)
 		err = write_all(w, (const uint8_t *)cmdline, len);
-	return err ? set_err(w, err) : 0;
+	if (err)
+		return set_err(w, err);
+	w->header_done = 1;
+	return 0;
 }
 
 /*
@@ -259,6 +266,8 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	len += (size_t)(q - hdr);
 
 	ZSTD_outBuffer out = { w->out + MT_CHUNK_HEADER, w->out_cap - MT_CHUNK_HEADER, 0 };
+	w->fail_off = w->written;
+	w->fail_seq = c->seq;
 	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);
@@ -326,6 +335,39 @@ int mt_writer_flush(struct mt_writer *w)
 	err = compress_write(w, &c);
 	use_set(w, w->cur);
 	return err;
+}
+
+static int seal(struct mt_writer *w);
+
+int mt_writer_seal_old(struct mt_writer *w, uint64_t t, uint64_t age)
+{
+	if (werr(w))
+		return werr(w);
+	if (w->used == 0 || t < w->chunk_t || t - w->chunk_t < age)
+		return 0;
+	return w->wait ? seal(w) : mt_writer_flush(w);
+}
+
+int mt_writer_recover(struct mt_writer *w, uint64_t *off)
+{
+	int err = werr(w);
+	if (err != MT_E_IO && err != MT_E_ZSTD)
+		return err ? err : MT_E_ARG;
+	if (!w->header_done)
+		return err;
+	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
+	use_set(w, w->cur);
+	w->events = w->fail_seq;
+	w->written = w->fail_off;
+	w->err_errno = 0;
+	__atomic_store_n(&w->err, 0, __ATOMIC_RELEASE);
+	*off = w->fail_off;
+	return 0;
+}
+
+void mt_writer_set_fd(struct mt_writer *w, int fd)
+{
+	w->fd = fd;
 }
 
 /* Deferred mode: hand the full chunk over and continue in the other buffer. */

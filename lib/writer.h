@@ -128,6 +128,32 @@ int mt_writer_write_sealed(struct mt_writer *w);
  */
 void mt_writer_discard_sealed(struct mt_writer *w, int err);
 
+/*
+ * Ends the chunk being built if it holds records and began at least age ns
+ * before t: for a program gone idle, whose records would otherwise wait for
+ * the next put. In deferred mode the chunk is sealed (write it as after a
+ * put that sealed one: mt_writer_seals() changed), else it is compressed
+ * and written. Returns 0 or the error, as mt_writer_flush.
+ */
+int mt_writer_seal_old(struct mt_writer *w, uint64_t t, uint64_t age);
+
+/*
+ * After MT_E_IO or MT_E_ZSTD while writing a chunk (a full disk): drops
+ * every record not yet written (the failed chunk's and any gathered since),
+ * clears the error and sets *off to the file offset where the failed chunk
+ * began, which the caller cuts the file back to (a short write may have
+ * left part of it) before putting more: typically STOP and END, so that
+ * the log still ends cleanly. Event numbering continues from the last
+ * chunk written. Returns 0, or the error when there is nothing to recover
+ * (no error of that kind, or the header itself was not written). With the
+ * record and I/O locks held.
+ */
+int mt_writer_recover(struct mt_writer *w, uint64_t *off);
+
+/* The descriptor to write to from now on (the caller moved its log). Under
+ * the caller's I/O lock. */
+void mt_writer_set_fd(struct mt_writer *w, int fd);
+
 /* A sealed chunk waits to be written. */
 int mt_writer_sealed_pending(const struct mt_writer *w);
 

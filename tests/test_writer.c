@@ -773,6 +773,98 @@ static void test_write_error(void **state)
 	close(fd);
 }
 
+/*
+ * mt_writer_seal_old: a chunk younger than the age stays open; an older
+ * one is written at once, without waiting for the next record.
+ */
+static void test_seal_old(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	struct mt_writer_opts o = { .time_quantum_ns = 1 };
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	uint64_t hdr = mt_writer_written(w);
+	assert_int_equal(mt_writer_seal_old(w, 0, 400), 0);    /* nothing open */
+	assert_int_equal(mt_writer_stack(w, 1000, 0, 0, &ip, 1), 0);
+	for (uint64_t i = 0; i < 10; i++)
+		assert_int_equal(mt_writer_alloc(w, 1000 + i, 0x1000 * (i + 1), 8, 0, 0), 0);
+	assert_int_equal(mt_writer_seal_old(w, 1399, 400), 0);  /* 399 ns old */
+	assert_int_equal(mt_writer_written(w), hdr);
+	assert_int_equal(mt_writer_seal_old(w, 1400, 400), 0);  /* 400 ns old */
+	assert_true(mt_writer_written(w) > hdr);
+	assert_int_equal(mt_writer_pending(w), 0);
+	assert_int_equal(mt_writer_free_block(w, 2000, 0x1000, 0), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 2);
+	assert_int_equal(d.chunks[0].seq, 0);
+	assert_int_equal(d.chunks[1].seq, 10);
+	assert_int_equal(d.chunks[1].recs[d.chunks[1].nrec - 1].type, MT_REC_FREE);
+	free_decoded(&d);
+}
+
+/*
+ * mt_writer_recover after a failed chunk write: the chunk's records are
+ * dropped, the offset where it began is given back, and the log can be
+ * ended there with STOP and END, numbered after the last chunk written.
+ */
+static void test_recover(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	struct mt_totals tot = { 0 };
+	struct decoded d;
+	uint64_t off = 0;
+	int full = open("/dev/full", O_WRONLY);
+	if (full < 0)
+		skip();
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_recover(w, &off), MT_E_ARG);  /* no error */
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		assert_int_equal(mt_writer_alloc(w, i, 0x1000 * (i + 1), 8, 0, 0), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	uint64_t good = mt_writer_written(w);
+	/* Three more events into a chunk that cannot be written. */
+	for (uint64_t i = 5; i < 8; i++)
+		assert_int_equal(mt_writer_alloc(w, i, 0x1000 * (i + 1), 8, 0, 0), 0);
+	mt_writer_set_fd(w, full);
+	assert_int_equal(mt_writer_flush(w), MT_E_IO);
+	assert_int_equal(mt_writer_alloc(w, 9, 0x9000, 8, 0, 0), MT_E_IO);
+	assert_int_equal(mt_writer_recover(w, &off), 0);
+	assert_int_equal(off, good);
+	assert_int_equal(mt_writer_error(w), 0);
+	assert_int_equal(mt_writer_events(w), 5);
+	mt_writer_set_fd(w, f->fd);
+	assert_int_equal(ftruncate(f->fd, (off_t)off), 0);
+	assert_int_equal(lseek(f->fd, (off_t)off, SEEK_SET), (off_t)off);
+	assert_int_equal(mt_writer_stop(w, 10, "disk full"), 0);
+	assert_int_equal(mt_writer_end(w, 10, MT_END_STOPPED, 0, &tot), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+	close(full);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 2);
+	assert_int_equal(d.chunks[1].seq, 5);
+	struct chunk *ch = &d.chunks[1];
+	assert_int_equal(ch->recs[0].type, MT_REC_CHUNK_BEGIN);
+	assert_int_equal(ch->nrec, 3);
+	assert_int_equal(ch->recs[1].type, MT_REC_STOP);
+	assert_string_equal(ch->recs[1].str, "disk full");
+	assert_int_equal(ch->recs[2].type, MT_REC_END);
+	assert_int_equal(ch->recs[2].a, MT_END_STOPPED);
+	free_decoded(&d);
+	assert_int_equal(f->live_allocs, 0);
+}
+
 /* Limits of the format are refused, not written. */
 static void test_range(void **state)
 {
@@ -799,6 +891,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seal_old, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
