@@ -15,10 +15,15 @@
  * trouble it stops recording and says so once on stderr.
  *
  * Ends: exit writes END from an on_exit handler that runs after every
- * destructor; _exit and fatal signals write END themselves; a forked child
- * stops at once without writing (or, following children, begins a log of
- * its own); exec writes END(EXEC), and if the exec
- * fails that END is cut off the file again and recording goes on.
+ * destructor; _exit and every terminating signal write END themselves; a
+ * forked child stops at once without writing (or, following children,
+ * begins a log of its own); exec writes END(EXEC), and if the exec fails
+ * that END is cut off the file again and recording goes on. A recording
+ * that stops early (a full disk, no memory for a table) ends with STOP and
+ * END(STOPPED). A helper thread ends a chunk that has waited 0.4 s, so a
+ * SIGKILL takes at most the last second of events, even from a program
+ * gone idle. The log's descriptor is defended against the program's
+ * close/dup2 (hooks.c) and reopened by path if a raw system call took it.
  *
  * Not for: the hooks themselves (hooks.c), table internals (tables.c),
  * module scanning (modules.c), settings (config.c).
@@ -219,34 +224,97 @@ static void stop_locked(const char *what, const char *why)
 	}
 }
 
+/* io_lock, with the thread's note that it holds it (check() needs to know). */
+static void io_take(void)
+{
+	pthread_mutex_lock(&io_lock);
+	mt_tls.io_held = 1;
+}
+
+static int io_try(void)
+{
+	if (pthread_mutex_trylock(&io_lock) != 0)
+		return -1;
+	mt_tls.io_held = 1;
+	return 0;
+}
+
+static void io_give(void)
+{
+	mt_tls.io_held = 0;
+	pthread_mutex_unlock(&io_lock);
+}
+
+/* END's figures as of now (log lock held). */
+static const struct mt_totals *end_totals(void)
+{
+	S.tot.leaked_bytes = mt_live_bytes(S.live);
+	S.tot.leaked_blocks = mt_live_blocks(S.live);
+	return &S.tot;
+}
+
+/*
+ * The last records of a recording that stops early: STOP with the reason,
+ * then END(STOPPED) with the figures so far, so that a replay says why the
+ * log ends here and calls what was live then "live when recording stopped",
+ * not leaked. Both locks held.
+ */
+static int put_stop_end(const char *why)
+{
+	uint64_t t = now();
+	int err = mt_writer_stop(S.w, t, why);
+	if (!err)
+		err = mt_writer_end(S.w, t, MT_END_STOPPED, 0, end_totals());
+	if (!err)
+		err = io_flush();
+	return err;
+}
+
 /*
  * Stops recording for a reason other than the log itself (log lock held,
- * io_lock not): the log is still writable, so it gets a STOP record and
- * what was gathered, and replays say why it ends early.
+ * io_lock not): the log is still writable, so it ends with STOP and END.
  */
 static void stop_with_record(const char *why)
 {
 	if (!mt_rec_active)
 		return;
-	int err = mt_writer_stop(S.w, now(), why);
-	pthread_mutex_lock(&io_lock);
-	if (!err)
-		err = io_flush();
-	pthread_mutex_unlock(&io_lock);
-	(void)err;     /* stopping anyway */
+	io_take();
+	(void)put_stop_end(why);     /* stopping anyway */
+	io_give();
 	stop_locked(why, "");
 }
 
-/* Checks a writer result (log lock held). */
+/*
+ * Checks a writer result (log lock held). A failed chunk write (a full
+ * disk) stops the recording; the file is then cut back to its last whole
+ * chunk and ended with STOP and END (usually a few dozen bytes, and the cut
+ * gave back the failed chunk's room), so the log says why it stops there.
+ */
 static void check(int err)
 {
-	if (err >= 0)
+	static char why[160];
+	uint64_t off;
+
+	if (err >= 0 || !mt_rec_active)
 		return;
-	if (err == MT_E_IO)
-		stop_locked("cannot write the log: ",
-			    strerror(S.w && mt_writer_errno(S.w) ? mt_writer_errno(S.w) : errno));
-	else
-		stop_locked("cannot write the log: ", mt_strerror(err));
+	const char *e = err == MT_E_IO ?
+		strerror(S.w && mt_writer_errno(S.w) ? mt_writer_errno(S.w) : errno) :
+		mt_strerror(err);
+	stop_locked("cannot write the log: ", e);
+	if (err != MT_E_IO && err != MT_E_ZSTD)
+		return;
+	int took = !mt_tls.io_held;
+	if (took)
+		io_take();
+	if (mt_writer_recover(S.w, &off) == 0 &&
+	    ftruncate(S.fd, (off_t)off) == 0 && lseek(S.fd, (off_t)off, SEEK_SET) == (off_t)off) {
+		size_t n = strlen("cannot write the log: ");
+		memcpy(why, "cannot write the log: ", n);
+		strncpy(why + n, e, sizeof(why) - n - 1);
+		(void)put_stop_end(why);
+	}
+	if (took)
+		io_give();
 }
 
 /* The calling thread's index in the current log; writes THREAD when new. */
@@ -285,11 +353,34 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 
 /* ---- the log lock and the deferred chunk writes ------------------------------- */
 
-/* Is fd still our log? (A program may close or reuse it.) */
+static int fd_high(int fd);
+
+/*
+ * Is S.fd still our log? The hooks keep the program's close, close_range,
+ * closefrom, dup2 and dup3 off it, but a raw system call can still close it
+ * or put another file in its place: then the log is opened again by its
+ * path (O_APPEND: after what was written) and taken only if it is the same
+ * file, by device and inode, so a file planted meanwhile is never written.
+ * Under io_lock.
+ */
 static int fd_ours(void)
 {
 	struct stat st;
-	return fstat(S.fd, &st) == 0 && st.st_dev == S.fd_dev && st.st_ino == S.fd_ino;
+	if (fstat(S.fd, &st) == 0 && st.st_dev == S.fd_dev && st.st_ino == S.fd_ino)
+		return 1;
+	int fd = open(S.cfg.output, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || st.st_dev != S.fd_dev || st.st_ino != S.fd_ino) {
+		close(fd);
+		return 0;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	S.fd = fd_high(fd);     /* the old number is not ours: left alone */
+	mt_writer_set_fd(S.w, S.fd);
+	return 1;
 }
 
 /* The chunk writes, under io_lock: first check the descriptor. */
@@ -314,11 +405,11 @@ static int io_flush(void)
 /* Writes the sealed chunk (no log lock held). */
 static void write_sealed(void)
 {
-	pthread_mutex_lock(&io_lock);
+	io_take();
 	int err = io_write_sealed();
 	if (err < 0)
 		mt_writer_discard_sealed(S.w, err);
-	pthread_mutex_unlock(&io_lock);
+	io_give();
 	if (MT_UNLIKELY(err < 0)) {
 		pthread_mutex_lock(&log_lock);
 		check(err);
@@ -331,13 +422,13 @@ static void write_sealed(void)
 static void wait_sealed(void *ctx)
 {
 	(void)ctx;
-	pthread_mutex_lock(&io_lock);
+	io_take();
 	int err = io_write_sealed();
 	/* Not our file any more (or the write failed): drop the chunk; the
 	 * error is sticky, so the put that waits gets it and stops. */
 	if (err < 0)
 		mt_writer_discard_sealed(S.w, err);
-	pthread_mutex_unlock(&io_lock);
+	io_give();
 }
 
 /* Takes the log lock; the value goes to log_unlock. */
@@ -502,36 +593,62 @@ static void on_snapshot_signal(int sig)
 	errno = saved;
 }
 
+/*
+ * The helper thread: takes the snapshots asked for by signal or interval
+ * (a signal handler only posts the semaphore), and ends the chunk being
+ * built once its first record is FLUSH_AGE old, so that a program gone
+ * idle, or blocked in a system call for good, has its events on disk
+ * within about a second: checked every FLUSH_EVERY, a record waits at most
+ * FLUSH_AGE + FLUSH_EVERY (plus the write) before a SIGKILL can no longer
+ * take it. A busy program fills its chunks before that; this costs it one
+ * uncontended lock five times a second. All signals are blocked here (from
+ * creation on, see start_helper), so the program's signals never land on
+ * this thread.
+ */
+#define FLUSH_EVERY_NS  200000000ull
+#define FLUSH_AGE_NS    400000000ull
+
+static void flush_old(void)
+{
+	uint64_t sl = log_lock_take();
+	if (mt_rec_active)
+		check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
+	log_unlock(sl);          /* writes what was sealed, outside the lock */
+}
+
 static void *helper_main(void *arg)
 {
-	sigset_t all;
-	uint64_t next = 0;
+	uint64_t next_snap = 0, next_flush, wake;
 	(void)arg;
 	mt_tls.guard = 1;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (S.cfg.snapshot_interval_ns)
-		next = mono_ns() + S.cfg.snapshot_interval_ns;
+		next_snap = mono_ns() + S.cfg.snapshot_interval_ns;
+	next_flush = mono_ns() + FLUSH_EVERY_NS;
 	for (;;) {
-		int r;
-		if (S.cfg.snapshot_interval_ns) {
-			struct timespec ts = { (time_t)(next / 1000000000ull),
-					       (long)(next % 1000000000ull) };
-			r = sem_clockwait(&S.snap_sem, CLOCK_MONOTONIC, &ts);
-		} else {
-			r = sem_wait(&S.snap_sem);
-		}
-		if (r == 0) {
-			take_snapshot("signal");
-		} else if (errno == ETIMEDOUT) {
-			take_snapshot("interval");
-			next += S.cfg.snapshot_interval_ns;
-			uint64_t n = mono_ns();
-			if (next < n)   /* fell behind (stopped process): skip */
-				next = n + S.cfg.snapshot_interval_ns;
-		}
+		wake = next_snap && next_snap < next_flush ? next_snap : next_flush;
+		struct timespec ts = { (time_t)(wake / 1000000000ull),
+				       (long)(wake % 1000000000ull) };
+		int r = sem_clockwait(&S.snap_sem, CLOCK_MONOTONIC, &ts);
+		int e = errno;
 		if (!mt_rec_active)
 			return NULL;
+		if (r == 0) {
+			take_snapshot("signal");
+			continue;
+		}
+		if (e != ETIMEDOUT)
+			continue;
+		uint64_t n = mono_ns();
+		if (next_snap && n >= next_snap) {
+			take_snapshot("interval");
+			next_snap += S.cfg.snapshot_interval_ns;
+			if (next_snap < n)   /* fell behind (stopped process): skip */
+				next_snap = n + S.cfg.snapshot_interval_ns;
+		}
+		if (n >= next_flush) {
+			flush_old();
+			next_flush = n + FLUSH_EVERY_NS;
+		}
 	}
 }
 
@@ -539,6 +656,7 @@ static void start_helper(void)
 {
 	pthread_t th;
 	pthread_attr_t at;
+	sigset_t all, old;
 	if (sem_init(&S.snap_sem, 0, 0) < 0)
 		return;
 	if (S.cfg.snapshot_signal) {
@@ -549,51 +667,65 @@ static void start_helper(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(S.cfg.snapshot_signal, &sa, NULL);
 	}
+	/* The thread starts with every signal blocked: none of the
+	 * program's may be delivered to it, not even before it runs. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&at, 256 * 1024);
 	if (pthread_create(&th, &at, helper_main, NULL) == 0)
 		S.helper_on = 1;
 	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ---- the end of a recording --------------------------------------------------- */
 
-/* END's figures as of now (log lock held). */
-static const struct mt_totals *end_totals(void)
-{
-	S.tot.leaked_bytes = mt_live_bytes(S.live);
-	S.tot.leaked_blocks = mt_live_blocks(S.live);
-	return &S.tot;
-}
-
-/* Writes END and flushes; blocking = 0 only tries the lock (signals). */
-static void finish(unsigned how, int64_t code, int blocking)
+/*
+ * Writes END and flushes. blocking = 0 (a signal handler) never waits for a
+ * lock this thread may hold itself: with wait_ns it retries for that long
+ * (a handler on a thread outside memtrail: the holder is another thread,
+ * which lets go within microseconds), else it only tries once.
+ */
+static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 {
 	if (blocking) {
 		pthread_mutex_lock(&log_lock);
-		pthread_mutex_lock(&io_lock);
-	} else if (pthread_mutex_trylock(&log_lock) != 0) {
-		return;
-	} else if (pthread_mutex_trylock(&io_lock) != 0) {
-		/* A chunk is being written by the thread we interrupted:
-		 * nothing more can be written in order. */
-		pthread_mutex_unlock(&log_lock);
-		return;
+		io_take();
+	} else {
+		struct timespec nap = { 0, 1000000 };
+		uint64_t waited = 0;
+		while (pthread_mutex_trylock(&log_lock) != 0) {
+			if (waited >= wait_ns)
+				return;
+			nanosleep(&nap, NULL);
+			waited += 1000000;
+		}
+		while (io_try() < 0) {
+			/* A chunk is being written: by another thread, it
+			 * ends soon; by the thread we interrupted, never. */
+			if (waited >= wait_ns) {
+				pthread_mutex_unlock(&log_lock);
+				return;
+			}
+			nanosleep(&nap, NULL);
+			waited += 1000000;
+		}
 	}
 	if (mt_rec_active) {
 		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());
 		mt_rec_active = 0;
 	}
-	pthread_mutex_unlock(&io_lock);
+	io_give();
 	pthread_mutex_unlock(&log_lock);
 }
 
 void mt_rec_exit_now(int status)
 {
 	mt_tls.guard++;
-	finish(MT_END__EXIT, status, 1);
+	finish(MT_END__EXIT, status, 1, 0);
 	mt_tls.guard--;
 }
 
@@ -611,19 +743,32 @@ static void on_exit_cb(int status, void *arg)
 	 * this thread: the log lock may be ours already, so only try it. */
 	int blocking = mt_tls.guard == 0;
 	mt_tls.guard++;
-	finish(MT_END_EXIT, status, blocking);
+	finish(MT_END_EXIT, status, blocking, 0);
 	mt_tls.guard--;
 }
 
-static const int fatal_always[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
-static const int fatal_if_default[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+/*
+ * Every signal whose default action ends the process (signal(7): Term and
+ * Core), the real-time ones included. Those left at SIG_DFL get on_fatal,
+ * which writes END(SIGNAL) and then lets the default action happen, so the
+ * exit status and core dump are the program's own; the sigaction and
+ * signal hooks show SIG_DFL to the program (hooks.c).
+ */
+static const int terminating[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+	SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGSTKFLT,
+	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS,
+};
 
 static void on_fatal(int sig)
 {
 	int saved = errno;
 	struct sigaction sa;
+	/* Outside memtrail on this thread (guard 0), any lock is held by
+	 * another thread: worth waiting for, up to a second. */
+	uint64_t wait_ns = mt_tls.guard ? 0 : 1000000000ull;
 	mt_tls.guard++;
-	finish(MT_END_SIGNAL, sig, 0);
+	finish(MT_END_SIGNAL, sig, 0, wait_ns);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
@@ -641,19 +786,51 @@ int mt_rec_handler_ours(void (*handler)(int))
 	return handler == on_fatal || handler == on_snapshot_signal;
 }
 
-static void install_fatal(int sig, int only_if_default)
+/* Does the recorder take sig over while it is at SIG_DFL? */
+static int takes_over(int sig)
+{
+	if (sig == S.cfg.snapshot_signal)
+		return 0;
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		return 1;
+	for (size_t i = 0; i < sizeof(terminating) / sizeof(terminating[0]); i++)
+		if (terminating[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void fatal_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_handler = on_fatal;
+	sa->sa_flags = SA_RESTART;
+	sigemptyset(&sa->sa_mask);
+}
+
+int mt_rec_fatal_action(int sig, struct sigaction *sa)
+{
+	if (!mt_rec_active || mt_rec_foreign() || !takes_over(sig))
+		return 0;
+	fatal_action(sa);
+	return 1;
+}
+
+static void install_fatal(int sig)
 {
 	struct sigaction old, sa;
 	if (sigaction(sig, NULL, &old) < 0)
 		return;
 	if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
 		return;
-	(void)only_if_default;  /* every one must be SIG_DFL to be taken over */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	fatal_action(&sa);
 	sigaction(sig, &sa, NULL);
+}
+
+static void install_all_fatal(void)
+{
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (takes_over(sig))
+			install_fatal(sig);
 }
 
 /* ---- fork and exec -------------------------------------------------------------- */
@@ -665,12 +842,12 @@ static void fork_prepare(void)
 	/* After mod_lock: a scan holds it while in dl_iterate_phdr. */
 	mt_children_fork_prepare();
 	pthread_mutex_lock(&log_lock);
-	pthread_mutex_lock(&io_lock);
+	io_take();
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&io_lock);
+	io_give();
 	pthread_mutex_unlock(&log_lock);
 	mt_children_fork_parent();
 	pthread_mutex_unlock(&mod_lock);
@@ -716,8 +893,7 @@ static void child_restart(void)
 	}
 	if (open_log() < 0)
 		return;
-	if (S.cfg.snapshot_signal || S.cfg.snapshot_interval_ns)
-		start_helper();
+	start_helper();
 }
 
 static void fork_child(void)
@@ -729,6 +905,7 @@ static void fork_child(void)
 	log_lock = fresh;
 	pthread_mutex_init(&mod_lock, NULL);
 	pthread_mutex_init(&io_lock, NULL);
+	mt_tls.io_held = 0;
 	mt_children_fork_child();
 	S.pid = getpid();
 	if (mt_rec_active && S.cfg.follow) {
@@ -758,7 +935,7 @@ int mt_rec_foreign(void)
 void mt_rec_exec_begin(void)
 {
 	pthread_mutex_lock(&log_lock);
-	pthread_mutex_lock(&io_lock);
+	io_take();
 	S.exec_pending = 0;
 	if (!mt_rec_active)
 		return;
@@ -782,8 +959,51 @@ void mt_rec_exec_failed(void)
 			stop_locked("cannot take back END after a failed exec: ", strerror(errno));
 	}
 	S.exec_pending = 0;
-	pthread_mutex_unlock(&io_lock);
+	io_give();
 	pthread_mutex_unlock(&log_lock);
+}
+
+/* ---- the log's descriptor against the program's (hooks.c) ----------------------- */
+
+int mt_rec_log_fd(void)
+{
+	if (!mt_rec_active || mt_rec_foreign())
+		return -1;
+	return __atomic_load_n(&S.fd, __ATOMIC_RELAXED);
+}
+
+int mt_rec_is_log_fd(int fd)
+{
+	/* The cheap test first: close() runs this on every call. */
+	return fd >= 0 && fd == __atomic_load_n(&S.fd, __ATOMIC_RELAXED) && mt_rec_active &&
+	       !mt_tls.guard && !mt_rec_foreign();
+}
+
+void mt_rec_log_fd_vacate(int fd)
+{
+	mt_tls.guard++;
+	io_take();
+	if (S.fd == fd && mt_rec_active) {
+		int nfd = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+		if (nfd >= 0) {
+			__atomic_store_n(&S.fd, nfd, __ATOMIC_RELAXED);
+			mt_writer_set_fd(S.w, nfd);
+		}
+	}
+	io_give();
+	mt_tls.guard--;
+}
+
+void mt_rec_log_fd_vacated(int fd)
+{
+	struct stat st;
+	mt_tls.guard++;
+	io_take();
+	/* Still the log's file, but no longer the log's number: ours to close. */
+	if (S.fd != fd && fstat(fd, &st) == 0 && st.st_dev == S.fd_dev && st.st_ino == S.fd_ino)
+		close(fd);
+	io_give();
+	mt_tls.guard--;
 }
 
 /* ---- modules ---------------------------------------------------------------- */
@@ -839,18 +1059,23 @@ static size_t read_cmdline(void)
  * a program that closes or replaces it anyway stops the recording instead
  * of receiving our chunks (checked before every chunk is written).
  */
+static int fd_high(int fd)
+{
+	static const int floors[] = { 900, 500, 200, 100, 30 };
+	for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++) {
+		int nfd = fcntl(fd, F_DUPFD_CLOEXEC, floors[i]);
+		if (nfd >= 0) {
+			close(fd);
+			return nfd;
+		}
+	}
+	return fd;
+}
+
 static void move_fd_high(void)
 {
 	struct stat st;
-	static const int floors[] = { 900, 500, 200, 100, 30 };
-	for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++) {
-		int nfd = fcntl(S.fd, F_DUPFD_CLOEXEC, floors[i]);
-		if (nfd >= 0) {
-			close(S.fd);
-			S.fd = nfd;
-			break;
-		}
-	}
+	S.fd = fd_high(S.fd);
 	if (fstat(S.fd, &st) == 0) {
 		S.fd_dev = st.st_dev;
 		S.fd_ino = st.st_ino;
@@ -1014,13 +1239,8 @@ __attribute__((constructor)) static void mt_ctor(void)
 	if (mt_rec_active) {
 		on_exit(on_exit_cb, NULL);
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
-		for (size_t i = 0; i < sizeof(fatal_always) / sizeof(int); i++)
-			install_fatal(fatal_always[i], 0);
-		for (size_t i = 0; i < sizeof(fatal_if_default) / sizeof(int); i++)
-			if (fatal_if_default[i] != S.cfg.snapshot_signal)
-				install_fatal(fatal_if_default[i], 1);
-		if (S.cfg.snapshot_signal || S.cfg.snapshot_interval_ns)
-			start_helper();
+		install_all_fatal();
+		start_helper();
 	}
 	mt_tls.guard--;
 }

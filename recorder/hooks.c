@@ -2,8 +2,9 @@
  * hooks.c - the entry points libmemtrail.so exports in place of the C
  * library's and libstdc++'s: the allocator (malloc ... pvalloc,
  * malloc_usable_size), every C++ operator new/delete, the exec family,
- * _exit/_Exit, dlclose, dl_iterate_phdr (see children.c), and
- * sigaction/signal (to hide our handlers).
+ * _exit/_Exit, dlclose, dl_iterate_phdr (see children.c), sigaction/signal
+ * (to hide our handlers), and close, close_range, closefrom, dup2, dup3
+ * (to keep the program's descriptor hygiene off the log's descriptor).
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -764,10 +766,16 @@ typedef sighandler_t (*signal_t)(int, sighandler_t);
 MT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	sigaction_t real = NEXT(sigaction_t, "sigaction");
+	struct sigaction ours;
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
 	}
+	/* Back to the default: the recorder's handler, which ends the log and
+	 * then takes the default action, stands in for it. */
+	if (act && act->sa_handler == SIG_DFL && !(act->sa_flags & SA_SIGINFO) &&
+	    !mt_tls.guard && mt_rec_fatal_action(sig, &ours))
+		act = &ours;
 	int r = real(sig, act, old);
 	if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && mt_rec_handler_ours(old->sa_handler)) {
 		old->sa_handler = SIG_DFL;
@@ -780,12 +788,116 @@ MT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 MT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	signal_t real = NEXT(signal_t, "signal");
+	struct sigaction ours;
 	if (!real) {
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
+	if (handler == SIG_DFL && !mt_tls.guard && mt_rec_fatal_action(sig, &ours))
+		handler = ours.sa_handler;
 	sighandler_t old = real(sig, handler);
 	return old != SIG_ERR && mt_rec_handler_ours(old) ? SIG_DFL : old;
+}
+
+/* ---- the log's descriptor ------------------------------------------------------------ */
+
+/*
+ * Daemons and careful programs close every descriptor but 0-2 at start, or
+ * dup2 onto numbers they pick: the log's descriptor (moved high, see
+ * core.c) must survive both, and the program must see what it would see
+ * without memtrail, where that number is not open. So close() of it fails
+ * with EBADF, close_range and closefrom skip it, and dup2/dup3 onto it
+ * first move the log to another number. (A raw system call that closes it
+ * anyway is caught before the next write: core.c reopens the same file.)
+ * Calls from inside memtrail (guard held) pass straight through.
+ */
+typedef int (*close_t)(int);
+typedef int (*close_range_t)(unsigned, unsigned, int);
+typedef int (*dup2_t)(int, int);
+typedef int (*dup3_t)(int, int, int);
+
+MT_EXPORT int close(int fd)
+{
+	close_t real = NEXT(close_t, "close");
+	if (MT_UNLIKELY(mt_rec_is_log_fd(fd))) {
+		errno = EBADF;
+		return -1;
+	}
+	return real ? real(fd) : (int)syscall(SYS_close, fd);
+}
+
+/* close_range over [first, last] minus the log's descriptor. */
+static int close_range_but_log(unsigned first, unsigned last, int flags)
+{
+	int log = mt_rec_log_fd();
+	int r = 0;
+	if (log < 0 || (unsigned)log < first || (unsigned)log > last)
+		return (int)syscall(SYS_close_range, first, last, flags);
+	if ((unsigned)log > first)
+		r = (int)syscall(SYS_close_range, first, (unsigned)log - 1, flags);
+	if (r == 0 && (unsigned)log < last)
+		r = (int)syscall(SYS_close_range, (unsigned)log + 1, last, flags);
+	return r;
+}
+
+MT_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	if (mt_tls.guard) {
+		close_range_t real = NEXT(close_range_t, "close_range");
+		return real ? real(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+	}
+	return close_range_but_log(first, last, flags);
+}
+
+MT_EXPORT void closefrom(int lowfd)
+{
+	unsigned low = lowfd < 0 ? 0 : (unsigned)lowfd;
+	if (close_range_but_log(low, ~0u, 0) == 0)
+		return;
+	/* No close_range (a kernel before 5.9): one close per number. */
+	struct rlimit rl;
+	unsigned top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1u << 20 ?
+		(unsigned)rl.rlim_cur : 1u << 20;
+	for (unsigned fd = low; fd < top; fd++)
+		close((int)fd);
+}
+
+MT_EXPORT int dup2(int oldfd, int newfd)
+{
+	dup2_t real = NEXT(dup2_t, "dup2");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (MT_LIKELY(!mt_rec_is_log_fd(newfd)) || oldfd == newfd)
+		return real(oldfd, newfd);
+	mt_rec_log_fd_vacate(newfd);
+	int r = real(oldfd, newfd);
+	if (r < 0) {
+		int e = errno;
+		mt_rec_log_fd_vacated(newfd);
+		errno = e;
+	}
+	return r;
+}
+
+MT_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	dup3_t real = NEXT(dup3_t, "dup3");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (MT_LIKELY(!mt_rec_is_log_fd(newfd)) || oldfd == newfd)
+		return real(oldfd, newfd, flags);
+	mt_rec_log_fd_vacate(newfd);
+	int r = real(oldfd, newfd, flags);
+	if (r < 0) {
+		int e = errno;
+		mt_rec_log_fd_vacated(newfd);
+		errno = e;
+	}
+	return r;
 }
 
 /* ---- _exit ------------------------------------------------------------------------ */

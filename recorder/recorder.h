@@ -38,6 +38,7 @@ struct mt_tls {
 	uint32_t gen;         /* log generation that `index` belongs to */
 	uint32_t index;       /* thread index in that log, plus 1 (0: none yet) */
 	pid_t tid;
+	int io_held;          /* this thread holds core.c's io_lock */
 };
 extern __thread struct mt_tls mt_tls;
 
@@ -100,6 +101,26 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
  * only over SIG_DFL).
  */
 int mt_rec_handler_ours(void (*handler)(int));
+/*
+ * Is sig one the recorder takes over at SIG_DFL (it ends the process by
+ * default)? If so, and recording, fills *sa with the recorder's handler,
+ * which writes END and then takes the default action; the sigaction and
+ * signal hooks install it where the program asks for SIG_DFL.
+ */
+struct sigaction;
+int mt_rec_fatal_action(int sig, struct sigaction *sa);
+/* The log's descriptor, or -1 when not recording (or in a vfork child). */
+int mt_rec_log_fd(void);
+/* Is fd the log's descriptor, called from outside memtrail (guard 0)? */
+int mt_rec_is_log_fd(int fd);
+/*
+ * The program is about to dup2/dup3 onto fd, the log's descriptor: the log
+ * moves to another number first (fd stays open until the program's call
+ * replaces it). If that call fails, mt_rec_log_fd_vacated(fd) closes the
+ * number again, as it would be without memtrail.
+ */
+void mt_rec_log_fd_vacate(int fd);
+void mt_rec_log_fd_vacated(int fd);
 /* In a vfork child sharing our memory: leave the session alone. */
 int mt_rec_foreign(void);
 /* Before exec*(): flush and write END(EXEC); keeps the log lock. */
