@@ -8,6 +8,7 @@
  *
  * Not for: anything but these tests; not a sample (samples/ holds those).
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -16,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memtrail.h"
@@ -235,6 +240,193 @@ static void killed(void)
 	kill(getpid(), SIGKILL);
 }
 
+/*
+ * The program's own count of its calls where a test can read it after a
+ * SIGKILL or SIGPIPE: two longs (allocs, frees) in the file named by
+ * REC_COUNTS, mapped shared, stored after every call.
+ */
+static volatile long *counts;
+
+static void counts_map(void)
+{
+	const char *f = getenv("REC_COUNTS");
+	int fd = f ? open(f, O_RDWR | O_CREAT | O_TRUNC, 0644) : -1;
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		say("REC_COUNTS unusable\n");
+		exit(1);
+	}
+	counts = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (counts == MAP_FAILED)
+		exit(1);
+	close(fd);
+}
+
+static void count_now(void)
+{
+	if (counts) {
+		counts[0] = allocs;
+		counts[1] = frees;
+	}
+}
+
+static long ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* 10,000 allocations (every third kept), then idle until killed. */
+static void idle(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		void *p = my_malloc((size_t)(i & 255) + 1);
+		if (i % 3)
+			my_free(p, (size_t)(i & 255) + 1);
+	}
+	expect();
+	for (;;)
+		pause();
+}
+
+/*
+ * Busy until killed, at a pace that fills no chunk by size (about 30,000
+ * events a second): every 100 ms "at MS allocs=A frees=F" on stdout, the
+ * program's count at that moment.
+ */
+static void busy(void)
+{
+	char buf[96];
+	long start = ms_now(), next = start;
+	for (;;) {
+		my_free(my_malloc(64), 64);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+		while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 60000);
+		long now = ms_now();
+		if (now >= next) {
+			snprintf(buf, sizeof(buf), "at %ld allocs=%ld frees=%ld\n", now - start, allocs, frees);
+			say(buf);
+			next += 100;
+		}
+	}
+}
+
+/* A line per allocation on stdout until SIGPIPE (piped into head). */
+static void piped(void)
+{
+	counts_map();
+	for (;;) {
+		char *p = my_malloc(32);
+		count_now();
+		memcpy(p, "line\n", 6);
+		ssize_t r = write(1, p, 5);
+		(void)r;
+		my_free(p, 32);
+		count_now();
+	}
+}
+
+/* A few allocations, then sig with its default disposition. */
+static void signalled(const char *name)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "ALRM", SIGALRM }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		{ "HUP", SIGHUP }, { "PIPE", SIGPIPE }, { "XCPU", SIGXCPU },
+		{ "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "RTMIN", 0 },
+	};
+	int sig = -1;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcmp(name, sigs[i].name))
+			sig = sigs[i].sig ? sigs[i].sig : SIGRTMIN;
+	if (sig < 0)
+		exit(1);
+	for (int i = 0; i < 50; i++)
+		my_malloc(16);
+	my_free(my_malloc(8), 8);
+	/* The program may look: it must see the default. */
+	struct sigaction old;
+	sigaction(sig, NULL, &old);
+	if (old.sa_handler != SIG_DFL)
+		say("disposition not SIG_DFL\n");
+	expect();
+	if (sig == SIGALRM) {
+		alarm(1);
+		for (;;)
+			pause();
+	}
+	kill(getpid(), sig);
+	for (;;)
+		pause();
+}
+
+/*
+ * Allocations, the descriptor hygiene of a daemon (how), more
+ * allocations, a normal exit: the log must hold every event and END.
+ */
+static void fdhygiene(const char *how)
+{
+	void *keep[200];
+	for (int i = 0; i < 100; i++)
+		keep[i] = my_malloc((size_t)i + 10);
+	if (!strcmp(how, "close_range")) {
+		if (close_range(3, ~0u, 0) < 0)
+			say("close_range failed\n");
+	} else if (!strcmp(how, "rawclose")) {
+		/* Past the hooks: the recorder must find its file again. */
+		if (syscall(SYS_close_range, 3, ~0u, 0) < 0)
+			say("close_range failed\n");
+	} else if (!strcmp(how, "closefrom")) {
+		closefrom(3);
+	} else if (!strcmp(how, "closeloop")) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	} else if (!strcmp(how, "dup2loop")) {
+		int n = open("/dev/null", O_RDONLY);
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != n && dup2(n, fd) != fd)
+				say("dup2 failed\n");
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	} else {
+		exit(1);
+	}
+	for (int i = 100; i < 200; i++)
+		keep[i] = my_malloc((size_t)i + 10);
+	for (int i = 0; i < 200; i += 2)
+		my_free(keep[i], (size_t)i + 10);
+	expect();
+	if (!strcmp(how, "closeloop") && getenv("REC_EXEC"))
+		execl("/bin/true", "true", (char *)NULL);
+	exit(0);
+}
+
+/*
+ * Allocations whose sizes and lifetimes compress badly, to fill a small
+ * disk; then everything is freed and the program exits 0.
+ */
+static void fill(long n)
+{
+	static void *ring[4096];
+	size_t sizes[4096];
+	unsigned x = 12345;
+	for (long i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		size_t k = (x >> 8) & 4095, sz = (x >> 4) % 5000 + 1;
+		if (ring[k])
+			my_free(ring[k], sizes[k]);
+		ring[k] = my_malloc(sz);
+		sizes[k] = sz;
+	}
+	for (int k = 0; k < 4096; k++)
+		if (ring[k])
+			my_free(ring[k], sizes[k]);
+	expect();
+	exit(0);
+}
+
 static void forked(void)
 {
 	void *a = my_malloc(100);
@@ -325,6 +517,18 @@ int main(int argc, char **argv)
 		}
 		my_free(my_malloc(7), 7);
 		expect();
+	} else if (!strcmp(mode, "idle")) {
+		idle();
+	} else if (!strcmp(mode, "busy")) {
+		busy();
+	} else if (!strcmp(mode, "pipe")) {
+		piped();
+	} else if (!strcmp(mode, "signal")) {
+		signalled(argv[2]);
+	} else if (!strcmp(mode, "fd")) {
+		fdhygiene(argv[2]);
+	} else if (!strcmp(mode, "fill")) {
+		fill(atol(argv[2]));
 	} else if (!strcmp(mode, "execfail")) {
 		my_malloc(5);
 		execlp("/nonexistent/program", "x", (char *)NULL);
