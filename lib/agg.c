@@ -7,6 +7,17 @@
  * capture copies it. The callbacks do O(1) work per event, except when a
  * requested point is passed (a scan of the pending requests). Not here: the
  * replay itself, trees, printing.
+ *
+ * The peak's profile is kept in the same single pass, copy on write: each
+ * stack remembers its cost as of the latest peak (and that peak's epoch)
+ * the first time it changes after that peak, so the profile at the peak is
+ * each stack's remembered cost where its epoch is the last peak's, else its
+ * current one. O(1) per event, however often the peak moves.
+ *
+ * The journal (mt_agg_journal), for lib/session.c: at each mark the stacks
+ * whose cost changed since the previous mark are written with their new
+ * cost (a frame), so the profile at any mark is rebuilt by applying frames
+ * in order, without replaying the log.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +45,33 @@ struct mt_agg_thread {
 	int valid;                /* no allocation-related event of the thread since */
 };
 
+/* Per stack, beside cur: the peak's copy on write and the journal's stamp. */
+struct agg_aux {
+	struct mt_cost peak;      /* its cost at the peak of epoch peak_epoch */
+	uint32_t peak_epoch;
+	uint32_t mark;            /* in the journal's dirty list for this mark */
+};
+
+struct agg_entry {
+	uint32_t stack;
+	struct mt_cost c;
+};
+
 struct mt_agg {
 	struct mt_profile cur;    /* live bytes/blocks and allocs so far, per stack */
+	struct agg_aux *aux;      /* cur.n of them (cur.cap allocated) */
+	uint32_t peak_epoch;      /* bumped at each new peak */
+
+	int journal;              /* keeping frames */
+	uint32_t mark_no;         /* the mark being gathered, from 1 */
+	uint32_t *dirty;          /* stacks changed since the last mark */
+	size_t ndirty, cap_dirty;
+	struct agg_entry *ent;    /* every frame's entries, in order */
+	size_t nent, cap_ent;
+	struct mt_agg_mark *marks;
+	size_t nmarks, cap_marks;
+	size_t *snap_mark;        /* the mark of each snapshot (journal only) */
+
 	struct mt_profile temp;   /* temporary bytes (bytes) and count (blocks) per stack */
 	struct mt_agg_thread *thr;
 	size_t nthr;
@@ -91,7 +127,7 @@ static int profile_grow(struct mt_profile *p, size_t n)
 	return 0;
 }
 
-static struct mt_profile *profile_copy(const struct mt_profile *src)
+struct mt_profile *mt_profile_copy(const struct mt_profile *src)
 {
 	struct mt_profile *p = mt_profile_new();
 
@@ -154,7 +190,7 @@ uint64_t mt_profile_time(const struct mt_profile *p)
 
 struct mt_profile *mt_profile_diff(const struct mt_profile *a, const struct mt_profile *b)
 {
-	struct mt_profile *d = profile_copy(b);
+	struct mt_profile *d = mt_profile_copy(b);
 
 	if (!d)
 		return NULL;
@@ -204,6 +240,11 @@ void mt_agg_free(struct mt_agg *a)
 	clear_requests(a);
 	clear_snapshots(a);
 	free(a->snaps);
+	free(a->aux);
+	free(a->dirty);
+	free(a->ent);
+	free(a->marks);
+	free(a->snap_mark);
 	free(a->cur.c);
 	free(a->temp.c);
 	free(a->thr);
@@ -213,6 +254,9 @@ void mt_agg_free(struct mt_agg *a)
 static void reset_run(struct mt_agg *a)
 {
 	a->cur.n = 0;
+	a->peak_epoch = 0;
+	a->mark_no = 1;
+	a->ndirty = a->nent = a->nmarks = 0;
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
 	a->nthr = 0;
@@ -241,7 +285,7 @@ static void update_next(struct mt_agg *a)
 
 static void capture(struct mt_agg *a, struct mt_agg_req *q)
 {
-	q->p = profile_copy(&a->cur);
+	q->p = mt_profile_copy(&a->cur);
 	if (!q->p)
 		a->err = MT_E_NOMEM;
 	q->done = 1;
@@ -315,12 +359,55 @@ static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 	return &a->thr[t];
 }
 
-/* The current cost of a stack; NULL, with the error set, when out of memory. */
+/* Grows cur, and aux beside it, to hold stack. */
+static int grow_stacks(struct mt_agg *a, uint32_t stack)
+{
+	size_t old_n = a->cur.n, old_cap = a->cur.cap;
+
+	if (profile_grow(&a->cur, (size_t)stack + 1) < 0)
+		return MT_E_NOMEM;
+	if (a->cur.cap != old_cap || !a->aux) {
+		struct agg_aux *x = realloc(a->aux, a->cur.cap * sizeof(*x));
+
+		if (!x)
+			return MT_E_NOMEM;
+		a->aux = x;
+	}
+	memset(a->aux + old_n, 0, (a->cur.n - old_n) * sizeof(*a->aux));
+	return 0;
+}
+
+/*
+ * The current cost of a stack, about to change; NULL, with the error set,
+ * when out of memory. Keeps the peak's copy and the journal's dirty list.
+ */
 static struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
 {
-	if (profile_grow(&a->cur, (size_t)stack + 1) < 0) {
+	struct agg_aux *x;
+
+	if (stack >= a->cur.n && grow_stacks(a, stack) < 0) {
 		a->err = MT_E_NOMEM;
 		return NULL;
+	}
+	x = &a->aux[stack];
+	if (x->peak_epoch != a->peak_epoch) {
+		x->peak = a->cur.c[stack];
+		x->peak_epoch = a->peak_epoch;
+	}
+	if (a->journal && x->mark != a->mark_no) {
+		if (a->ndirty == a->cap_dirty) {
+			size_t cap = a->cap_dirty ? 2 * a->cap_dirty : 256;
+			uint32_t *d = realloc(a->dirty, cap * sizeof(*d));
+
+			if (!d) {
+				a->err = MT_E_NOMEM;
+				return NULL;
+			}
+			a->dirty = d;
+			a->cap_dirty = cap;
+		}
+		a->dirty[a->ndirty++] = stack;
+		x->mark = a->mark_no;
 	}
 	return &a->cur.c[stack];
 }
@@ -349,6 +436,7 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 		a->st.peak_seq = ev->seq;
 		a->st.peak_time_ns = ev->time_ns;
 		a->st.peak_at_start = 0;
+		a->peak_epoch++;      /* the state now is the peak's */
 	}
 	t = thread_of(a, ev->thread);
 	if (t) {
@@ -415,6 +503,18 @@ static int agg_on_snapshot(void *ctx, const struct mt_snapshot *s)
 		a->err = MT_E_NOMEM;
 		return 0;
 	}
+	if (a->journal) {
+		size_t *m = realloc(a->snap_mark, a->snaps_cap * sizeof(*m));
+
+		if (!m || mt_agg_mark(a) < 0) {
+			free(label);
+			a->snap_mark = m ? m : a->snap_mark;
+			a->err = MT_E_NOMEM;
+			return 0;
+		}
+		a->snap_mark = m;
+		a->snap_mark[a->st.nsnapshots] = a->nmarks - 1;
+	}
 	sn = &a->snaps[a->st.nsnapshots++];
 	sn->index = s->index;
 	sn->label = label;
@@ -476,12 +576,12 @@ const struct mt_agg_stats *mt_agg_stats(const struct mt_agg *a)
 
 struct mt_profile *mt_agg_end_profile(const struct mt_agg *a)
 {
-	return profile_copy(&a->cur);
+	return mt_profile_copy(&a->cur);
 }
 
 struct mt_profile *mt_agg_temporary_profile(const struct mt_agg *a)
 {
-	struct mt_profile *p = profile_copy(&a->temp);
+	struct mt_profile *p = mt_profile_copy(&a->temp);
 
 	if (!p)
 		return NULL;
@@ -524,5 +624,106 @@ int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, si
 		return a->err;
 	for (size_t i = 0; i < n; i++)
 		outs[i] = mt_agg_take(a, i);
+	return 0;
+}
+
+/* ---- the peak and the journal --------------------------------------------- */
+
+struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
+{
+	struct mt_profile *p = mt_profile_copy(&a->cur);
+
+	if (!p)
+		return NULL;
+	if (a->st.peak_at_start) {
+		memset(p->c, 0, p->n * sizeof(*p->c));
+		p->events = 0;
+		p->time_ns = 0;
+		return p;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (a->aux[i].peak_epoch == a->peak_epoch)
+			p->c[i] = a->aux[i].peak;
+	p->events = a->st.peak_seq + 1;
+	p->time_ns = a->st.peak_time_ns;
+	return p;
+}
+
+void mt_agg_journal(struct mt_agg *a, int on)
+{
+	a->journal = on;
+}
+
+int mt_agg_mark(struct mt_agg *a)
+{
+	struct mt_agg_mark *m;
+
+	if (a->nmarks == a->cap_marks) {
+		size_t cap = a->cap_marks ? 2 * a->cap_marks : 1024;
+		m = realloc(a->marks, cap * sizeof(*m));
+		if (!m)
+			return a->err = MT_E_NOMEM;
+		a->marks = m;
+		a->cap_marks = cap;
+	}
+	if (a->nent + a->ndirty > a->cap_ent) {
+		size_t cap = a->cap_ent ? a->cap_ent : 1024;
+		struct agg_entry *e;
+
+		while (cap < a->nent + a->ndirty)
+			cap *= 2;
+		e = realloc(a->ent, cap * sizeof(*e));
+		if (!e)
+			return a->err = MT_E_NOMEM;
+		a->ent = e;
+		a->cap_ent = cap;
+	}
+	for (size_t i = 0; i < a->ndirty; i++) {
+		a->ent[a->nent].stack = a->dirty[i];
+		a->ent[a->nent++].c = a->cur.c[a->dirty[i]];
+	}
+	a->ndirty = 0;
+	a->mark_no++;
+	m = &a->marks[a->nmarks++];
+	m->events = a->cur.events;
+	m->time_ns = a->cur.time_ns;
+	m->end = a->nent;
+	m->live_bytes = a->live_bytes;
+	m->live_blocks = a->live_blocks;
+	return 0;
+}
+
+size_t mt_agg_nmarks(const struct mt_agg *a)
+{
+	return a->nmarks;
+}
+
+const struct mt_agg_mark *mt_agg_get_mark(const struct mt_agg *a, size_t i)
+{
+	return i < a->nmarks ? &a->marks[i] : NULL;
+}
+
+long mt_agg_snapshot_mark(const struct mt_agg *a, size_t i)
+{
+	return a->journal && i < a->st.nsnapshots ? (long)a->snap_mark[i] : -1;
+}
+
+int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from, size_t to)
+{
+	size_t e0 = from ? a->marks[from - 1].end : 0;
+
+	if (to > a->nmarks || from > to)
+		return MT_E_ARG;
+	if (to == from)
+		return 0;
+	for (size_t e = e0; e < a->marks[to - 1].end; e++) {
+		const struct agg_entry *x = &a->ent[e];
+
+		if (x->stack >= p->n && profile_grow(p, (size_t)x->stack + 1) < 0)
+			return MT_E_NOMEM;
+		p->c[x->stack] = x->c;
+	}
+	p->events = a->marks[to - 1].events;
+	p->time_ns = a->marks[to - 1].time_ns;
 	return 0;
 }

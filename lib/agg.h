@@ -46,12 +46,19 @@ struct mt_cost {
 	int64_t allocs;
 };
 
-/* Where to take a profile. */
+/*
+ * A point of the run, the one way every tool names one. The aggregator's
+ * requests take START, SEQ, TIME and END; PEAK and SNAPSHOT (value = the
+ * snapshot's number, as memtrail_snapshot() gave it) are resolved by
+ * lib/session.c.
+ */
 enum mt_at_kind {
 	MT_AT_START = 0,    /* before any event */
 	MT_AT_SEQ,          /* after the event with seq `value` */
 	MT_AT_TIME,         /* after every event with time_ns <= `value` */
 	MT_AT_END,          /* after the last event */
+	MT_AT_PEAK,         /* after the event that reached the peak */
+	MT_AT_SNAPSHOT,     /* when snapshot number `value` was taken */
 };
 struct mt_at {
 	enum mt_at_kind kind;
@@ -137,6 +144,41 @@ int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, si
 	       struct mt_profile **outs,
 	       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx);
 
+/*
+ * The profile at the peak of the last replay (an empty one when the run
+ * peaked at start), kept during the run itself: no second replay. A new
+ * profile owned by the caller, or NULL when out of memory.
+ */
+struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a);
+
+/*
+ * The journal, for lib/session.c. With it on (before the replay; off by
+ * default), each mt_agg_mark() during the replay closes a frame: the
+ * stacks whose cost changed since the previous mark, with their cost now;
+ * every snapshot is a mark too. mt_agg_apply_marks() then rebuilds the
+ * profile at any mark from frames, without the log.
+ */
+struct mt_agg_mark {
+	uint64_t events;          /* event seqs applied at the mark */
+	uint64_t time_ns;         /* time of the last one */
+	int64_t live_bytes, live_blocks;
+	size_t end;               /* internal: the journal's length then */
+};
+void mt_agg_journal(struct mt_agg *a, int on);
+/* Closes a frame now (between events). 0 or MT_E_NOMEM. */
+int mt_agg_mark(struct mt_agg *a);
+size_t mt_agg_nmarks(const struct mt_agg *a);
+/* Mark i (0 = the first), or NULL past the last. */
+const struct mt_agg_mark *mt_agg_get_mark(const struct mt_agg *a, size_t i);
+/* The mark of snapshot i (its place in mt_agg_stats' snapshots), or -1. */
+long mt_agg_snapshot_mark(const struct mt_agg *a, size_t i);
+/*
+ * Brings p, the profile at mark from - 1 (from = 0: an empty profile, the
+ * start), to the profile at mark to - 1 by applying the frames between.
+ * 0, MT_E_NOMEM, or MT_E_ARG for from > to or to past the last mark.
+ */
+int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from, size_t to);
+
 /* Frees the aggregator; NULL is a no-op. */
 void mt_agg_free(struct mt_agg *a);
 
@@ -167,6 +209,9 @@ uint64_t mt_profile_time(const struct mt_profile *p);
  * caller, taken at b's point; NULL when out of memory.
  */
 struct mt_profile *mt_profile_diff(const struct mt_profile *a, const struct mt_profile *b);
+
+/* A copy of p owned by the caller; NULL when out of memory. */
+struct mt_profile *mt_profile_copy(const struct mt_profile *p);
 
 /* Frees a profile; NULL is a no-op. */
 void mt_profile_free(struct mt_profile *p);

@@ -446,34 +446,42 @@ static void massif_node(const struct mt_tree_node *n, unsigned depth, double thr
 			nfold == 1 ? "" : "all ", thr);
 }
 
-int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t n,
-		     double threshold_pct, FILE *out)
+void mt_export_massif_header(const char *cmd, FILE *out)
 {
 	fputs("desc: memtrail report --format massif\ncmd: ", out);
 	for (const char *c = cmd ? cmd : ""; *c; c++)
 		fputc(*c == '\n' ? ' ' : *c, out);
 	fputs("\ntime_unit: ms\n", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_massif_snap *s = &snaps[i];
+}
 
-		fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
-		/* ms with up to 6 decimals: short runs keep their shape */
-		fprintf(out, "time=%" PRIu64, s->time_ns / 1000000);
-		if (s->time_ns % 1000000) {
-			char frac[8];
-			int k = snprintf(frac, sizeof(frac), "%06u", (unsigned)(s->time_ns % 1000000));
+void mt_export_massif_snap(size_t i, const struct mt_massif_snap *s, double threshold_pct,
+			   FILE *out)
+{
+	fprintf(out, "#-----------\nsnapshot=%zu\n#-----------\n", i);
+	/* ms with up to 6 decimals: short runs keep their shape */
+	fprintf(out, "time=%" PRIu64, s->time_ns / 1000000);
+	if (s->time_ns % 1000000) {
+		char frac[8];
+		int k = snprintf(frac, sizeof(frac), "%06u", (unsigned)(s->time_ns % 1000000));
 
-			while (k > 0 && frac[k - 1] == '0')
-				frac[--k] = 0;
-			fprintf(out, ".%s", frac);
-		}
-		fprintf(out, "\nmem_heap_B=%" PRIu64 "\n"
-			"mem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
-			s->heap_bytes,
-			s->peak ? "peak" : s->tree ? "detailed" : "empty");
-		if (s->tree)
-			massif_node(mt_tree_root(s->tree), 0, threshold_pct,
-				    (double)s->heap_bytes, out);
+		while (k > 0 && frac[k - 1] == '0')
+			frac[--k] = 0;
+		fprintf(out, ".%s", frac);
 	}
+	fprintf(out, "\nmem_heap_B=%" PRIu64 "\n"
+		"mem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
+		s->heap_bytes,
+		s->peak ? "peak" : s->tree ? "detailed" : "empty");
+	if (s->tree)
+		massif_node(mt_tree_root(s->tree), 0, threshold_pct,
+			    (double)s->heap_bytes, out);
+}
+
+int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t n,
+		     double threshold_pct, FILE *out)
+{
+	mt_export_massif_header(cmd, out);
+	for (size_t i = 0; i < n; i++)
+		mt_export_massif_snap(i, &snaps[i], threshold_pct, out);
 	return ferror(out) ? MT_E_IO : 0;
 }

@@ -74,5 +74,10 @@ struct mt_massif_snap {
  */
 int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t n,
 		     double threshold_pct, FILE *out);
+/* The same, a piece at a time, so that only one tree need exist at once:
+ * the header, then snapshot i (0, 1, 2...) of the file; check ferror(out). */
+void mt_export_massif_header(const char *cmd, FILE *out);
+void mt_export_massif_snap(size_t i, const struct mt_massif_snap *s, double threshold_pct,
+			   FILE *out);
 
 #endif

@@ -3,10 +3,9 @@
  * maximum, leaks, snapshot, delta, diff and temporary trees, the timeline,
  * and the collapsed, JSON and massif exports (see report.h).
  *
- * At most two replays: the first one (aggregation, plus the series when a
- * timeline or massif file is asked for) finds the peak, the snapshots, the
- * leaks and the temporaries; the second one, when a tree at the peak or at
- * a snapshot is needed, captures those points and stops after the last.
+ * Everything comes from a session (lib/session.h), which read the log once:
+ * profiles at the peak, at snapshots, at the end are asked of it, and the
+ * massif export walks the snapshots forward, one tree at a time.
  * Not here: option parsing and the summary (viewer/cmd-report.c,
  * lib/summary.c), tree building and formatting (lib/tree.c, lib/export.c).
  */
@@ -17,29 +16,28 @@
 #include "agg.h"
 #include "error.h"
 #include "export.h"
-#include "replay.h"
 #include "report.h"
 #include "series.h"
-#include "symbols.h"
+#include "session.h"
 #include "tree.h"
 
-int mt_point_parse(const char *s, struct mt_point *p)
+int mt_at_parse(const char *s, struct mt_at *p)
 {
 	char *end;
 	unsigned long v;
 
 	if (!s || !*s)
 		return MT_E_ARG;
+	p->value = 0;
 	if (!strcmp(s, "start") || !strcmp(s, "peak") || !strcmp(s, "end")) {
-		p->kind = s[0] == 's' ? MT_POINT_START : s[0] == 'p' ? MT_POINT_PEAK : MT_POINT_END;
-		p->snapshot = 0;
+		p->kind = s[0] == 's' ? MT_AT_START : s[0] == 'p' ? MT_AT_PEAK : MT_AT_END;
 		return 0;
 	}
 	v = strtoul(s, &end, 10);
 	if (*end || s[0] == '-' || v > UINT32_MAX)
 		return MT_E_ARG;
-	p->kind = MT_POINT_SNAPSHOT;
-	p->snapshot = (uint32_t)v;
+	p->kind = MT_AT_SNAPSHOT;
+	p->value = v;
 	return 0;
 }
 
@@ -48,183 +46,42 @@ int mt_point_parse(const char *s, struct mt_point *p)
 #define MASSIF_SAMPLES 50
 
 struct report {
-	struct mt_replay *r;
+	struct mt_session *ses;
 	const struct mt_report_opts *o;
 	FILE *out;
-	struct mt_agg *agg;
-	struct mt_series *series;
 	const struct mt_agg_stats *st;
-	struct mt_tree_std std;
-	int have_std;
-	/* profiles, owned */
-	struct mt_profile *end, *temp, *peak;
-	struct mt_profile **snap;  /* one per snapshot (st->nsnapshots) or NULL */
 	int sections;              /* text sections written so far */
 };
 
-/* ---- the replays --------------------------------------------------------- */
-
-static void report_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	const struct report *rp = ctx;
-
-	if (rp->o->on_progress)
-		rp->o->on_progress(rp->o->progress_ctx, done, total);
-}
-
-/*
- * Replays the log into agg (requests already made) and, beside it, series
- * (or NULL).
- */
-static int replay_tee(struct report *rp, struct mt_agg *agg, struct mt_series *series)
-{
-	struct mt_replay_ops ops;
-
-	mt_agg_ops(&ops);
-	return mt_series_replay_with(series, rp->r, &ops, agg, report_progress, rp);
-}
-
-static int first_pass(struct report *rp, int with_series)
-{
-	int rc;
-
-	if (with_series) {
-		rp->series = mt_series_new();
-		if (!rp->series)
-			return MT_E_NOMEM;
-	}
-	rc = mt_agg_request(rp->agg, NULL, 0, 0);
-	if (rc < 0)
-		return rc;
-	rc = replay_tee(rp, rp->agg, rp->series);
-	if (rc < 0)
-		return rc;
-	if (mt_agg_error(rp->agg) < 0)
-		return mt_agg_error(rp->agg);
-	if (rp->series && mt_series_error(rp->series) < 0)
-		return mt_series_error(rp->series);
-	rp->st = mt_agg_stats(rp->agg);
-	rp->end = mt_agg_end_profile(rp->agg);
-	rp->temp = mt_agg_temporary_profile(rp->agg);
-	if (!rp->end || !rp->temp)
-		return MT_E_NOMEM;
-	return 0;
-}
-
-static struct mt_at peak_at(const struct mt_agg_stats *st)
-{
-	struct mt_at at = { MT_AT_START, 0 };
-
-	if (!st->peak_at_start) {
-		at.kind = MT_AT_SEQ;
-		at.value = st->peak_seq;
-	}
-	return at;
-}
-
-/*
- * The second replay, with an aggregator of its own (the first one keeps the
- * run's figures): the peak and/or every snapshot, stopping after the last.
- */
-static int second_pass(struct report *rp, int want_peak, int want_snaps)
-{
-	size_t nsnap = want_snaps ? rp->st->nsnapshots : 0, n = 0;
-	struct mt_agg *a2;
-	struct mt_at *at;
-	int rc;
-
-	rp->snap = calloc(rp->st->nsnapshots + 1, sizeof(*rp->snap));
-	at = calloc(nsnap + 1, sizeof(*at));
-	a2 = mt_agg_new();
-	if (!rp->snap || !at || !a2) {
-		rc = MT_E_NOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < nsnap; i++) {
-		at[n].kind = MT_AT_SEQ;
-		at[n++].value = rp->st->snapshots[i].seq;
-	}
-	if (want_peak)
-		at[n++] = peak_at(rp->st);
-	rc = mt_agg_request(a2, at, n, 1);
-	if (rc < 0)
-		goto out;
-	rc = replay_tee(rp, a2, NULL);
-	if (rc < 0)
-		goto out;
-	rc = mt_agg_error(a2);
-	if (rc < 0)
-		goto out;
-	for (size_t i = 0; i < nsnap; i++)
-		rp->snap[i] = mt_agg_take(a2, i);
-	if (want_peak)
-		rp->peak = mt_agg_take(a2, nsnap);
-	for (size_t i = 0; i < n; i++)
-		if (!(i < nsnap ? rp->snap[i] : rp->peak))
-			rc = MT_E_NOMEM;
-out:
-	mt_agg_free(a2);
-	free(at);
-	return rc;
-}
-
 /* ---- points and trees ---------------------------------------------------- */
 
-/* The index in st->snapshots of snapshot number idx, or -1. */
-static long find_snapshot(const struct mt_agg_stats *st, uint32_t idx)
-{
-	for (size_t i = 0; i < st->nsnapshots; i++)
-		if (st->snapshots[i].index == idx)
-			return (long)i;
-	return -1;
-}
-
-static void point_name(const struct mt_point *p, char *buf, size_t size)
+static void point_name(const struct mt_at *p, char *buf, size_t size)
 {
 	switch (p->kind) {
-	case MT_POINT_START: snprintf(buf, size, "start"); break;
-	case MT_POINT_PEAK: snprintf(buf, size, "peak"); break;
-	case MT_POINT_END: snprintf(buf, size, "end"); break;
-	default: snprintf(buf, size, "snapshot %" PRIu32, p->snapshot); break;
+	case MT_AT_START: snprintf(buf, size, "start"); break;
+	case MT_AT_PEAK: snprintf(buf, size, "peak"); break;
+	case MT_AT_END: snprintf(buf, size, "end"); break;
+	default: snprintf(buf, size, "snapshot %" PRIu64, p->value); break;
 	}
 }
 
-/* The profile at p (owned by rp; the start is an empty profile). */
-static const struct mt_profile *profile_at(struct report *rp, const struct mt_point *p,
-					   const struct mt_profile *empty)
+/* The profile at p, new (the caller frees it), or NULL with *rc set. */
+static struct mt_profile *profile_at(struct report *rp, const struct mt_at *p, int *rc)
 {
-	long i;
+	struct mt_profile *out = NULL;
 
-	switch (p->kind) {
-	case MT_POINT_START: return empty;
-	case MT_POINT_PEAK: return rp->peak;
-	case MT_POINT_END: return rp->end;
-	default:
-		i = find_snapshot(rp->st, p->snapshot);
-		return i < 0 ? NULL : rp->snap[i];
-	}
-}
-
-static int symbols(struct report *rp)
-{
-	int rc;
-
-	if (rp->have_std)
-		return 0;
-	rc = mt_tree_std_init(&rp->std, rp->r);
-	if (rc < 0)
-		return rc;
-	rp->have_std = 1;
-	return 0;
+	*rc = mt_session_profile(rp->ses, p, &out);
+	return out;
 }
 
 static int build_tree(struct report *rp, const struct mt_profile *p, int inverted,
 		      int skip_entry, struct mt_tree **t)
 {
 	struct mt_tree_opts to;
-	int rc = symbols(rp);
+	int rc;
+	const struct mt_tree_source *src = mt_session_source(rp->ses, &rc);
 
-	if (rc < 0)
+	if (!src)
 		return rc;
 	memset(&to, 0, sizeof(to));
 	to.inverted = inverted;
@@ -234,7 +91,7 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	to.exclude_function = rp->o->exclude_function;
 	to.include_module = rp->o->include_module;
 	to.exclude_module = rp->o->exclude_module;
-	return mt_tree_build(p, &rp->std.source, &to, t);
+	return mt_tree_build(p, src, &to, t);
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -334,7 +191,7 @@ static int text_timeline(struct report *rp)
 	char b1[32], b2[32];
 	int rc;
 
-	rc = mt_series_resample(rp->series, 0, t1 + 1, TIMELINE_COLS, cols);
+	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, TIMELINE_COLS, cols);
 	if (rc < 0)
 		return rc;
 	memset(grid, ' ', sizeof(grid));
@@ -394,16 +251,53 @@ static int text_timeline(struct report *rp)
 	return 0;
 }
 
-static int write_text(struct report *rp, const struct mt_profile *empty)
+/* The tree of the profile at `at` under the header "name". */
+static int text_at(struct report *rp, const char *name, const struct mt_at *at)
+{
+	int rc;
+	struct mt_profile *p = profile_at(rp, at, &rc);
+
+	if (!p)
+		return rc;
+	rc = text_tree(rp, name, p, 0, 0);
+	mt_profile_free(p);
+	return rc;
+}
+
+static int diff_at(struct report *rp, const char *name, const struct mt_at *a,
+		   const struct mt_at *b)
+{
+	int rc;
+	struct mt_profile *pa = profile_at(rp, a, &rc), *pb = NULL;
+
+	if (pa)
+		pb = profile_at(rp, b, &rc);
+	if (pb)
+		rc = text_diff(rp, name, pa, pb);
+	mt_profile_free(pa);
+	mt_profile_free(pb);
+	return rc;
+}
+
+static struct mt_at snap_at(const struct mt_agg_snapshot *s)
+{
+	struct mt_at at = { MT_AT_SNAPSHOT, s->index };
+
+	return at;
+}
+
+static int write_text(struct report *rp)
 {
 	const struct mt_report_opts *o = rp->o;
 	const struct mt_agg_stats *st = rp->st;
+	static const struct mt_at peak = { MT_AT_PEAK, 0 }, end = { MT_AT_END, 0 },
+		start = { MT_AT_START, 0 };
 	char name[256], n1[64], n2[64];
 	int rc = 0;
 
-	if (o->show & MT_SHOW_MAXIMUM && (rc = text_tree(rp, "maximum", rp->peak, 0, 0)) < 0)
+	if (o->show & MT_SHOW_MAXIMUM && (rc = text_at(rp, "maximum", &peak)) < 0)
 		return rc;
-	if (o->show & MT_SHOW_LEAKS && (rc = text_tree(rp, "leaked", rp->end, 0, 0)) < 0)
+	if (o->show & MT_SHOW_LEAKS && (rc = text_at(rp, "leaked", &end)) < 0)
 		return rc;
 	if (o->show & (MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS) && !st->nsnapshots) {
 		section(rp);
@@ -411,21 +305,25 @@ static int write_text(struct report *rp, const struct mt_profile *empty)
 	}
 	if (o->show & MT_SHOW_SNAPSHOTS) {
 		for (size_t i = 0; i < st->nsnapshots; i++) {
+			struct mt_at at = snap_at(&st->snapshots[i]);
+
 			snapshot_name(&st->snapshots[i], name, sizeof(name));
-			if ((rc = text_tree(rp, name, rp->snap[i], 0, 0)) < 0)
+			if ((rc = text_at(rp, name, &at)) < 0)
 				return rc;
 		}
 	}
 	if (o->show & MT_SHOW_DELTAS) {
 		for (size_t i = 0; i < st->nsnapshots; i++) {
+			struct mt_at a = i ? snap_at(&st->snapshots[i - 1]) : start;
+			struct mt_at b = snap_at(&st->snapshots[i]);
+
 			if (i)
 				snprintf(n1, sizeof(n1), "snapshot %" PRIu32, st->snapshots[i - 1].index);
 			else
 				snprintf(n1, sizeof(n1), "start");
 			snprintf(name, sizeof(name), "%s - snapshot %" PRIu32, n1,
 				 st->snapshots[i].index);
-			rc = text_diff(rp, name, i ? rp->snap[i - 1] : empty, rp->snap[i]);
-			if (rc < 0)
+			if ((rc = diff_at(rp, name, &a, &b)) < 0)
 				return rc;
 		}
 	}
@@ -433,13 +331,19 @@ static int write_text(struct report *rp, const struct mt_profile *empty)
 		point_name(&o->diff_a, n1, sizeof(n1));
 		point_name(&o->diff_b, n2, sizeof(n2));
 		snprintf(name, sizeof(name), "%s - %s", n1, n2);
-		rc = text_diff(rp, name, profile_at(rp, &o->diff_a, empty),
-			       profile_at(rp, &o->diff_b, empty));
+		if ((rc = diff_at(rp, name, &o->diff_a, &o->diff_b)) < 0)
+			return rc;
+	}
+	if (o->show & MT_SHOW_TEMPORARY) {
+		struct mt_profile *t = NULL;
+
+		rc = mt_session_temporary(rp->ses, &t);
+		if (rc == 0)
+			rc = text_tree(rp, "temporary", t, 0, 1);
+		mt_profile_free(t);
 		if (rc < 0)
 			return rc;
 	}
-	if (o->show & MT_SHOW_TEMPORARY && (rc = text_tree(rp, "temporary", rp->temp, 0, 1)) < 0)
-		return rc;
 	if (o->show & MT_SHOW_TIMELINE && (rc = text_timeline(rp)) < 0)
 		return rc;
 	return 0;
@@ -450,35 +354,56 @@ static int write_text(struct report *rp, const struct mt_profile *empty)
 /*
  * The one profile that --format json / collapsed exports: the diff, else
  * the maximum, the leaks, the temporaries, the last snapshot, the last
- * delta. *owned is set when the caller must free it.
+ * delta. New; the caller frees it.
  */
-static const struct mt_profile *export_profile(struct report *rp, const struct mt_profile *empty,
-					       struct mt_profile **owned)
+static struct mt_profile *export_profile(struct report *rp, int *rc)
 {
 	const struct mt_report_opts *o = rp->o;
 	size_t n = rp->st->nsnapshots;
+	struct mt_at at = { MT_AT_PEAK, 0 }, before = { MT_AT_START, 0 };
+	struct mt_profile *p = NULL;
+	int diff = 0;
 
-	*owned = NULL;
-	if (o->show & MT_SHOW_DIFF)
-		return *owned = mt_profile_diff(profile_at(rp, &o->diff_a, empty),
-						profile_at(rp, &o->diff_b, empty));
-	if (o->show & MT_SHOW_MAXIMUM)
-		return rp->peak;
-	if (o->show & MT_SHOW_LEAKS)
-		return rp->end;
-	if (o->show & MT_SHOW_TEMPORARY)
-		return rp->temp;
-	if (o->show & MT_SHOW_SNAPSHOTS && n)
-		return rp->snap[n - 1];
-	if (o->show & MT_SHOW_DELTAS && n)
-		return *owned = mt_profile_diff(n > 1 ? rp->snap[n - 2] : empty, rp->snap[n - 1]);
-	return rp->peak ? rp->peak : rp->end;
+	if (o->show & MT_SHOW_DIFF) {
+		at = o->diff_b;
+		before = o->diff_a;
+		diff = 1;
+	} else if (o->show & MT_SHOW_MAXIMUM) {
+		at.kind = MT_AT_PEAK;
+	} else if (o->show & MT_SHOW_LEAKS) {
+		at.kind = MT_AT_END;
+	} else if (o->show & MT_SHOW_TEMPORARY) {
+		*rc = mt_session_temporary(rp->ses, &p);
+		return p;
+	} else if (o->show & MT_SHOW_SNAPSHOTS && n) {
+		at = snap_at(&rp->st->snapshots[n - 1]);
+	} else if (o->show & MT_SHOW_DELTAS && n) {
+		at = snap_at(&rp->st->snapshots[n - 1]);
+		if (n > 1)
+			before = snap_at(&rp->st->snapshots[n - 2]);
+		diff = 1;
+	}
+	p = profile_at(rp, &at, rc);
+	if (p && diff) {
+		struct mt_profile *a = profile_at(rp, &before, rc), *d = NULL;
+
+		if (a) {
+			d = mt_profile_diff(a, p);
+			if (!d)
+				*rc = MT_E_NOMEM;
+		}
+		mt_profile_free(a);
+		mt_profile_free(p);
+		p = d;
+	}
+	return p;
 }
 
+/* One entry of the massif file before its tree is built. */
 struct massif_entry {
 	struct mt_massif_snap s;
+	struct mt_at at;           /* where its tree comes from; START: none */
 	size_t order;
-	struct mt_tree *owned;
 };
 
 static int cmp_massif(const void *pa, const void *pb)
@@ -492,25 +417,27 @@ static int cmp_massif(const void *pa, const void *pb)
 
 /*
  * massif.out: the start, MASSIF_SAMPLES points of the live heap over time
- * (empty trees), every snapshot and the end (detailed) and the peak.
+ * (empty trees), every snapshot and the end (detailed) and the peak. The
+ * entries are sorted by time first, then each tree is built, written and
+ * freed in turn: the session walks its snapshots forward, so memory stays
+ * one profile and one tree however many snapshots there are.
  */
 static int write_massif(struct report *rp)
 {
 	const struct mt_agg_stats *st = rp->st;
 	size_t cap = 3 + MASSIF_SAMPLES + st->nsnapshots, n = 0;
 	struct massif_entry *e = calloc(cap, sizeof(*e));
-	struct mt_massif_snap *flat = calloc(cap, sizeof(*flat));
 	struct mt_series_col cols[MASSIF_SAMPLES];
 	uint64_t t1 = st->end_time_ns ? st->end_time_ns : 1;
-	const struct mt_header *h = mt_replay_header(rp->r);
+	const struct mt_header *h = mt_session_header(rp->ses);
 	int rc = MT_E_NOMEM;
 
-	if (!e || !flat)
+	if (!e)
 		goto out;
 	e[n].s.time_ns = 0;
 	e[n].order = n;
 	n++;
-	rc = mt_series_resample(rp->series, 0, t1 + 1, MASSIF_SAMPLES, cols);
+	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, MASSIF_SAMPLES, cols);
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < MASSIF_SAMPLES; i++) {
@@ -522,131 +449,99 @@ static int write_massif(struct report *rp)
 	for (size_t i = 0; i < st->nsnapshots; i++) {
 		e[n].s.time_ns = st->snapshots[i].time_ns;
 		e[n].s.heap_bytes = (uint64_t)st->snapshots[i].live_bytes;
-		rc = build_tree(rp, rp->snap[i], 0, 1, &e[n].owned);
-		if (rc < 0)
-			goto out;
-		e[n].s.tree = e[n].owned;
+		e[n].at = snap_at(&st->snapshots[i]);
 		e[n].order = n;
 		n++;
 	}
 	e[n].s.time_ns = st->peak_at_start ? 0 : st->peak_time_ns;
 	e[n].s.heap_bytes = (uint64_t)st->peak_bytes;
 	e[n].s.peak = 1;
-	rc = build_tree(rp, rp->peak, 0, 1, &e[n].owned);
-	if (rc < 0)
-		goto out;
-	e[n].s.tree = e[n].owned;
+	e[n].at.kind = MT_AT_PEAK;
 	e[n].order = n;
 	n++;
 	e[n].s.time_ns = st->end_time_ns;
 	e[n].s.heap_bytes = (uint64_t)st->end_bytes;
-	rc = build_tree(rp, rp->end, 0, 1, &e[n].owned);
-	if (rc < 0)
-		goto out;
-	e[n].s.tree = e[n].owned;
+	e[n].at.kind = MT_AT_END;
 	e[n].order = n;
 	n++;
 	qsort(e, n, sizeof(*e), cmp_massif);
-	for (size_t i = 0; i < n; i++)
-		flat[i] = e[i].s;
-	rc = mt_export_massif(h ? h->cmdline : "", flat, n, rp->o->threshold_pct, rp->out);
+	mt_export_massif_header(h ? h->cmdline : "", rp->out);
+	rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct mt_tree *t = NULL;
+
+		if (e[i].at.kind != MT_AT_START) {
+			struct mt_profile *p = profile_at(rp, &e[i].at, &rc);
+
+			if (p)
+				rc = build_tree(rp, p, 0, 1, &t);
+			mt_profile_free(p);
+			if (rc < 0)
+				break;
+		}
+		e[i].s.tree = t;
+		mt_export_massif_snap(i, &e[i].s, rp->o->threshold_pct, rp->out);
+		mt_tree_free(t);
+		if (ferror(rp->out))
+			rc = MT_E_IO;
+	}
 out:
-	if (e)
-		for (size_t i = 0; i < cap; i++)
-			mt_tree_free(e[i].owned);
 	free(e);
-	free(flat);
 	return rc;
 }
 
-static int write_export(struct report *rp, const struct mt_profile *empty)
+static int write_export(struct report *rp)
 {
-	struct mt_profile *owned;
-	const struct mt_profile *p = export_profile(rp, empty, &owned);
+	int rc = 0;
+	struct mt_profile *p = export_profile(rp, &rc);
 	int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
 	struct mt_tree *t = NULL;
-	int rc;
 
 	if (!p)
-		return MT_E_NOMEM;
+		return rc < 0 ? rc : MT_E_NOMEM;
 	rc = build_tree(rp, p, inverted, 0, &t);
 	if (rc == 0)
 		rc = inverted ? mt_export_collapsed(t, rp->out) : mt_export_json(t, rp->out);
 	mt_tree_free(t);
-	mt_profile_free(owned);
+	mt_profile_free(p);
 	return rc;
 }
 
-static int point_needs(const struct mt_report_opts *o, enum mt_point_kind kind)
+static int missing_snapshot(const struct report *rp, const struct mt_at *p)
 {
-	return o->show & MT_SHOW_DIFF && (o->diff_a.kind == kind || o->diff_b.kind == kind);
+	return p->kind == MT_AT_SNAPSHOT &&
+		(p->value > UINT32_MAX || mt_session_find_snapshot(rp->ses, (uint32_t)p->value) < 0);
 }
 
-int mt_report_write(struct mt_replay *r, const struct mt_report_opts *o, FILE *out)
+int mt_report_write(struct mt_session *ses, const struct mt_report_opts *o, FILE *out)
 {
 	struct report rp;
-	struct mt_profile *empty = NULL;
-	int massif = o->format == MT_FORMAT_MASSIF;
-	int text = o->format == MT_FORMAT_TEXT;
-	int want_peak, want_snaps, rc;
+	int rc;
 
 	memset(&rp, 0, sizeof(rp));
-	rp.r = r;
+	rp.ses = ses;
 	rp.o = o;
 	rp.out = out;
-	rp.agg = mt_agg_new();
-	empty = mt_profile_new();
-	if (!rp.agg || !empty) {
-		rc = MT_E_NOMEM;
-		goto out;
-	}
-	rc = first_pass(&rp, massif || (text && o->show & MT_SHOW_TIMELINE));
-	if (rc < 0)
-		goto out;
-	if (o->show & MT_SHOW_DIFF &&
-	    ((o->diff_a.kind == MT_POINT_SNAPSHOT && find_snapshot(rp.st, o->diff_a.snapshot) < 0) ||
-	     (o->diff_b.kind == MT_POINT_SNAPSHOT && find_snapshot(rp.st, o->diff_b.snapshot) < 0))) {
+	rp.st = mt_session_stats(ses);
+	if (o->show & MT_SHOW_DIFF && (missing_snapshot(&rp, &o->diff_a) ||
+				       missing_snapshot(&rp, &o->diff_b))) {
 		rc = MT_E_NOTFOUND;
 		goto out;
 	}
-	want_peak = o->show & MT_SHOW_MAXIMUM || point_needs(o, MT_POINT_PEAK) || massif ||
-		(!text && !(o->show & (MT_SHOW_DIFF | MT_SHOW_LEAKS | MT_SHOW_TEMPORARY |
-				       MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS)));
-	want_snaps = o->show & (MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS) ||
-		point_needs(o, MT_POINT_SNAPSHOT) || massif;
-	if (want_peak || want_snaps) {
-		rc = second_pass(&rp, want_peak, want_snaps);
-		if (rc < 0)
-			goto out;
-	}
-	if (o->on_progress)
-		o->on_progress(o->progress_ctx, 0, 0);
-	if (massif)
+	if (o->format == MT_FORMAT_MASSIF)
 		rc = write_massif(&rp);
-	else if (text)
-		rc = write_text(&rp, empty);
+	else if (o->format == MT_FORMAT_TEXT)
+		rc = write_text(&rp);
 	else
-		rc = write_export(&rp, empty);
+		rc = write_export(&rp);
 out:
-	if (rp.have_std && o->warn) {
+	if (o->warn) {
 		const char *const *lines;
-		size_t n = mt_symbols_warnings(rp.std.symbols, &lines);
+		size_t n = mt_session_warnings(ses, &lines);
 
 		for (size_t i = 0; i < n; i++)
 			o->warn(o->warn_ctx, lines[i]);
 	}
-	if (rp.have_std)
-		mt_tree_std_fini(&rp.std);
-	if (rp.snap)
-		for (size_t i = 0; i < rp.st->nsnapshots; i++)
-			mt_profile_free(rp.snap[i]);
-	free(rp.snap);
-	mt_profile_free(rp.peak);
-	mt_profile_free(rp.end);
-	mt_profile_free(rp.temp);
-	mt_profile_free(empty);
-	mt_series_free(rp.series);
-	mt_agg_free(rp.agg);
 	if (rc >= 0 && ferror(out))
 		rc = MT_E_IO;
 	return rc < 0 ? rc : 0;

@@ -3,8 +3,9 @@
  * options of SPEC section 4, writes trees, timeline and exports to a FILE.
  *
  * The CLI (viewer/cmd-report.c) parses arguments into struct mt_report_opts,
- * prints the summary itself (lib/summary.h) and calls mt_report_write() for
- * everything else. Warnings (build-id mismatch, truncated log) go to
+ * opens a session on the log (lib/session.h: the one replay, with the
+ * progress bar), prints the summary itself (lib/summary.h) and calls
+ * mt_report_write() for everything else. Warnings (build-id mismatch, truncated log) go to
  * opts->warn, never to stderr directly: lib/ does not print diagnostics.
  */
 #ifndef MT_REPORT_H
@@ -13,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct mt_replay;
+#include "agg.h"
+
+struct mt_session;
 
 enum mt_report_show {
 	MT_SHOW_MAXIMUM   = 1 << 0,
@@ -32,12 +35,6 @@ enum mt_report_format {
 	MT_FORMAT_MASSIF,     /* massif.out */
 };
 
-/* A point of the run: a snapshot number, or start / peak / end. */
-enum mt_point_kind { MT_POINT_SNAPSHOT = 0, MT_POINT_START, MT_POINT_PEAK, MT_POINT_END };
-struct mt_point {
-	enum mt_point_kind kind;
-	uint32_t snapshot;    /* for MT_POINT_SNAPSHOT */
-};
 
 struct mt_report_opts {
 	unsigned show;              /* MT_SHOW_* bits; never 0 when called */
@@ -48,30 +45,22 @@ struct mt_report_opts {
 	int inverted;               /* caller first */
 	const char *include_function, *exclude_function;  /* POSIX extended regexes or NULL */
 	const char *include_module, *exclude_module;
-	struct mt_point diff_a, diff_b;
-	int progress;               /* draw a progress bar on stderr for long replays */
+	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT */
 	void (*warn)(void *ctx, const char *msg);  /* one line, no prefix, no newline */
 	void *warn_ctx;
-	/*
-	 * Called during each replay (mt_replay_ops.on_progress) when not NULL:
-	 * the CLI draws a progress bar (viewer/progress.h); lib/ never draws.
-	 * Called once more with done = total = 0 after the last replay, before
-	 * anything is written to out: time to erase the bar.
-	 */
-	void (*on_progress)(void *ctx, uint64_t done, uint64_t total);
-	void *progress_ctx;
 };
 
 /*
- * Parses "3", "start", "peak" or "end" into *p. Returns 0 or MT_E_ARG.
+ * Parses "3" (a snapshot's number), "start", "peak" or "end" into *p.
+ * Returns 0 or MT_E_ARG.
  */
-int mt_point_parse(const char *s, struct mt_point *p);
+int mt_at_parse(const char *s, struct mt_at *p);
 
 /*
- * Writes what opts asks for about the log replayed by r to out. Returns 0, or
- * a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot that
- * does not exist; MT_E_ARG for a bad regex).
+ * Writes what opts asks for about the log of session s to out. Returns 0,
+ * or a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot
+ * that does not exist; MT_E_ARG for a bad regex).
  */
-int mt_report_write(struct mt_replay *r, const struct mt_report_opts *opts, FILE *out);
+int mt_report_write(struct mt_session *s, const struct mt_report_opts *opts, FILE *out);
 
 #endif

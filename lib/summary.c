@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "replay.h"
+#include "session.h"
 #include "summary.h"
 
 struct mt_summary {
@@ -375,4 +376,53 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 	}
 	fprintf(out, "], \"threads\": %zu}\n", i->threads);
 	return ferror(out) ? MT_E_IO : 0;
+}
+
+int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
+{
+	const struct mt_agg_stats *st = mt_session_stats(ses);
+	const struct mt_end *e = mt_session_end(ses);
+	const struct mt_header *h = mt_session_header(ses);
+
+	reset(s);
+	if (h)
+		on_header(s, h);
+	if (st->nsnapshots > s->snapcap) {
+		struct mt_summary_snapshot *n = realloc(s->snaps, st->nsnapshots * sizeof(*n));
+
+		if (!n)
+			return MT_E_NOMEM;
+		s->snaps = n;
+		s->snapcap = st->nsnapshots;
+	}
+	s->info.snapshots = s->snaps;
+	for (size_t i = 0; i < st->nsnapshots; i++) {
+		const struct mt_agg_snapshot *a = &st->snapshots[i];
+		struct mt_summary_snapshot *n = &s->snaps[i];
+
+		n->label = strdup(a->label ? a->label : "");
+		if (!n->label)
+			return MT_E_NOMEM;
+		n->index = a->index;
+		n->seq = a->seq;
+		n->time_ns = a->time_ns;
+		n->live_bytes = (uint64_t)a->live_bytes;
+		n->live_blocks = (uint64_t)a->live_blocks;
+		s->info.nsnapshots++;
+	}
+	s->info.allocations = st->allocations;
+	s->info.frees = st->frees;
+	s->info.bytes_allocated = st->bytes_allocated;
+	s->info.has_peak = !st->peak_at_start;
+	if (s->info.has_peak) {
+		s->info.peak_bytes = (uint64_t)st->peak_bytes;
+		s->info.peak_blocks = (uint64_t)st->peak_blocks;
+		s->info.peak_time_ns = st->peak_time_ns;
+		s->info.peak_seq = st->peak_seq;
+	}
+	s->info.threads = mt_session_nthreads(ses);
+	s->live_bytes = (uint64_t)st->end_bytes;
+	s->live_blocks = (uint64_t)st->end_blocks;
+	on_end(s, e);
+	return s->nomem ? MT_E_NOMEM : 0;
 }

@@ -55,6 +55,13 @@ struct mt_summary_info {
 /* A new, empty summary. Returns NULL when out of memory. */
 struct mt_summary *mt_summary_new(void);
 
+/*
+ * Fills s from a session (lib/session.h) that read the log already: the
+ * same figures, without another replay. Returns 0 or MT_E_NOMEM.
+ */
+struct mt_session;
+int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses);
+
 /* The callbacks that fill s (pass s as ctx); a static table. */
 const struct mt_replay_ops *mt_summary_ops(void);
 

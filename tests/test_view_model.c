@@ -31,6 +31,7 @@
 #include "../viewer/view_app.c"
 
 #include "report.h"
+#include "session.h"
 
 /* The sample's memtrail-expect block. */
 struct expect {
@@ -538,23 +539,23 @@ static void test_timeline_points(void **state)
 static int report_diff_total(const char *log, int64_t *bytes)
 {
 	struct mt_report_opts o = { .show = MT_SHOW_DIFF, .threshold_pct = 1.0 };
-	struct mt_replay *r;
+	struct mt_session *r;
 	char *text = NULL, *p;
 	size_t len = 0;
 	FILE *out;
 	int rc;
 
-	o.diff_a.kind = MT_POINT_SNAPSHOT;
-	o.diff_a.snapshot = 0;
-	o.diff_b.kind = MT_POINT_SNAPSHOT;
-	o.diff_b.snapshot = 1;
-	if (mt_replay_open(log, &r, NULL) < 0)
+	o.diff_a.kind = MT_AT_SNAPSHOT;
+	o.diff_a.value = 0;
+	o.diff_b.kind = MT_AT_SNAPSHOT;
+	o.diff_b.value = 1;
+	if (mt_session_open(log, NULL, &r, NULL) < 0)
 		return -1;
 	out = open_memstream(&text, &len);
 	rc = out ? mt_report_write(r, &o, out) : MT_E_NOMEM;
 	if (out)
 		fclose(out);
-	mt_replay_free(r);
+	mt_session_free(r);
 	if (rc < 0) {
 		free(text);
 		return rc;

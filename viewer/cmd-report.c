@@ -1,7 +1,8 @@
 /*
  * cmd-report.c - `memtrail report`: parses the options of SPEC section 4,
- * prints the summary itself (lib/summary.h) and hands every other part of
- * the report to mt_report_write() (lib/report.h).
+ * reads the log once (a session, lib/session.h; --summary alone needs only
+ * the summary's own replay), prints the summary itself (lib/summary.h) and
+ * hands every other part of the report to mt_report_write() (lib/report.h).
  *
  * Not here: trees, timeline and exports (lib/report.c).
  */
@@ -18,6 +19,7 @@
 #include "error.h"
 #include "replay.h"
 #include "report.h"
+#include "session.h"
 #include "summary.h"
 #include "util.h"
 
@@ -127,20 +129,22 @@ static double parse_percent(const struct opt_state *s, const char *arg)
 	return v;
 }
 
-static void parse_point(const char *arg, struct mt_point *p)
+static void parse_point(const char *arg, struct mt_at *p)
 {
-	if (mt_point_parse(arg, p) < 0)
+	if (mt_at_parse(arg, p) < 0)
 		die_usage("--diff: '%s' is not a snapshot number, start, peak or end", arg);
 }
 
 /* Frees what cmd_report holds (out is closed unless it is stdout). */
-static void free_all(struct mt_replay *r, struct mt_summary *s, FILE *out, struct warned *w)
+static void free_all(struct mt_replay *r, struct mt_session *ses, struct mt_summary *s,
+		     FILE *out, struct warned *w)
 {
 	size_t i;
 
 	if (out != stdout)
 		fclose(out);
 	mt_summary_free(s);
+	mt_session_free(ses);
 	mt_replay_free(r);
 	for (i = 0; i < w->n; i++)
 		free(w->lines[i]);
@@ -155,7 +159,8 @@ int cmd_report(int argc, char **argv)
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
 	struct mt_progress prog;
-	struct mt_replay *r;
+	struct mt_replay *r = NULL;
+	struct mt_session *ses = NULL;
 	struct mt_summary *s = NULL;
 	FILE *out = stdout;
 	char err[PATH_MAX + 256];
@@ -218,7 +223,15 @@ int cmd_report(int argc, char **argv)
 	if (summary && o.format == MT_FORMAT_JSON && o.show)
 		die_usage("--format json: --summary cannot be combined with trees (one JSON object each)");
 
-	r = open_log(file);
+	mt_progress_init(&prog, stderr);
+	if (o.show) {
+		struct mt_session_opts so = { mt_progress_update, &prog };
+
+		ses = open_session(file, &so);
+		mt_progress_clear(&prog);
+	} else {
+		r = open_log(file);
+	}
 	/*
 	 * From here on a failure frees what it holds before it dies (err
 	 * names it): the replay, the summary, the output. errno is read
@@ -234,10 +247,6 @@ int cmd_report(int argc, char **argv)
 	}
 	o.warn = warn_once;
 	o.warn_ctx = &warned;
-	mt_progress_init(&prog, stderr);
-	o.progress = isatty(STDERR_FILENO);
-	o.on_progress = mt_progress_update;
-	o.progress_ctx = &prog;
 
 	if (summary) {
 		s = mt_summary_new();
@@ -245,9 +254,13 @@ int cmd_report(int argc, char **argv)
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail;
 		}
-		mt_summary_set_progress(s, mt_progress_update, &prog);
-		rc = mt_summary_run(s, r);
-		mt_progress_clear(&prog);
+		if (ses) {
+			rc = mt_summary_of_session(s, ses);
+		} else {
+			mt_summary_set_progress(s, mt_progress_update, &prog);
+			rc = mt_summary_run(s, r);
+			mt_progress_clear(&prog);
+		}
 		if (rc < 0) {
 			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
 			goto fail;
@@ -269,7 +282,7 @@ int cmd_report(int argc, char **argv)
 		/* The summary is out (or has failed) before the trees begin. */
 		if (fflush(out) != 0)
 			goto write_failed;
-		rc = mt_report_write(r, &o, out);
+		rc = mt_report_write(ses, &o, out);
 		saved = errno;
 		mt_progress_clear(&prog);
 		errno = saved;
@@ -285,20 +298,8 @@ int cmd_report(int argc, char **argv)
 			goto fail;
 		}
 	}
-	/*
-	 * The truncation warning once, here, whoever replayed the log. A run
-	 * stopped early (at the peak, say) cannot tell: read to the end then.
-	 */
-	if (mt_replay_end(r)->stopped) {
-		static const struct mt_replay_ops none;
-
-		rc = mt_replay_run(r, &none, NULL);
-		if (rc < 0) {
-			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
-			goto fail;
-		}
-	}
-	warn_log_end(file, mt_replay_end(r));
+	/* The truncation warning once, here, whoever replayed the log. */
+	warn_log_end(file, ses ? mt_session_end(ses) : mt_replay_end(r));
 	if (fflush(out) != 0 || ferror(out))
 		goto write_failed;
 	if (out != stdout) {
@@ -307,12 +308,12 @@ int cmd_report(int argc, char **argv)
 		if (rc != 0)
 			goto write_failed;
 	}
-	free_all(r, s, out, &warned);
+	free_all(r, ses, s, out, &warned);
 	return status;
 write_failed:
 	snprintf(err, sizeof(err), "cannot write %s: %s", outpath ? outpath : "standard output",
 		 strerror(errno));
 fail:
-	free_all(r, s, out, &warned);
+	free_all(r, ses, s, out, &warned);
 	die("%s", err);
 }

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "replay.h"
+#include "session.h"
 #include "util.h"
 
 static void vmsg(const char *kind, const char *fmt, va_list ap)
@@ -259,6 +260,19 @@ struct mt_replay *open_log(const char *path)
 	if (err < 0)
 		die("%s: %s", path, log_error(err, off, msg, sizeof(msg)));
 	return r;
+}
+
+struct mt_session *open_session(const char *path, const struct mt_session_opts *o)
+{
+	struct mt_session *s;
+	uint64_t off = 0;
+	char msg[256];
+	int err;
+
+	err = mt_session_open(path, o, &s, &off);
+	if (err < 0)
+		die("%s: %s", path, log_error(err, off, msg, sizeof(msg)));
+	return s;
 }
 
 void warn_log_end(const char *path, const struct mt_end *e)

@@ -79,6 +79,10 @@ struct mt_end;
 
 /* Opens a log for replay, or dies with "memtrail: error: PATH: ..." (exit 1). */
 struct mt_replay *open_log(const char *path);
+/* The same for a session (lib/session.h): the log read once, or die. */
+struct mt_session;
+struct mt_session_opts;
+struct mt_session *open_session(const char *path, const struct mt_session_opts *o);
 
 /*
  * Warns about how a replay of path ended: "PATH truncated after N events

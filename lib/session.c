@@ -1,0 +1,433 @@
+/*
+ * session.c - one pass over a log and the index behind every reader (see
+ * session.h for what it answers and how).
+ *
+ * The pass feeds the aggregator (journal on) and the series side by side.
+ * Before each event the session checks whether the event falls in a later
+ * bucket of the series than the previous one: if so it closes a journal
+ * mark first, and notes the mark's time range: the state at that mark is
+ * the state after every event with a time before the bucket's start, and
+ * also before the event's own time, since nothing happened in between.
+ * Widening the series (its buckets double) keeps every old boundary a
+ * boundary, so the marks are the boundaries of the final buckets (and
+ * more). Snapshots are marks too (the aggregator makes them).
+ *
+ * A profile at a mark is rebuilt from the session's cursor (the profile at
+ * the last mark it rebuilt) when the mark is later, else from the start:
+ * moving forward through a run (the massif export, a cursor walking right)
+ * costs only the frames in between.
+ *
+ * Not for: reading records (lib/replay.c), per-stack bookkeeping
+ * (lib/agg.c), output of any kind.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "session.h"
+#include "symbols.h"
+
+/* A mark closed at a bucket boundary: exact for any time in [lo, hi]. */
+struct bmark {
+	size_t mark;
+	uint64_t lo, hi;          /* "after every event with time < T", T in [lo, hi] */
+};
+
+struct mt_session {
+	struct mt_replay *r;
+	struct mt_agg *agg;
+	struct mt_series *series;
+	struct mt_end end;
+	struct mt_session_opts o;
+
+	struct bmark *bm;
+	size_t nbm, cap_bm;
+	uint64_t bucket;          /* of the last event, in the series' width then */
+	int any;
+
+	/* copies of every stack, ids 0 .. nstacks-1 */
+	struct mt_stack *stacks;
+	uint64_t *ips;
+	size_t nstacks;
+	struct mt_tree_std std;
+	int std_ok;
+	struct mt_tree_source src;
+
+	struct mt_profile *cursor; /* the profile at mark ncur - 1 (ncur = 0: start) */
+	size_t ncur;
+
+	struct mt_agg *side;      /* replays for points off the marks */
+	size_t nthreads;
+	int err;
+};
+
+/* ---- the pass ------------------------------------------------------------- */
+
+static void before(struct mt_session *s, uint64_t t)
+{
+	uint64_t w = mt_series_bucket_ns(s->series);
+	uint64_t k = t / w;
+
+	if (s->any && k == s->bucket / w)
+		return;
+	if (s->any) {
+		if (mt_agg_mark(s->agg) < 0) {
+			s->err = MT_E_NOMEM;
+			return;
+		}
+		if (s->nbm == s->cap_bm) {
+			size_t cap = s->cap_bm ? 2 * s->cap_bm : 1024;
+			struct bmark *b = realloc(s->bm, cap * sizeof(*b));
+
+			if (!b) {
+				s->err = MT_E_NOMEM;
+				return;
+			}
+			s->bm = b;
+			s->cap_bm = cap;
+		}
+		s->bm[s->nbm].mark = mt_agg_nmarks(s->agg) - 1;
+		s->bm[s->nbm].lo = k * w;
+		s->bm[s->nbm].hi = t;
+		s->nbm++;
+	}
+	s->any = 1;
+	s->bucket = t;
+}
+
+static struct mt_replay_ops agg_ops, series_ops;
+
+static int pass_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_session *s = ctx;
+
+	/* The free half of a realloc opened the bucket; its alloc half (same
+	 * seq and time) belongs with it. */
+	if (!ev->realloc)
+		before(s, ev->time_ns);
+	agg_ops.on_alloc(s->agg, ev);
+	return series_ops.on_alloc(s->series, ev);
+}
+
+static int pass_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_session *s = ctx;
+
+	before(s, ev->time_ns);
+	agg_ops.on_free(s->agg, ev);
+	return series_ops.on_free(s->series, ev);
+}
+
+static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
+{
+	struct mt_session *s = ctx;
+
+	before(s, snap->time_ns);
+	agg_ops.on_snapshot(s->agg, snap);
+	return series_ops.on_snapshot(s->series, snap);
+}
+
+static void pass_end(void *ctx, const struct mt_end *e)
+{
+	struct mt_session *s = ctx;
+
+	agg_ops.on_end(s->agg, e);
+	series_ops.on_end(s->series, e);
+	s->end = *e;
+}
+
+static void pass_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct mt_session *s = ctx;
+
+	if (s->o.progress)
+		s->o.progress(s->o.progress_ctx, done, total);
+}
+
+static int copy_stacks(struct mt_session *s)
+{
+	size_t n = mt_replay_nstacks(s->r), nips = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		nips += mt_replay_stack(s->r, (uint32_t)i)->depth;
+	s->stacks = calloc(n ? n : 1, sizeof(*s->stacks));
+	s->ips = calloc(nips ? nips : 1, sizeof(*s->ips));
+	if (!s->stacks || !s->ips)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_stack *st = mt_replay_stack(s->r, (uint32_t)i);
+
+		s->stacks[i] = *st;
+		memcpy(s->ips + k, st->ips, st->depth * sizeof(*s->ips));
+		s->stacks[i].ips = s->ips + k;
+		k += st->depth;
+	}
+	s->nstacks = n;
+	return 0;
+}
+
+static const struct mt_stack *src_stack(void *ctx, uint32_t id)
+{
+	const struct mt_session *s = ctx;
+
+	return id < s->nstacks ? &s->stacks[id] : NULL;
+}
+
+static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
+{
+	const struct mt_session *s = ctx;
+
+	return mt_symbols_resolve(s->std.symbols, ip, frames, n);
+}
+
+int mt_session_open(const char *path, const struct mt_session_opts *o,
+		    struct mt_session **out, uint64_t *err_offset)
+{
+	struct mt_session *s = calloc(1, sizeof(*s));
+	struct mt_replay_ops ops;
+	int rc;
+
+	*out = NULL;
+	if (err_offset)
+		*err_offset = 0;
+	if (!s)
+		return MT_E_NOMEM;
+	if (o)
+		s->o = *o;
+	mt_agg_ops(&agg_ops);
+	mt_series_ops(&series_ops);
+	rc = mt_replay_open(path, &s->r, err_offset);
+	if (rc < 0)
+		goto fail;
+	rc = MT_E_NOMEM;
+	s->agg = mt_agg_new();
+	s->series = mt_series_new();
+	s->cursor = mt_profile_new();
+	if (!s->agg || !s->series || !s->cursor)
+		goto fail;
+	rc = mt_agg_request(s->agg, NULL, 0, 0);
+	if (rc < 0)
+		goto fail;
+	mt_agg_journal(s->agg, 1);
+	memset(&ops, 0, sizeof(ops));
+	ops.on_alloc = pass_alloc;
+	ops.on_free = pass_free;
+	ops.on_snapshot = pass_snapshot;
+	ops.on_end = pass_end;
+	ops.on_progress = pass_progress;
+	rc = mt_replay_run(s->r, &ops, s);
+	if (rc < 0)
+		goto fail;
+	if (s->err < 0 || mt_agg_error(s->agg) < 0 || mt_series_error(s->series) < 0) {
+		rc = s->err < 0 ? s->err : mt_agg_error(s->agg) < 0 ? mt_agg_error(s->agg) :
+			mt_series_error(s->series);
+		goto fail;
+	}
+	if (err_offset && s->end.error)
+		*err_offset = s->end.error_offset;
+	rc = copy_stacks(s);
+	if (rc < 0)
+		goto fail;
+	s->nthreads = mt_replay_nthreads(s->r);
+	*out = s;
+	return 0;
+fail:
+	mt_session_free(s);
+	return rc;
+}
+
+void mt_session_free(struct mt_session *s)
+{
+	if (!s)
+		return;
+	if (s->std_ok)
+		mt_tree_std_fini(&s->std);
+	mt_profile_free(s->cursor);
+	mt_agg_free(s->side);
+	mt_agg_free(s->agg);
+	mt_series_free(s->series);
+	mt_replay_free(s->r);
+	free(s->stacks);
+	free(s->ips);
+	free(s->bm);
+	free(s);
+}
+
+/* ---- what the pass found ------------------------------------------------------ */
+
+const struct mt_header *mt_session_header(const struct mt_session *s)
+{
+	return mt_replay_header(s->r);
+}
+
+const struct mt_end *mt_session_end(const struct mt_session *s)
+{
+	return &s->end;
+}
+
+const struct mt_agg_stats *mt_session_stats(const struct mt_session *s)
+{
+	return mt_agg_stats(s->agg);
+}
+
+const struct mt_series *mt_session_series(const struct mt_session *s)
+{
+	return s->series;
+}
+
+size_t mt_session_nthreads(const struct mt_session *s)
+{
+	return s->nthreads;
+}
+
+const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
+{
+	int rc;
+
+	*err = 0;
+	if (!s->std_ok) {
+		/* Every module of the run: the pass was the replay's last
+		 * full run, and nothing since then replayed it partly (the
+		 * side replays use the symbolizer made here first). */
+		rc = mt_tree_std_init(&s->std, s->r);
+		if (rc < 0) {
+			*err = rc;
+			return NULL;
+		}
+		s->std_ok = 1;
+		s->src.stack = src_stack;
+		s->src.resolve = src_resolve;
+		s->src.ctx = s;
+	}
+	return &s->src;
+}
+
+size_t mt_session_warnings(const struct mt_session *s, const char *const **lines)
+{
+	if (!s->std_ok) {
+		*lines = NULL;
+		return 0;
+	}
+	return mt_symbols_warnings(s->std.symbols, lines);
+}
+
+long mt_session_find_snapshot(const struct mt_session *s, uint32_t idx)
+{
+	const struct mt_agg_stats *st = mt_agg_stats(s->agg);
+
+	for (size_t i = 0; i < st->nsnapshots; i++)
+		if (st->snapshots[i].index == idx)
+			return (long)i;
+	return -1;
+}
+
+/* ---- profiles at points ------------------------------------------------------------ */
+
+/* The profile at mark m (index into the journal). */
+static int at_mark(struct mt_session *s, size_t m, struct mt_profile **out)
+{
+	int rc;
+
+	if (m + 1 < s->ncur) {
+		mt_profile_free(s->cursor);
+		s->cursor = mt_profile_new();
+		s->ncur = 0;
+		if (!s->cursor)
+			return MT_E_NOMEM;
+	}
+	rc = mt_agg_apply_marks(s->agg, s->cursor, s->ncur, m + 1);
+	if (rc < 0)
+		return rc;
+	s->ncur = m + 1;
+	*out = mt_profile_copy(s->cursor);
+	return *out ? 0 : MT_E_NOMEM;
+}
+
+/* A point off the marks: a replay that stops once past it. */
+static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+{
+	int err;
+
+	/* The symbolizer must see the full pass's modules, not a partial
+	 * replay's: make it now. */
+	if (!mt_session_source(s, &err))
+		return err;
+	if (!s->side && !(s->side = mt_agg_new()))
+		return MT_E_NOMEM;
+	return mt_agg_run(s->side, s->r, at, 1, out, s->o.progress, s->o.progress_ctx);
+}
+
+int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+{
+	const struct mt_agg_stats *st = mt_agg_stats(s->agg);
+	long i;
+
+	*out = NULL;
+	switch (at->kind) {
+	case MT_AT_START:
+		*out = mt_profile_new();
+		return *out ? 0 : MT_E_NOMEM;
+	case MT_AT_END:
+		*out = mt_agg_end_profile(s->agg);
+		return *out ? 0 : MT_E_NOMEM;
+	case MT_AT_PEAK:
+		*out = mt_agg_peak_profile(s->agg);
+		return *out ? 0 : MT_E_NOMEM;
+	case MT_AT_SNAPSHOT:
+		if (at->value > UINT32_MAX || (i = mt_session_find_snapshot(s, (uint32_t)at->value)) < 0)
+			return MT_E_NOTFOUND;
+		return at_mark(s, (size_t)mt_agg_snapshot_mark(s->agg, (size_t)i), out);
+	case MT_AT_SEQ: {
+		struct mt_at t = { MT_AT_PEAK, 0 };
+
+		if (at->value >= st->events)
+			t.kind = MT_AT_END;
+		else if (!st->peak_at_start && at->value == st->peak_seq)
+			t.kind = MT_AT_PEAK;
+		else {
+			/* a mark with exactly value + 1 events applied */
+			size_t lo = 0, hi = mt_agg_nmarks(s->agg);
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (mt_agg_get_mark(s->agg, mid)->events < at->value + 1)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < mt_agg_nmarks(s->agg) &&
+			    mt_agg_get_mark(s->agg, lo)->events == at->value + 1)
+				return at_mark(s, lo, out);
+			return by_replay(s, at, out);
+		}
+		return mt_session_profile(s, &t, out);
+	}
+	case MT_AT_TIME: {
+		struct mt_at e = { MT_AT_END, 0 };
+		size_t lo = 0, hi = s->nbm;
+
+		if (at->value >= st->end_time_ns)
+			return mt_session_profile(s, &e, out);
+		/* the last bucket mark whose range starts at or before T + 1 */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s->bm[mid].lo <= at->value + 1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && at->value + 1 <= s->bm[lo - 1].hi)
+			return at_mark(s, s->bm[lo - 1].mark, out);
+		return by_replay(s, at, out);
+	}
+	}
+	return MT_E_ARG;
+}
+
+int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
+{
+	*out = mt_agg_temporary_profile(s->agg);
+	return *out ? 0 : MT_E_NOMEM;
+}

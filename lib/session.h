@@ -1,0 +1,87 @@
+/*
+ * session.h - one log, read once, asked anything: the engine behind
+ * `memtrail report` and `memtrail view`.
+ *
+ * mt_session_open() makes the one replay pass over the log, and the session
+ * then owns, for as long as it lives, everything a reader asks about: the
+ * header, how the log ended, the run's figures (lib/agg.h), the heap over
+ * time (lib/series.h), a copy of every stack, a symbolizer of every module
+ * the run loaded (including those loaded after the peak), and an index
+ * that gives the profile (per stack: live bytes, blocks, allocations) at a
+ * point without going back to the log:
+ *   start, end, the peak     kept during the pass (the peak copy on write);
+ *   every snapshot           a mark of the aggregator's journal;
+ *   a time or event number   the journal's marks are taken each time the
+ *                            run crosses into a new bucket of the series, so
+ *                            any point on a bucket boundary (a column of a
+ *                            timeline) is a mark; any other point is found
+ *                            by a replay that stops once past it.
+ * A profile at a mark is rebuilt by applying the journal's frames (each
+ * mark's changed stacks) from the nearest point the session already has in
+ * hand (its cursor), forward; memory is the frames, which grow with the
+ * stacks that change between marks, not with events.
+ *
+ * Not here: the log's bytes (lib/replay.h, lib/reader.h), trees and output
+ * (lib/tree.h, lib/export.h, lib/report.h), drawing (viewer/).
+ */
+#ifndef MT_SESSION_H
+#define MT_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "replay.h"
+#include "series.h"
+#include "tree.h"
+
+struct mt_session;
+
+struct mt_session_opts {
+	/* Called during the pass (and any later replay): bytes done of total. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/*
+ * Opens the log at path and replays it once. Returns 0 and *out, or a
+ * negative MT_E_* with *err_offset (if not NULL) the byte offset of the
+ * problem. A log cut short opens up to its last good chunk (see
+ * mt_session_end); one whose header is bad fails.
+ */
+int mt_session_open(const char *path, const struct mt_session_opts *o,
+		    struct mt_session **out, uint64_t *err_offset);
+
+/* What the pass found; owned by the session. */
+const struct mt_header *mt_session_header(const struct mt_session *s);
+const struct mt_end *mt_session_end(const struct mt_session *s);
+const struct mt_agg_stats *mt_session_stats(const struct mt_session *s);
+const struct mt_series *mt_session_series(const struct mt_session *s);
+size_t mt_session_nthreads(const struct mt_session *s);
+
+/*
+ * The stacks and the symbolizer for building trees (lib/tree.h); the
+ * symbolizer starts on first use. NULL with *err set when it cannot.
+ */
+const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err);
+
+/* Warning lines of the symbolizer (build-id mismatches); owned by s. */
+size_t mt_session_warnings(const struct mt_session *s, const char *const **lines);
+
+/*
+ * The profile at `at`; a new profile owned by the caller. Returns 0, or
+ * MT_E_NOTFOUND (a snapshot that does not exist), MT_E_NOMEM, or the
+ * error of the replay a point off the marks needs.
+ */
+int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out);
+
+/* The profile of temporary allocations over the whole run (agg.h). */
+int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
+
+/* The index in mt_session_stats()->snapshots of snapshot number idx, or -1. */
+long mt_session_find_snapshot(const struct mt_session *s, uint32_t idx);
+
+/* Frees the session; NULL is a no-op. */
+void mt_session_free(struct mt_session *s);
+
+#endif

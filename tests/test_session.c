@@ -1,0 +1,268 @@
+/*
+ * test_session.c - lib/session.c: the profile the session gives at a
+ * point, from its index (the peak kept during the pass, journal marks,
+ * snapshots) or by a replay, is the one an aggregator replaying the log
+ * from the start captures there (lib/agg.c, tested on its own in
+ * test_agg.c): every event number and many times of a generated run with
+ * reallocs, several threads, snapshots and a peak in the middle; and the
+ * session's figures are the aggregator's.
+ *
+ * Not for: agg's definitions (test_agg.c), the report's text
+ * (test_report.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agg.h"
+#include "error.h"
+#include "format.h"
+#include "replay.h"
+#include "session.h"
+#include "testlog.c"
+
+#define NSTACKS 12
+
+struct fixture {
+	char dir[64], path[96];
+	uint64_t events;
+};
+
+/*
+ * A run of 3,000 rounds: allocations of sizes and stacks from a simple
+ * generator on two threads, frees of older blocks, reallocs, a snapshot
+ * every 500 rounds, time steps of 1 to 50 us (so that the series' buckets
+ * widen several times), a peak around round 1,800, then a fall.
+ */
+static void new_log(const char *path, uint64_t *events)
+{
+	struct testlog *t = tl_new(9, "gen", 4);
+	uint64_t addr[256] = { 0 }, x = 7;
+	uint32_t snap = 0;
+
+	assert_non_null(t);
+	tl_thread(t, 0, 100);
+	tl_thread(t, 1, 101);
+	for (uint32_t i = 0; i < NSTACKS; i++) {
+		uint64_t ips[2] = { 0x1000 + 0x10 * i, 0x2000 };
+		tl_stack(t, i, i % 3 ? MT_FN_MALLOC : MT_FN_CALLOC, 2, ips);
+	}
+	for (uint64_t r = 0; r < 3000; r++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned k = (unsigned)(x >> 33) & 255, th = (unsigned)(x >> 50) & 1;
+		uint64_t dt = 1000 + ((x >> 20) % 50) * 1000, size = 1 + ((x >> 40) % 4000);
+		uint32_t st = (uint32_t)((x >> 13) % NSTACKS);
+		int growing = r < 1800;
+
+		if (addr[k] && (!growing || (x & 7) == 0)) {
+			tl_free_block(t, dt, addr[k], th);
+			addr[k] = 0;
+		} else if (addr[k]) {
+			uint64_t na = 0x100000 + 0x10000 * k + (r & 0xfff) * 16;
+			tl_realloc(t, dt, addr[k], na, size, st, th);
+			addr[k] = na;
+		} else if (growing || (x & 3) == 0) {
+			addr[k] = 0x100000 + 0x10000 * k + (r & 0xfff) * 16;
+			tl_alloc(t, dt, addr[k], size, st, th);
+		}
+		if (r % 500 == 499)
+			tl_snapshot(t, 1, snap++, "s");
+		if (r % 700 == 0)
+			tl_flush(t);
+	}
+	tl_end(t, 10, MT_END_EXIT, 0);
+	*events = tl_events(t);
+	tl_write(t, path);
+	tl_free(t);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/mt-test-session.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/log", f->dir);
+	new_log(f->path, &f->events);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* The same cost for every stack. */
+static void assert_same(const struct mt_profile *a, const struct mt_profile *b)
+{
+	size_t n = mt_profile_nstacks(a) > mt_profile_nstacks(b) ?
+		mt_profile_nstacks(a) : mt_profile_nstacks(b);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct mt_cost x = mt_profile_get(a, i), y = mt_profile_get(b, i);
+
+		assert_int_equal(x.bytes, y.bytes);
+		assert_int_equal(x.blocks, y.blocks);
+		assert_int_equal(x.allocs, y.allocs);
+	}
+}
+
+/* The profiles an aggregator captures at the n points (the truth). */
+static struct mt_profile **truth(const char *path, const struct mt_at *at, size_t n)
+{
+	struct mt_profile **p = calloc(n, sizeof(*p));
+	struct mt_replay *r;
+	struct mt_agg *a = mt_agg_new();
+
+	assert_non_null(p);
+	assert_non_null(a);
+	assert_int_equal(mt_replay_open(path, &r, NULL), 0);
+	assert_int_equal(mt_agg_run(a, r, at, n, p, NULL, NULL), 0);
+	mt_agg_free(a);
+	mt_replay_free(r);
+	return p;
+}
+
+/* Every event number: the session (marks or replay) = the aggregator. */
+static void test_every_seq(void **state)
+{
+	struct fixture *f = *state;
+	size_t n = (size_t)f->events;
+	struct mt_at *at = calloc(n, sizeof(*at));
+	struct mt_session *s;
+
+	assert_non_null(at);
+	for (size_t i = 0; i < n; i++) {
+		at[i].kind = MT_AT_SEQ;
+		at[i].value = i;
+	}
+	struct mt_profile **want = truth(f->path, at, n);
+	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	/* forward, then backward (the cursor must restart) */
+	for (size_t i = 0; i < n; i += 7) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
+		assert_same(p, want[i]);
+		mt_profile_free(p);
+	}
+	for (size_t i = n; i-- > 0; i -= i > 11 ? 11 : i) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
+		assert_same(p, want[i]);
+		mt_profile_free(p);
+	}
+	for (size_t i = 0; i < n; i++)
+		mt_profile_free(want[i]);
+	free(want);
+	free(at);
+	mt_session_free(s);
+}
+
+/* Times, the peak, the end and every snapshot. */
+static void test_points(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_session *s;
+	struct mt_at at[400];
+	size_t n = 0;
+
+	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	const struct mt_agg_stats *st = mt_session_stats(s);
+	assert_false(st->peak_at_start);
+	assert_true(st->nsnapshots >= 5);
+	for (uint64_t t = 0; t <= st->end_time_ns + 2000; t += st->end_time_ns / 300 + 1) {
+		at[n].kind = MT_AT_TIME;
+		at[n++].value = t;
+	}
+	/* the session's own kinds, and what the aggregator calls them */
+	struct mt_at mine[3 + 16], theirs[3 + 16];
+	size_t m = 0;
+	mine[m] = (struct mt_at){ MT_AT_PEAK, 0 };
+	theirs[m++] = (struct mt_at){ MT_AT_SEQ, st->peak_seq };
+	mine[m] = (struct mt_at){ MT_AT_END, 0 };
+	theirs[m++] = (struct mt_at){ MT_AT_END, 0 };
+	mine[m] = (struct mt_at){ MT_AT_START, 0 };
+	theirs[m++] = (struct mt_at){ MT_AT_START, 0 };
+	for (size_t i = 0; i < st->nsnapshots && m < 19; i++) {
+		mine[m] = (struct mt_at){ MT_AT_SNAPSHOT, st->snapshots[i].index };
+		theirs[m++] = (struct mt_at){ MT_AT_SEQ, st->snapshots[i].seq };
+	}
+	struct mt_profile **want = truth(f->path, at, n);
+	struct mt_profile **want2 = truth(f->path, theirs, m);
+	for (size_t i = 0; i < n; i++) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
+		assert_same(p, want[i]);
+		mt_profile_free(p);
+		mt_profile_free(want[i]);
+	}
+	for (size_t i = m; i-- > 0;) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &mine[i], &p), 0);
+		assert_same(p, want2[i]);
+		mt_profile_free(p);
+		mt_profile_free(want2[i]);
+	}
+	struct mt_at none = { MT_AT_SNAPSHOT, 999 };
+	struct mt_profile *p = NULL;
+	assert_int_equal(mt_session_profile(s, &none, &p), MT_E_NOTFOUND);
+	assert_null(p);
+	free(want);
+	free(want2);
+	mt_session_free(s);
+}
+
+/* The session's figures are those of an aggregator's own replay. */
+static void test_stats(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_session *s;
+	struct mt_replay *r;
+	struct mt_agg *a = mt_agg_new();
+	struct mt_profile *out[1];
+	struct mt_at end = { MT_AT_END, 0 };
+
+	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+	assert_int_equal(mt_agg_run(a, r, &end, 1, out, NULL, NULL), 0);
+	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	const struct mt_agg_stats *x = mt_session_stats(s), *y = mt_agg_stats(a);
+	assert_int_equal(x->events, y->events);
+	assert_int_equal(x->events, f->events);
+	assert_int_equal(x->allocations, y->allocations);
+	assert_int_equal(x->frees, y->frees);
+	assert_int_equal(x->bytes_allocated, y->bytes_allocated);
+	assert_int_equal(x->peak_bytes, y->peak_bytes);
+	assert_int_equal(x->peak_seq, y->peak_seq);
+	assert_int_equal(x->end_bytes, y->end_bytes);
+	assert_int_equal(x->nsnapshots, y->nsnapshots);
+	assert_int_equal(mt_session_nthreads(s), 2);
+	assert_true(mt_session_end(s)->clean);
+	mt_profile_free(out[0]);
+	mt_agg_free(a);
+	mt_replay_free(r);
+	mt_session_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_seq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_points, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
