@@ -68,7 +68,7 @@ static void before(struct mt_session *s, uint64_t t)
 	uint64_t w = mt_series_bucket_ns(s->series);
 	uint64_t k = t / w;
 
-	if (s->any && k == s->bucket / w)
+	if (!s->o.time_marks || (s->any && k == s->bucket / w))
 		return;
 	if (s->any) {
 		if (mt_agg_mark(s->agg) < 0) {

@@ -11,11 +11,12 @@
  * point without going back to the log:
  *   start, end, the peak     kept during the pass (the peak copy on write);
  *   every snapshot           a mark of the aggregator's journal;
- *   a time or event number   the journal's marks are taken each time the
- *                            run crosses into a new bucket of the series, so
- *                            any point on a bucket boundary (a column of a
- *                            timeline) is a mark; any other point is found
- *                            by a replay that stops once past it.
+ *   a time or event number   with time_marks, the journal's marks are taken
+ *                            each time the run crosses into a new bucket of
+ *                            the series, so any point on a bucket boundary
+ *                            (a column of a timeline) is a mark; any other
+ *                            point is found by a replay that stops once
+ *                            past it.
  * A profile at a mark is rebuilt by applying the journal's frames (each
  * mark's changed stacks) from the nearest point the session already has in
  * hand (its cursor), forward; memory is the frames, which grow with the
@@ -41,6 +42,13 @@ struct mt_session_opts {
 	/* Called during the pass (and any later replay): bytes done of total. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/*
+	 * Also mark the journal at the series' bucket boundaries, for readers
+	 * that ask for many points along the timeline (the viewer). Costs
+	 * memory: each mark keeps the stacks that changed since the last one.
+	 * Without it, only the peak, the end and the snapshots are indexed.
+	 */
+	int time_marks;
 };
 
 /*

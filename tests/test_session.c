@@ -29,6 +29,8 @@
 
 #define NSTACKS 12
 
+static const struct mt_session_opts marks = { .time_marks = 1 };
+
 struct fixture {
 	char dir[64], path[96];
 	uint64_t events;
@@ -150,7 +152,7 @@ static void test_every_seq(void **state)
 		at[i].value = i;
 	}
 	struct mt_profile **want = truth(f->path, at, n);
-	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
 	/* forward, then backward (the cursor must restart) */
 	for (size_t i = 0; i < n; i += 7) {
 		struct mt_profile *p;
@@ -179,7 +181,7 @@ static void test_points(void **state)
 	struct mt_at at[400];
 	size_t n = 0;
 
-	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
 	const struct mt_agg_stats *st = mt_session_stats(s);
 	assert_false(st->peak_at_start);
 	assert_true(st->nsnapshots >= 5);
@@ -237,7 +239,7 @@ static void test_stats(void **state)
 
 	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
 	assert_int_equal(mt_agg_run(a, r, &end, 1, out, NULL, NULL), 0);
-	assert_int_equal(mt_session_open(f->path, NULL, &s, NULL), 0);
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
 	const struct mt_agg_stats *x = mt_session_stats(s), *y = mt_agg_stats(a);
 	assert_int_equal(x->events, y->events);
 	assert_int_equal(x->events, f->events);

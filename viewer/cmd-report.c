@@ -225,7 +225,7 @@ int cmd_report(int argc, char **argv)
 
 	mt_progress_init(&prog, stderr);
 	if (o.show) {
-		struct mt_session_opts so = { mt_progress_update, &prog };
+		struct mt_session_opts so = { mt_progress_update, &prog, 0 };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);
