@@ -343,18 +343,46 @@ static int at_mark(struct mt_session *s, size_t m, struct mt_profile **out)
 	return *out ? 0 : MT_E_NOMEM;
 }
 
-/* A point off the marks: a replay that stops once past it. */
-static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
+			     struct mt_profile **outs)
 {
+	struct mt_replay_ops ops;
 	int err;
 
+	for (size_t i = 0; i < n; i++)
+		outs[i] = NULL;
 	/* The symbolizer must see the full pass's modules, not a partial
 	 * replay's: make it now. */
 	if (!mt_session_source(s, &err))
 		return err;
 	if (!s->side && !(s->side = mt_agg_new()))
 		return MT_E_NOMEM;
-	return mt_agg_run(s->side, s->r, at, 1, out, s->o.progress, s->o.progress_ctx);
+	err = mt_agg_request(s->side, at, n, 1);
+	if (err < 0)
+		return err;
+	mt_agg_ops(&ops);
+	err = mt_replay_run(s->r, &ops, s->side);
+	if (err < 0)
+		return err;
+	if (mt_agg_error(s->side) < 0)
+		return mt_agg_error(s->side);
+	for (size_t i = 0; i < n; i++) {
+		outs[i] = mt_agg_take(s->side, i);
+		if (!outs[i]) {
+			for (size_t k = 0; k < i; k++) {
+				mt_profile_free(outs[k]);
+				outs[k] = NULL;
+			}
+			return MT_E_NOMEM;
+		}
+	}
+	return 0;
+}
+
+/* A point off the marks: a replay that stops once past it. */
+static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+{
+	return mt_session_replay_points(s, at, 1, out);
 }
 
 int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)

@@ -83,6 +83,16 @@ size_t mt_session_warnings(const struct mt_session *s, const char *const **lines
  */
 int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out);
 
+/*
+ * The profiles at n points of kinds START, SEQ, TIME or END, all found by
+ * one replay that stops after the last (for a reader that wants many
+ * points off the marks at once: a timeline's columns). outs[i] are new
+ * profiles owned by the caller. Returns 0 or a negative MT_E_* (outs are
+ * then all NULL).
+ */
+int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
+			     struct mt_profile **outs);
+
 /* The profile of temporary allocations over the whole run (agg.h). */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
 

@@ -1,19 +1,19 @@
 /*
- * view_data.c - the log behind `memtrail view`: the load replay and profiles
- * at points on demand (see view_data.h). No curses, no output.
+ * view_data.c - the log behind `memtrail view`: a session (lib/session.h)
+ * that read the log once, and profiles at the viewer's points from it (see
+ * view_data.h). No curses, no output.
  *
- * The load replay feeds the series and one aggregator together. Later
- * replays go through a second aggregator that stops as soon as its points
- * are captured, so a point early in a long run is cheap. Trees are built
- * from our own copy of the stacks, because the replay only keeps the stacks
- * of its last (possibly partial) run.
+ * The peak, the end, the snapshots and the start come from the session's
+ * index without a replay. The columns of the timeline (times) are asked
+ * of the session all at once, one replay that stops after the last
+ * (prefetch), and one at a time otherwise, with a small cache so that going
+ * back to a point is instant.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
-#include "replay.h"
-#include "symbols.h"
+#include "session.h"
 #include "view_data.h"
 
 #define NCACHE 8
@@ -26,72 +26,23 @@ struct cached {
 };
 
 struct mt_view_data {
-	struct mt_replay *r;
-	struct mt_series *series;
-	struct mt_agg *load;      /* the full run: stats, end and temporary profiles */
-	struct mt_agg *agg;       /* on-demand points */
-	struct mt_end end;
+	struct mt_session *ses;
 	struct mt_profile *end_p, *temp_p;
-
-	struct mt_stack *stacks;  /* copies, ids 0 .. nstacks-1 */
-	uint64_t *ips;
-	size_t nstacks;
-	struct mt_tree_std std;   /* its symbolizer; its source is not used */
-	int std_ok;
-	struct mt_tree_source src;
+	const struct mt_tree_source *src;
 
 	struct cached cache[NCACHE];
 	uint64_t clock;
 	struct cached *pre;       /* prefetched points (the columns' ends) */
 	size_t npre;
-
-	mt_view_progress_fn progress;
-	void *progress_ctx;
 };
-
-/* ---- the stack source ------------------------------------------------------ */
-
-static const struct mt_stack *src_stack(void *ctx, uint32_t id)
-{
-	const struct mt_view_data *d = ctx;
-
-	return id < d->nstacks ? &d->stacks[id] : NULL;
-}
-
-static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
-{
-	const struct mt_view_data *d = ctx;
-
-	return mt_symbols_resolve(d->std.symbols, ip, frames, n);
-}
-
-static int copy_stacks(struct mt_view_data *d)
-{
-	size_t n = mt_replay_nstacks(d->r), nips = 0, k = 0;
-
-	for (size_t i = 0; i < n; i++)
-		nips += mt_replay_stack(d->r, (uint32_t)i)->depth;
-	d->stacks = calloc(n ? n : 1, sizeof(*d->stacks));
-	d->ips = calloc(nips ? nips : 1, sizeof(*d->ips));
-	if (!d->stacks || !d->ips)
-		return MT_E_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_stack *s = mt_replay_stack(d->r, (uint32_t)i);
-
-		d->stacks[i] = *s;
-		memcpy(d->ips + k, s->ips, s->depth * sizeof(*d->ips));
-		d->stacks[i].ips = d->ips + k;
-		k += s->depth;
-	}
-	d->nstacks = n;
-	return 0;
-}
 
 int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *progress_ctx,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
-	struct mt_replay_ops ops;
+	struct mt_session_opts so = { progress, progress_ctx, 0 };
+	static const struct mt_at end = { MT_AT_END, 0 };
+	const struct mt_end *e;
 	int rc;
 
 	*out = NULL;
@@ -99,55 +50,25 @@ int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *prog
 		*err_offset = 0;
 	if (!d)
 		return MT_E_NOMEM;
-	d->progress = progress;
-	d->progress_ctx = progress_ctx;
-	rc = mt_replay_open(path, &d->r, err_offset);
-	if (rc < 0)
-		goto fail;
-	rc = MT_E_NOMEM;
-	d->series = mt_series_new();
-	d->load = mt_agg_new();
-	d->agg = mt_agg_new();
-	if (!d->series || !d->load || !d->agg)
-		goto fail;
-	rc = mt_agg_request(d->load, NULL, 0, 0);
-	if (rc < 0)
-		goto fail;
-	/* the load replay: series and aggregator side by side */
-	mt_agg_ops(&ops);
-	rc = mt_series_replay_with(d->series, d->r, &ops, d->load, d->progress, d->progress_ctx);
-	if (rc < 0)
-		goto fail;
-	d->end = *mt_replay_end(d->r);
-	d->end.stop_reason = NULL;   /* owned by the replay; not kept */
-	rc = mt_agg_error(d->load);
-	if (rc == 0)
-		rc = mt_series_error(d->series);
+	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
 	/* A log unreadable from its first chunk is an error, not an empty run. */
-	if (d->end.error && !d->end.events) {
-		rc = d->end.error;
+	e = mt_session_end(d->ses);
+	if (e->error && !e->events) {
+		rc = e->error;
 		if (err_offset)
-			*err_offset = d->end.error_offset;
+			*err_offset = e->error_offset;
 		goto fail;
 	}
-	rc = MT_E_NOMEM;
-	d->end_p = mt_agg_end_profile(d->load);
-	d->temp_p = mt_agg_temporary_profile(d->load);
-	if (!d->end_p || !d->temp_p)
-		goto fail;
-	rc = copy_stacks(d);
+	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	if (rc == 0)
+		rc = mt_session_temporary(d->ses, &d->temp_p);
 	if (rc < 0)
 		goto fail;
-	rc = mt_tree_std_init(&d->std, d->r);
-	if (rc < 0)
+	d->src = mt_session_source(d->ses, &rc);
+	if (!d->src)
 		goto fail;
-	d->std_ok = 1;
-	d->src.stack = src_stack;
-	d->src.resolve = src_resolve;
-	d->src.ctx = d;
-	d->progress = NULL;
 	*out = d;
 	return 0;
 fail:
@@ -171,48 +92,37 @@ void mt_view_data_free(struct mt_view_data *d)
 	for (size_t i = 0; i < NCACHE; i++)
 		mt_profile_free(d->cache[i].p);
 	drop_prefetch(d);
-	if (d->std_ok)
-		mt_tree_std_fini(&d->std);
-	free(d->stacks);
-	free(d->ips);
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
-	mt_agg_free(d->agg);
-	mt_agg_free(d->load);
-	mt_series_free(d->series);
-	mt_replay_free(d->r);
+	mt_session_free(d->ses);
 	free(d);
 }
 
 const char *mt_view_data_command(const struct mt_view_data *d)
 {
-	const struct mt_header *h = mt_replay_header(d->r);
+	const struct mt_header *h = mt_session_header(d->ses);
 
 	return h && h->cmdline ? h->cmdline : "";
 }
 
 const struct mt_series *mt_view_data_series(const struct mt_view_data *d)
 {
-	return d->series;
+	return mt_session_series(d->ses);
 }
 
 const struct mt_agg_stats *mt_view_data_stats(const struct mt_view_data *d)
 {
-	return mt_agg_stats(d->load);
+	return mt_session_stats(d->ses);
 }
 
 const struct mt_end *mt_view_data_end(const struct mt_view_data *d)
 {
-	return &d->end;
+	return mt_session_end(d->ses);
 }
 
 size_t mt_view_data_warnings(const struct mt_view_data *d, const char *const **lines)
 {
-	if (!d->std_ok) {
-		*lines = NULL;
-		return 0;
-	}
-	return mt_symbols_warnings(d->std.symbols, lines);
+	return mt_session_warnings(d->ses, lines);
 }
 
 /* ---- profiles at points ----------------------------------------------------- */
@@ -267,15 +177,15 @@ static void cache_put(struct mt_view_data *d, const struct mt_at *at, struct mt_
 static int fetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 {
 	struct mt_at want[2];
+	struct mt_profile *got[2];
 	const struct cached *keep = NULL;
-	struct mt_replay_ops ops;
 	size_t k = 0;
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct cached *c;
 
-		/* the end comes from the load replay (d->end_p) */
+		/* the end is kept apart (d->end_p) */
 		if (at[i].kind == MT_AT_END)
 			continue;
 		c = cache_find(d, &at[i]);
@@ -286,21 +196,16 @@ static int fetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 	}
 	if (!k)
 		return 0;
-	rc = mt_agg_request(d->agg, want, k, 1);
+	if (k == 1) {
+		/* the session's index, or one replay */
+		rc = mt_session_profile(d->ses, &want[0], &got[0]);
+	} else {
+		rc = mt_session_replay_points(d->ses, want, k, got);
+	}
 	if (rc < 0)
 		return rc;
-	mt_agg_ops(&ops);
-	rc = mt_replay_run(d->r, &ops, d->agg);
-	if (rc < 0)
-		return rc;
-	if (mt_agg_error(d->agg) < 0)
-		return mt_agg_error(d->agg);
 	for (size_t i = 0; i < k; i++) {
-		struct mt_profile *p = mt_agg_take(d->agg, i);
-
-		if (!p)
-			return MT_E_NOMEM;
-		cache_put(d, &want[i], p, keep);
+		cache_put(d, &want[i], got[i], keep);
 		keep = cache_find(d, &want[i]);
 	}
 	return 0;
@@ -366,7 +271,7 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 			return rc;
 		break;
 	}
-	rc = mt_tree_build(p, &d->src, &o, out);
+	rc = mt_tree_build(p, d->src, &o, out);
 	if (rc == 0) {
 		if (key != MT_TREE_BY_BYTES)
 			mt_tree_sort(*out, key);
@@ -378,36 +283,33 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 
 int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 {
-	struct mt_replay_ops ops;
+	struct mt_profile **got;
+	size_t nstacks = mt_session_stats(d->ses)->allocations ? 1 : 0;
 	int rc;
 
 	drop_prefetch(d);
-	if (!n || n * (d->nstacks + 1) * sizeof(struct mt_cost) > PREFETCH_MAX_BYTES)
+	for (uint32_t i = 0; d->src->stack(d->src->ctx, i); i++)
+		nstacks = (size_t)i + 1;
+	if (!n || n * (nstacks + 1) * sizeof(struct mt_cost) > PREFETCH_MAX_BYTES)
 		return 0;
 	d->pre = calloc(n, sizeof(*d->pre));
-	if (!d->pre)
+	got = calloc(n, sizeof(*got));
+	if (!d->pre || !got) {
+		free(got);
+		drop_prefetch(d);
 		return MT_E_NOMEM;
-	rc = mt_agg_request(d->agg, at, n, 1);
-	if (rc < 0)
-		goto fail;
-	mt_agg_ops(&ops);
-	rc = mt_replay_run(d->r, &ops, d->agg);
-	if (rc < 0)
-		goto fail;
-	rc = mt_agg_error(d->agg);
-	if (rc < 0)
-		goto fail;
+	}
+	rc = mt_session_replay_points(d->ses, at, n, got);
+	if (rc < 0) {
+		free(got);
+		drop_prefetch(d);
+		return rc;
+	}
 	d->npre = n;
 	for (size_t i = 0; i < n; i++) {
 		d->pre[i].at = at[i];
-		d->pre[i].p = mt_agg_take(d->agg, i);
-		if (!d->pre[i].p) {
-			rc = MT_E_NOMEM;
-			goto fail;
-		}
+		d->pre[i].p = got[i];
 	}
+	free(got);
 	return 0;
-fail:
-	drop_prefetch(d);
-	return rc;
 }
