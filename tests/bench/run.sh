@@ -622,6 +622,11 @@ if [ -n "$notes" ]; then
 	echo
 	echo "Notes:$notes"
 fi
+# The viewer on a 100 M-event log (MT_VIEW_PAIRS=0 skips it).
+if [ "${MT_VIEW_PAIRS:-1}" != 0 ]; then
+	echo
+	sh "$top/tests/bench/view.sh"
+fi
 if [ -n "$failed" ]; then
 	echo
 	echo "bench: FAILED:$failed"
