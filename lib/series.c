@@ -22,6 +22,7 @@ struct mt_series {
 	struct bucket *b;         /* NBUCKETS of them */
 	size_t used;              /* buckets [0, used) hold data */
 	uint64_t width;           /* ns per bucket */
+	uint64_t last_lo;         /* start of bucket used - 1 */
 
 	uint64_t live_bytes, live_blocks, events;
 	uint64_t allocs, frees, bytes_allocated;
@@ -106,6 +107,7 @@ static void widen(struct mt_series *s)
 	memset(s->b + n, 0, (NBUCKETS - n) * sizeof(*s->b));
 	s->used = n;
 	s->width *= 2;
+	s->last_lo = n ? (uint64_t)(n - 1) * s->width : 0;
 }
 
 /* A bucket that holds the current state and nothing else happened in it. */
@@ -122,6 +124,9 @@ static void flat(struct mt_series *s, struct bucket *b)
  */
 static struct bucket *bucket_at(struct mt_series *s, uint64_t t)
 {
+	/* Most events fall in the last bucket: no division then. */
+	if (s->used && t >= s->last_lo && t - s->last_lo < s->width)
+		return &s->b[s->used - 1];
 	while (t / s->width >= NBUCKETS)
 		widen(s);
 	size_t k = (size_t)(t / s->width);
@@ -130,6 +135,7 @@ static struct bucket *bucket_at(struct mt_series *s, uint64_t t)
 		return &s->b[s->used - 1];
 	while (s->used <= k)
 		flat(s, &s->b[s->used++]);
+	s->last_lo = (uint64_t)k * s->width;
 	return &s->b[k];
 }
 

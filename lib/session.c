@@ -43,6 +43,7 @@ struct mt_session {
 	struct bmark *bm;
 	size_t nbm, cap_bm;
 	uint64_t bucket;          /* of the last event, in the series' width then */
+	uint64_t next;            /* no mark before this time */
 	int any;
 
 	/* copies of every stack, ids 0 .. nstacks-1 */
@@ -65,10 +66,13 @@ struct mt_session {
 
 static void before(struct mt_session *s, uint64_t t)
 {
+	if (!s->o.time_marks || t < s->next)
+		return;
 	uint64_t w = mt_series_bucket_ns(s->series);
 	uint64_t k = t / w;
 
-	if (!s->o.time_marks || (s->any && k == s->bucket / w))
+	s->next = (k + 1) * w;    /* no division until then */
+	if (s->any && k == s->bucket / w)
 		return;
 	if (s->any) {
 		if (mt_agg_mark(s->agg) < 0) {
