@@ -46,9 +46,8 @@ struct mt_session {
 	uint64_t next;            /* no mark before this time */
 	int any;
 
-	/* copies of every stack, ids 0 .. nstacks-1 */
-	struct mt_stack *stacks;
-	uint64_t *ips;
+	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
+	const struct mt_stack **stacks;
 	size_t nstacks;
 	struct mt_tree_std std;
 	int std_ok;
@@ -148,24 +147,20 @@ static void pass_progress(void *ctx, uint64_t done, uint64_t total)
 		s->o.progress(s->o.progress_ctx, done, total);
 }
 
-static int copy_stacks(struct mt_session *s)
+/*
+ * The stacks of the full pass, for trees built after a side replay (which
+ * starts the replay's tables over): the replay keeps its stack objects
+ * across runs (replay.h), so pointers are enough.
+ */
+static int keep_stacks(struct mt_session *s)
 {
-	size_t n = mt_replay_nstacks(s->r), nips = 0, k = 0;
+	size_t n = mt_replay_nstacks(s->r);
 
-	for (size_t i = 0; i < n; i++)
-		nips += mt_replay_stack(s->r, (uint32_t)i)->depth;
 	s->stacks = calloc(n ? n : 1, sizeof(*s->stacks));
-	s->ips = calloc(nips ? nips : 1, sizeof(*s->ips));
-	if (!s->stacks || !s->ips)
+	if (!s->stacks)
 		return MT_E_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct mt_stack *st = mt_replay_stack(s->r, (uint32_t)i);
-
-		s->stacks[i] = *st;
-		memcpy(s->ips + k, st->ips, st->depth * sizeof(*s->ips));
-		s->stacks[i].ips = s->ips + k;
-		k += st->depth;
-	}
+	for (size_t i = 0; i < n; i++)
+		s->stacks[i] = mt_replay_stack(s->r, (uint32_t)i);
 	s->nstacks = n;
 	return 0;
 }
@@ -174,7 +169,7 @@ static const struct mt_stack *src_stack(void *ctx, uint32_t id)
 {
 	const struct mt_session *s = ctx;
 
-	return id < s->nstacks ? &s->stacks[id] : NULL;
+	return id < s->nstacks ? s->stacks[id] : NULL;
 }
 
 static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
@@ -229,7 +224,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	}
 	if (err_offset && s->end.error)
 		*err_offset = s->end.error_offset;
-	rc = copy_stacks(s);
+	rc = keep_stacks(s);
 	if (rc < 0)
 		goto fail;
 	s->nthreads = mt_replay_nthreads(s->r);
@@ -252,7 +247,6 @@ void mt_session_free(struct mt_session *s)
 	mt_series_free(s->series);
 	mt_replay_free(s->r);
 	free(s->stacks);
-	free(s->ips);
 	free(s->bm);
 	free(s);
 }

@@ -5,7 +5,7 @@
  * mt_session_open() makes the one replay pass over the log, and the session
  * then owns, for as long as it lives, everything a reader asks about: the
  * header, how the log ended, the run's figures (lib/agg.h), the heap over
- * time (lib/series.h), a copy of every stack, a symbolizer of every module
+ * time (lib/series.h), every stack, a symbolizer of every module
  * the run loaded (including those loaded after the peak), and an index
  * that gives the profile (per stack: live bytes, blocks, allocations) at a
  * point without going back to the log:
