@@ -348,7 +348,7 @@ static int find_end(const uint8_t *p, const uint8_t *end, struct mt_reader_end *
 			/* Its reason is for the replay to report. */
 			return 0;
 		case MT_REC_END:
-			if (mt_get_uv(&p, end, &f[0]) < 0 || f[0] > MT_END_EXEC ||
+			if (mt_get_uv(&p, end, &f[0]) < 0 || f[0] > MT_END_STOPPED ||
 			    mt_get_sv(&p, end, &code) < 0)
 				return 0;
 			for (i = 1; i <= MT_END_TOTALS_N; i++)

@@ -26,6 +26,10 @@
  *   bytes left over at the chunk's end are corrupt. END's figures are skipped: the
  *   replay computes its own (tools that want to skip the replay read them
  *   with mt_reader_end_totals()).
+ * - Sizes: the bytes allocated over the whole run may not pass INT64_MAX
+ *   (8 EiB; no real run comes near). A record that would is corrupt, so no
+ *   consumer's total, live bytes or per-stack figure can wrap or turn
+ *   negative: every tool rejects the same logs at the same record.
  * - A record that does not decode (unknown type, varint overrun, unknown
  *   stack or thread, out-of-range field, CHUNK_BEGIN whose seq disagrees
  *   with the events counted so far) stops the replay there as corrupt, with
@@ -80,6 +84,7 @@ struct mt_replay {
 
 	/* Decoding state of the current run. */
 	uint64_t events;
+	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
 	uint64_t time;
 	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
 	uint64_t hist[2][MT_ADDR_HISTORY];
@@ -646,8 +651,10 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 			    stack >= r->nstacks ||
 			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+			    size > (uint64_t)INT64_MAX - r->allocated ||
 			    get_addr(r, sc, 1, 0, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
+			r->allocated += size;
 			stop = err = do_alloc(r, a, size, stack, thread, r->events++, 0, ops, ctx);
 			break;
 		case MT_REC_FREE:
@@ -668,9 +675,11 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 			    stack >= r->nstacks ||
 			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+			    size > (uint64_t)INT64_MAX - r->allocated ||
 			    get_addr(r, sc, 0, 1, &a) < 0 ||
 			    get_addr(r, sc, 1, 0, &a2) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
+			r->allocated += size;
 			seq = r->events++;
 			stop = do_free(r, a, thread, seq, 1, ops, ctx);
 			err = do_alloc(r, a2, size, stack, thread, seq, 1, ops, ctx);
@@ -709,7 +718,7 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			}
 			break;
 		case MT_REC_END:
-			if (get_uv(&c, &a) < 0 || a > MT_END_EXEC || get_sv(&c, &d1) < 0)
+			if (get_uv(&c, &a) < 0 || a > MT_END_STOPPED || get_sv(&c, &d1) < 0)
 				return MT_E_CORRUPT;
 			/* The figures are for tools that skip the replay. */
 			for (i = 0; i < MT_END_TOTALS_N; i++)
@@ -761,6 +770,7 @@ static void reset_run(struct mt_replay *r)
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
+	r->allocated = 0;
 	r->time = 0;
 }
 

@@ -16,6 +16,7 @@
 #include "agg.h"
 #include "error.h"
 #include "export.h"
+#include "format.h"
 #include "report.h"
 #include "series.h"
 #include "session.h"
@@ -297,7 +298,10 @@ static int write_text(struct report *rp)
 
 	if (o->show & MT_SHOW_MAXIMUM && (rc = text_at(rp, "maximum", &peak)) < 0)
 		return rc;
-	if (o->show & MT_SHOW_LEAKS && (rc = text_at(rp, "leaked", &end)) < 0)
+	if (o->show & MT_SHOW_LEAKS &&
+	    (rc = text_at(rp, mt_session_end(rp->ses)->how == MT_END_STOPPED &&
+			  mt_session_end(rp->ses)->clean ? "live when recording stopped" : "leaked",
+			  &end)) < 0)
 		return rc;
 	if (o->show & (MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS) && !st->nsnapshots) {
 		section(rp);

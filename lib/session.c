@@ -58,6 +58,7 @@ struct mt_session {
 
 	struct mt_agg *side;      /* replays for points off the marks */
 	size_t nthreads;
+	char *stop_reason;        /* the end's, ours */
 	int err;
 };
 
@@ -137,6 +138,10 @@ static void pass_end(void *ctx, const struct mt_end *e)
 	agg_ops.on_end(s->agg, e);
 	series_ops.on_end(s->series, e);
 	s->end = *e;
+	/* the replay's string lasts one run; a side replay would end it */
+	s->end.stop_reason = NULL;
+	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
+		s->err = MT_E_NOMEM;
 }
 
 static void pass_progress(void *ctx, uint64_t done, uint64_t total)
@@ -248,6 +253,7 @@ void mt_session_free(struct mt_session *s)
 	mt_replay_free(s->r);
 	free(s->stacks);
 	free(s->bm);
+	free(s->stop_reason);
 	free(s);
 }
 

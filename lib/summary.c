@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "format.h"
 #include "replay.h"
 #include "session.h"
 #include "summary.h"
@@ -17,6 +18,7 @@
 struct mt_summary {
 	struct mt_summary_info info;
 	char *command;
+	char *stop_reason;
 	struct mt_summary_snapshot *snaps;
 	size_t snapcap;
 	uint64_t live_bytes, live_blocks;
@@ -38,6 +40,8 @@ static void reset(struct mt_summary *s)
 		free((char *)s->snaps[i].label);
 	free(s->command);
 	s->command = NULL;
+	free(s->stop_reason);
+	s->stop_reason = NULL;
 	memset(&s->info, 0, sizeof(s->info));
 	s->info.command = "";
 	s->info.snapshots = s->snaps;
@@ -138,6 +142,14 @@ static void on_end(void *ctx, const struct mt_end *e)
 	s->info.events = e->events;
 	s->info.clean = e->clean;
 	s->info.truncated = e->truncated;
+	s->info.stopped = e->clean && e->how == MT_END_STOPPED;
+	if (e->stop_reason) {
+		free(s->stop_reason);
+		s->stop_reason = strdup(e->stop_reason);
+		if (!s->stop_reason)
+			s->nomem = 1;
+	}
+	s->info.stop_reason = s->stop_reason;
 }
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -268,10 +280,14 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		mt_format_count(b, sizeof(b), i->peak_blocks));
 	secs(out, i->peak_time_ns);
 	fprintf(out, "\n");
-	fprintf(out, "leaked:           %s B (%s) in %s blocks\n",
+	/* A recording that stopped early knows no leaks: what was live then. */
+	fprintf(out, i->stopped ? "live at stop:     %s B (%s) in %s blocks\n" :
+		"leaked:           %s B (%s) in %s blocks\n",
 		mt_format_count(a, sizeof(a), i->leaked_bytes),
 		mt_format_size(h, sizeof(h), i->leaked_bytes),
 		mt_format_count(b, sizeof(b), i->leaked_blocks));
+	if (i->stopped)
+		fprintf(out, "stopped early:    %s\n", i->stop_reason ? i->stop_reason : "");
 	fprintf(out, "threads:          %zu\n", i->threads);
 	fprintf(out, "snapshots:        %zu\n", i->nsnapshots);
 	for (k = 0; k < i->nsnapshots; k++) {
@@ -362,8 +378,16 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		", \"peak_blocks\": %" PRIu64 ", \"peak_time_s\": ",
 		i->allocations, i->frees, i->bytes_allocated, i->peak_bytes, i->peak_blocks);
 	json_secs(out, i->peak_time_ns);
-	fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-		", \"snapshots\": [", i->leaked_bytes, i->leaked_blocks);
+	if (i->stopped) {
+		fprintf(out, ", \"leaked_bytes\": 0, \"leaked_blocks\": 0, \"stopped_early\": true"
+			", \"live_at_stop_bytes\": %" PRIu64 ", \"live_at_stop_blocks\": %" PRIu64
+			", \"stop_reason\": ", i->leaked_bytes, i->leaked_blocks);
+		mt_json_string(out, i->stop_reason ? i->stop_reason : "");
+		fputs(", \"snapshots\": [", out);
+	} else {
+		fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
+			", \"snapshots\": [", i->leaked_bytes, i->leaked_blocks);
+	}
 	for (k = 0; k < i->nsnapshots; k++) {
 		const struct mt_summary_snapshot *sn = &i->snapshots[k];
 

@@ -12,7 +12,8 @@
  *                 event reaching it wins; peak_blocks = live blocks then.
  *                 A run whose live bytes never rise above 0 has peak 0 at
  *                 time 0 and has_peak = 0.
- *   leaked        live at the end of the log.
+ *   leaked        live at the end of the log (live when recording stopped,
+ *                 for a recording that stopped early: see `stopped`).
  *   duration      time of the last record read.
  *
  * Not here: call trees (lib/report.h), the replay itself (lib/replay.h).
@@ -50,6 +51,11 @@ struct mt_summary_info {
 	uint64_t events;        /* events replayed */
 	int clean;              /* the log has an END record */
 	int truncated;          /* see struct mt_end */
+	/* Recording stopped early (END how = MT_END_STOPPED) while the program
+	 * went on: leaked_* are then what was live when it stopped, not
+	 * leaks, and stop_reason says why (owned by the struct mt_summary). */
+	int stopped;
+	const char *stop_reason;
 };
 
 /* A new, empty summary. Returns NULL when out of memory. */

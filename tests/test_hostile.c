@@ -741,6 +741,41 @@ static void test_absurd_records(void **state)
 	}
 }
 
+/*
+ * Sizes whose sum passes INT64_MAX (no real run comes near 8 EiB): the
+ * record that would pass it is corrupt, so no total wraps and no peak goes
+ * negative; the events before it stay (replay.h).
+ */
+static void test_huge_sizes(void **state)
+{
+	static const uint64_t ip[1] = { 0x401000 };
+	const uint64_t big = 1ull << 62;
+	struct testlog *t = tl_new(7, "prog\0", 5);
+	struct outcome o;
+
+	(void)state;
+	tl_thread(t, 0, 7);
+	tl_stack(t, 0, MT_FN_MALLOC, 1, ip);
+	tl_alloc(t, 10, 0x1000, big, 0, 0);
+	tl_flush(t);
+	tl_alloc(t, 10, 0x2000, big - 1, 0, 0);      /* 2^63 - 1: the limit, allowed */
+	tl_free_block(t, 10, 0x2000, 0);
+	tl_alloc(t, 10, 0x3000, 1, 0, 0);            /* one byte too many */
+	tl_end(t, 10, MT_END_EXIT, 0);
+	replay_testlog(t, &o);
+	tl_free(t);
+	assert_int_equal(o.open_rc, 0);
+	assert_int_equal(o.run_rc, 0);
+	assert_int_equal(o.end.error, MT_E_CORRUPT);
+	assert_true(o.end.truncated);
+	/* up to the record at fault: the peak is INT64_MAX, not negative */
+	assert_int_equal(o.end.events, 3);
+	assert_int_equal(o.info.allocations, 2);
+	assert_int_equal(o.info.peak_bytes, (uint64_t)INT64_MAX);
+	assert_int_equal(o.info.leaked_bytes, big);
+	assert_int_equal(o.info.bytes_allocated, (uint64_t)INT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +791,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_absurd_cmdline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absurd_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_absurd_records, setup, teardown),
+		cmocka_unit_test(test_huge_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -145,7 +145,7 @@ static int d_snapshot(void *ctx, const struct mt_snapshot *s)
 
 static void d_end(void *ctx, const struct mt_end *e)
 {
-	static const char *const how[] = { "exit", "_exit", "signal", "exec" };
+	static const char *const how[] = { "exit", "_exit", "signal", "exec", "stopped" };
 	struct dump *d = ctx;
 	struct mt_reader *rd;
 	struct mt_reader_end te;
@@ -162,7 +162,7 @@ static void d_end(void *ctx, const struct mt_end *e)
 		mt_reader_free(rd);
 	}
 	if (e->clean)
-		fprintf(d->out, "end clean=1 how=%s code=%" PRId64, how[e->how & 3], e->code);
+		fprintf(d->out, "end clean=1 how=%s code=%" PRId64, e->how >= 0 && e->how <= MT_END_STOPPED ? how[e->how] : "?", e->code);
 	else
 		fputs("end clean=0", d->out);
 	fprintf(d->out, " t=%" PRIu64 " events=%" PRIu64 "\n", e->time_ns, e->events);

@@ -359,7 +359,8 @@ static int report_from_end(const char *path)
 		return 0;
 	rc = mt_reader_end_totals(rd, &e);
 	mt_reader_free(rd);
-	if (rc != 1)
+	/* A recording that stopped early is replayed: it says why. */
+	if (rc != 1 || e.how == MT_END_STOPPED)
 		return 0;
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
@@ -421,10 +422,11 @@ static void report(const char *path, pid_t pid, const char *prog)
 		warn_log_end(path, mt_replay_end(r));
 		if (stat(path, &st) < 0)
 			st.st_size = 0;
-		note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
+		note("%s allocations, %s peak, %s %s in %s blocks, %s written (%s)",
 		     mt_format_count(a, sizeof(a), i->allocations),
 		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
 		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     i->stopped ? "live when recording stopped" : "leaked",
 		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
 		     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
 	}
@@ -499,11 +501,12 @@ static void child_line(const struct child_log *c)
 		warn_log_end(c->path, mt_replay_end(r));
 		if (stat(c->path, &st) < 0)
 			st.st_size = 0;
-		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s leaked in %s blocks, "
+		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s %s in %s blocks, "
 		     "%s written (%s)", c->pid, c->prog,
 		     mt_format_count(a, sizeof(a), i->allocations),
 		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
 		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     i->stopped ? "live when recording stopped" : "leaked",
 		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
 		     c->path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
 	}

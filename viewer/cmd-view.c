@@ -141,13 +141,13 @@ int cmd_view(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	if (rc < 0)
 		die("%s: %s", file, log_error(rc, off, buf, sizeof(buf)));
+	/* the same words as report and dump about how the log ends */
+	end = mt_view_data_end(data);
+	warn_log_end(file, end);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		mt_view_data_free(data);
 		die("view needs a terminal (memtrail report prints the same trees)");
 	}
-	end = mt_view_data_end(data);
-	if (end->truncated)
-		warning("%s truncated after %" PRIu64 " events", file, end->events);
 
 	setlocale(LC_ALL, "");
 	scr = newterm(NULL, stdout, stdin);
@@ -187,9 +187,8 @@ int cmd_view(int argc, char **argv)
 		end_curses();
 		die("%s", mt_strerror(rc));
 	}
-	if (end->truncated)
-		snprintf(app.msg, sizeof(app.msg), "warning: %s truncated after %" PRIu64 " events",
-			 file, end->events);
+	if (end->truncated || end->stop_reason)
+		log_end_text(file, end, app.msg, sizeof(app.msg));
 
 	for (;;) {
 		if (mt_view_app_stale(&app) && !app.help) {

@@ -275,28 +275,49 @@ struct mt_session *open_session(const char *path, const struct mt_session_opts *
 	return s;
 }
 
+/* The reason a log is cut short, for both forms below. */
+static const char *cut_reason(const struct mt_end *e)
+{
+	switch (e->error) {
+	case 0: return "no end record: the program was killed or crashed";
+	case MT_E_TRUNCATED: return "partial chunk";
+	default: return mt_strerror(e->error);
+	}
+}
+
+/* "PATH truncated after N events (WHY...)" into buf. */
+static void cut_line(const char *path, const struct mt_end *e, char *buf, size_t size)
+{
+	if (e->error)
+		snprintf(buf, size, "%s truncated after %" PRIu64 " events (%s at offset %" PRIu64 ")",
+			 path, e->events, cut_reason(e), e->error_offset);
+	else
+		snprintf(buf, size, "%s truncated after %" PRIu64 " events (%s)",
+			 path, e->events, cut_reason(e));
+}
+
+char *log_end_text(const char *path, const struct mt_end *e, char *buf, size_t size)
+{
+	char line[512];
+
+	buf[0] = 0;
+	if (e->truncated) {
+		cut_line(path, e, line, sizeof(line));
+		snprintf(buf, size, "warning: %s", line);
+	} else if (e->stop_reason) {
+		snprintf(buf, size, "warning: %s: recording stopped early: %s", path, e->stop_reason);
+	}
+	return buf;
+}
+
 void warn_log_end(const char *path, const struct mt_end *e)
 {
-	const char *why = NULL;
+	char line[512];
 
 	if (e->stop_reason)
 		warning("%s: recording stopped early: %s", path, e->stop_reason);
-	if (!e->truncated)
-		return;
-	switch (e->error) {
-	case 0:
-		why = "no end record: the program was killed or crashed";
-		break;
-	case MT_E_TRUNCATED:
-		why = "partial chunk";
-		break;
-	default:
-		why = mt_strerror(e->error);
-		break;
+	if (e->truncated) {
+		cut_line(path, e, line, sizeof(line));
+		warning("%s", line);
 	}
-	if (e->error)
-		warning("%s truncated after %" PRIu64 " events (%s at offset %" PRIu64 ")",
-			path, e->events, why, e->error_offset);
-	else
-		warning("%s truncated after %" PRIu64 " events (%s)", path, e->events, why);
 }

@@ -89,5 +89,8 @@ struct mt_session *open_session(const char *path, const struct mt_session_opts *
  * (...)" when the log was cut short or corrupt, and a STOP record's reason.
  */
 void warn_log_end(const char *path, const struct mt_end *e);
+/* The same words for a status line ("warning: ..."; the truncation first),
+ * into buf; "" when the log ended cleanly. */
+char *log_end_text(const char *path, const struct mt_end *e, char *buf, size_t size);
 
 #endif

@@ -38,8 +38,8 @@ typedef void (*mt_view_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  * Opens and replays the log at path. On failure returns a negative MT_E_*
  * and, when err_offset is not NULL, the byte offset of the problem (0 when
  * there is none). A log cut short loads up to its last good chunk: see
- * mt_view_data_end() for how it ended; one with no readable event at all
- * fails with the reader's error (MT_E_CORRUPT, MT_E_TRUNCATED...).
+ * mt_view_data_end() for how it ended (the same logs as `memtrail report`
+ * reads: one with no readable event at all is an empty run).
  */
 int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *progress_ctx,
 		      struct mt_view_data **out, uint64_t *err_offset);

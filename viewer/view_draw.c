@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
+#include "replay.h"
 #include "view_draw.h"
 #include "view_fmt.h"
 #include "view_keys.h"
@@ -430,13 +432,18 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 		put(l->status_row, 0, C_STATUS, line);
 		return;
 	}
+	const struct mt_end *e = mt_view_data_end(app->data);
+	/* a recording that stopped early has no leaks: what was live then */
+	int stopped = e->clean && e->how == MT_END_STOPPED;
+
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
-	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | leaked %s B | %s | %s | ?: help",
+	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | %s %s B | %s | %s | ?: help",
 		 what,
 		 mt_view_fmt_time(t, sizeof(t), cur->time_ns),
 		 mt_view_fmt_count(live, sizeof(live), (int64_t)cursor_bytes(app), 0),
-		 mt_view_mode_name(app->mode),
+		 stopped && app->mode == MT_VIEW_LEAKS ? "live at stop" : mt_view_mode_name(app->mode),
 		 mt_view_fmt_count(pk, sizeof(pk), st->peak_bytes, 0),
+		 stopped ? "live at stop" : "leaked",
 		 mt_view_fmt_count(lk, sizeof(lk), st->end_bytes, 0),
 		 base ? base + 1 : app->file,
 		 mt_view_data_command(app->data));

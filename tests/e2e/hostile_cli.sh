@@ -17,8 +17,10 @@
 #             `memtrail: warning: FILE truncated after N events`, exit 0,
 #             and N derived here from where the damage is.
 # Commands: report (default views), report --summary, report --summary
-# --format json, dump. Not for: the reader's return codes (test_hostile.c),
-# fuzzing (tests/fuzz/).
+# --format json, dump, and view: every reader accepts the same logs and
+# says the same about them (view, run without a terminal, prints the same
+# error, or the same warning and then that it needs a terminal).
+# Not for: the reader's return codes (test_hostile.c), fuzzing (tests/fuzz/).
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd gcc python3
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
@@ -123,6 +125,26 @@ check() {
 	esac
 }
 
+# view on FILE says what report said (the first line of $o.err of the last
+# check), then, for a log it accepts, that it needs a terminal.
+check_view() {
+	name=$1; file=$2; cls=$3
+	o=$MT_TMP/out.$$
+	cp "$o.err" "$o.report"
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" view "$file" >"$o.out" 2>"$o.err" </dev/null
+	rc=$?
+	if [ $rc -ge 124 ]; then mt_fail "$name: memtrail view: status $rc (hang or crash)"; return; fi
+	if [ "$(head -n 1 "$o.err")" != "$(head -n 1 "$o.report")" ]; then
+		mt_fail "$name: view says '$(head -n 1 "$o.err")', report '$(head -n 1 "$o.report")'"
+	elif [ $cls = truncated ] && ! sed -n 2p "$o.err" | grep -q "^memtrail: error: view needs a terminal"; then
+		mt_fail "$name: view did not accept what report reads: $(sed -n 2p "$o.err")"
+	elif [ $rc != 1 ]; then
+		mt_fail "$name: view exit $rc"
+	else
+		mt_ok "$name: memtrail view: the same line as report"
+	fi
+}
+
 while read -r name cls n; do
 	case $name in
 	nosuchfile) file=$MT_TMP/h/no-such-file;;
@@ -135,5 +157,7 @@ while read -r name cls n; do
 	check "$name" "$file" "$cls" "$n" report --summary
 	check "$name" "$file" "$cls" "$n" report --summary --format json
 	check "$name" "$file" "$cls" "$n" dump
+	check "$name" "$file" "$cls" "$n" report --summary
+	check_view "$name" "$file" "$cls"
 done <"$MT_TMP/cases"
 mt_finish
