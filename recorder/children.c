@@ -234,3 +234,4 @@ void mt_children_fork_child(void)
 	if (fork_locked)
 		dl_lock = fresh;
 }
+

@@ -1,8 +1,8 @@
 /*
  * config.c - the recorder's settings from MEMTRAIL_* environment variables,
- * the expansion of the output path, and the removal of libmemtrail.so from
- * LD_PRELOAD so that exec'd children are not recorded (unless following
- * children: see children.c).
+ * the output path (expanded and made absolute by lib/outpath.c), and the
+ * removal of libmemtrail.so from LD_PRELOAD so that exec'd children are not
+ * recorded (unless following children: see children.c).
  *
  * Nothing here allocates: the recorder may be configured from inside the
  * program's first malloc call, possibly before libc has set up environ (then
@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outpath.h"
 #include "recorder.h"
 
 extern char **environ;
@@ -119,75 +120,24 @@ static uint64_t parse_seconds(const char *s)
 	return whole * 1000000000ull + frac;
 }
 
-static void append(char *out, size_t outlen, size_t *pos, const char *s, int *over)
+/* The program's argv[0] (for %e), from /proc/self/cmdline: no allocation. */
+static const char *argv0(char *buf, size_t len)
 {
-	size_t n = strlen(s);
-	if (*pos + n >= outlen) {
-		*over = 1;
-		return;
-	}
-	memcpy(out + *pos, s, n);
-	*pos += n;
-	out[*pos] = '\0';
-}
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
 
-/* Expands pattern with counter value n for %n. */
-static int expand(const char *pattern, char *out, size_t outlen, long n, int *has_n)
-{
-	char num[24], exe[4096];
-	size_t pos = 0;
-	int over = 0;
-	out[0] = '\0';
-	for (const char *p = pattern; *p && !over; p++) {
-		char one[2] = { *p, 0 };
-		if (*p != '%' || !p[1]) {
-			append(out, outlen, &pos, one, &over);
-			continue;
-		}
-		switch (*++p) {
-		case 'p':
-			append(out, outlen, &pos, mt_fmt_i64(num, getpid()), &over);
-			break;
-		case 't':
-			append(out, outlen, &pos, mt_fmt_i64(num, (int64_t)time(NULL)), &over);
-			break;
-		case 'n':
-			*has_n = 1;
-			append(out, outlen, &pos, mt_fmt_i64(num, n), &over);
-			break;
-		case 'e': {
-			ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			exe[len > 0 ? len : 0] = '\0';
-			const char *base = strrchr(exe, '/');
-			append(out, outlen, &pos, base ? base + 1 : exe, &over);
-			break;
-		}
-		case '%':
-			append(out, outlen, &pos, "%", &over);
-			break;
-		default:
-			/* Unknown placeholders stay as written. */
-			one[0] = '%';
-			append(out, outlen, &pos, one, &over);
-			one[0] = *p;
-			append(out, outlen, &pos, one, &over);
-			break;
-		}
-	}
-	return over ? -1 : 0;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
 }
 
 int mt_config_expand(const char *pattern, char *out, size_t outlen)
 {
-	struct stat st;
-	for (long n = 0; n < 1000000; n++) {
-		int has_n = 0;
-		if (expand(pattern, out, outlen, n, &has_n) < 0)
-			return -1;
-		if (!has_n || (lstat(out, &st) < 0 && errno == ENOENT))
-			return 0;
-	}
-	return -1;
+	char prog[4096];
+
+	return mt_outpath_resolve(pattern, argv0(prog, sizeof(prog)), (long)getpid(),
+				  (int64_t)time(NULL), out, outlen);
 }
 
 void mt_config_read(struct mt_config *cfg)

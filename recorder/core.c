@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1006,6 +1007,38 @@ void mt_rec_log_fd_vacated(int fd)
 	mt_tls.guard--;
 }
 
+/* ---- programs run without being followed --------------------------------------- */
+
+void mt_rec_note_exec(const char *what)
+{
+	char path[sizeof(S.cfg.output) + 8], line[4097];
+	size_t n = strlen(S.cfg.output), k;
+	int fd, saved = errno;
+
+	if (S.cfg.follow || !what || !n)
+		return;
+	memcpy(path, S.cfg.output, n);
+	memcpy(path + n, ".execs", 7);
+	/* never created here: only a launcher that asked for it gets notes */
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd >= 0) {
+		struct stat st;
+
+		k = strlen(what);
+		if (k > sizeof(line) - 2)
+			k = sizeof(line) - 2;
+		memcpy(line, what, k);
+		line[k++] = '\n';
+		/* one write: lines from several processes never mix */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			ssize_t r = write(fd, line, k);
+			(void)r;
+		}
+		close(fd);
+	}
+	errno = saved;
+}
+
 /* ---- modules ---------------------------------------------------------------- */
 
 void mt_rec_modules_changed(int wait)
@@ -1129,10 +1162,11 @@ static void load_unwinder(void)
  * Opens S.cfg.output and begins the log there: header, module map. Returns
  * 0 recording, or -1 (said why) not recording.
  *
- * The output is a regular file, or a character device (/dev/null,
- * /dev/full). Never a symlink (O_NOFOLLOW), and never a FIFO or socket:
+ * The output is a regular file, or /dev/null (memtrail(1)'s one rule for
+ * it; `memtrail record` checks the same before the program starts). Never
+ * a symlink (O_NOFOLLOW), and never a FIFO, socket or other device:
  * O_NONBLOCK keeps open() from waiting for a FIFO's reader (it fails with
- * ENXIO instead), and fstat refuses a FIFO that has one.
+ * ENXIO instead), and fstat refuses the rest.
  */
 static int open_log(void)
 {
@@ -1149,7 +1183,9 @@ static int open_log(void)
 		       errno == ENXIO ? "not a regular file" : strerror(errno), "; not recording", NULL);
 		return -1;
 	}
-	if (fstat(S.fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+	/* The rule memtrail(1) gives: a regular file, or /dev/null (1, 3). */
+	if (fstat(S.fd, &st) < 0 ||
+	    !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))) {
 		mt_say("cannot open ", S.cfg.output, ": not a regular file; not recording", NULL);
 		close(S.fd);
 		S.fd = -1;

@@ -612,7 +612,7 @@ typedef int (*execv_t)(const char *, char *const[]);
 typedef int (*fexecve_t)(int, char *const[], char *const[]);
 typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 
-#define EXEC_HOOK(call, envp)                           \
+#define EXEC_HOOK(call, envp, what)                     \
 	do {                                            \
 		char *const *env_ = (envp);             \
 		char **buf_ = NULL;                     \
@@ -621,6 +621,7 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 			errno = ENOSYS;                 \
 			return -1;                      \
 		}                                       \
+		mt_rec_note_exec(what);                 \
 		if (mt_rec_foreign())                   \
 			return call;                    \
 		if (mt_children_following()) {          \
@@ -642,13 +643,13 @@ typedef int (*execveat_t)(int, const char *, char *const[], char *const[], int);
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
 	execve_t real = (execve_t)next_sym(&real_execve, "execve");
-	EXEC_HOOK(real(path, argv, env_), envp);
+	EXEC_HOOK(real(path, argv, env_), envp, path);
 }
 
 static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	execve_t real = (execve_t)next_sym(&real_execvpe, "execvpe");
-	EXEC_HOOK(real(file, argv, env_), envp);
+	EXEC_HOOK(real(file, argv, env_), envp, file);
 }
 
 static int do_execv(const char *path, char *const argv[])
@@ -656,7 +657,7 @@ static int do_execv(const char *path, char *const argv[])
 	execv_t real = (execv_t)next_sym(&real_execv, "execv");
 	if (mt_children_following())
 		return do_execve(path, argv, environ);
-	EXEC_HOOK(real(path, argv), NULL);
+	EXEC_HOOK(real(path, argv), NULL, path);
 }
 
 static int do_execvp(const char *file, char *const argv[])
@@ -664,7 +665,7 @@ static int do_execvp(const char *file, char *const argv[])
 	execv_t real = (execv_t)next_sym(&real_execvp, "execvp");
 	if (mt_children_following())
 		return do_execvpe(file, argv, environ);
-	EXEC_HOOK(real(file, argv), NULL);
+	EXEC_HOOK(real(file, argv), NULL, file);
 }
 
 MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -690,14 +691,14 @@ MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	fexecve_t real = (fexecve_t)next_sym(&real_fexecve, "fexecve");
-	EXEC_HOOK(real(fd, argv, env_), envp);
+	EXEC_HOOK(real(fd, argv, env_), envp, argv[0] ? argv[0] : "(fexecve)");
 }
 
 MT_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 		       int flags)
 {
 	execveat_t real = (execveat_t)next_sym(&real_execveat, "execveat");
-	EXEC_HOOK(real(dirfd, path, argv, env_, flags), envp);
+	EXEC_HOOK(real(dirfd, path, argv, env_, flags), envp, path);
 }
 
 /* Counts the variadic arguments after arg0 up to the NULL. */

@@ -121,6 +121,15 @@ int mt_rec_is_log_fd(int fd);
  */
 void mt_rec_log_fd_vacate(int fd);
 void mt_rec_log_fd_vacated(int fd);
+/*
+ * Not following children: before an exec (by this process, or a forked
+ * child of it that stopped recording), appends the program's path to
+ * FILE.execs if that file exists: `memtrail record` creates it, and after
+ * the run tells the user which programs ran unrecorded and that
+ * --follow-children records them. The program's environment is left as it
+ * is. Only system calls: safe in a vfork child.
+ */
+void mt_rec_note_exec(const char *what);
 /* In a vfork child sharing our memory: leave the session alone. */
 int mt_rec_foreign(void);
 /* Before exec*(): flush and write END(EXEC); keeps the log lock. */
@@ -204,7 +213,8 @@ const char *mt_env(const char *name);
 void mt_config_read(struct mt_config *cfg);
 /* A signal number for "USR2", "SIGUSR2" or "12"; 0 if unknown. */
 int mt_config_signal(const char *s);
-/* Expands %p %e %t %n %% in pattern into out; returns 0 or -1 if too long. */
+/* The output path from pattern (lib/outpath.h: placeholders, %n, made
+ * absolute) into out; returns 0 or -1 if too long. */
 int mt_config_expand(const char *pattern, char *out, size_t outlen);
 /* Removes libmemtrail.so from LD_PRELOAD in environ, in place. */
 void mt_config_strip_preload(void);

@@ -32,6 +32,7 @@
 #include "commands.h"
 #include "error.h"
 #include "format.h"
+#include "outpath.h"
 #include "reader.h"
 #include "replay.h"
 #include "summary.h"
@@ -193,62 +194,14 @@ static void cat(char **out, size_t *len, const char *s, size_t n)
 	*out = p;
 }
 
-/* Expands the -o placeholders for a process pid running program prog. */
-static char *expand(const char *tmpl, pid_t pid, const char *prog, long counter, int *has_n)
-{
-	const char *base = strrchr(prog, '/'), *p;
-	char num[32], *out = NULL;
-	size_t len = 0;
-
-	base = base ? base + 1 : prog;
-	cat(&out, &len, "", 0);
-	for (p = tmpl; *p; p++) {
-		if (*p != '%' || !p[1]) {
-			cat(&out, &len, p, 1);
-			continue;
-		}
-		switch (*++p) {
-		case 'p':
-			snprintf(num, sizeof(num), "%ld", (long)pid);
-			cat(&out, &len, num, strlen(num));
-			break;
-		case 'e':
-			cat(&out, &len, base, strlen(base));
-			break;
-		case 't':
-			snprintf(num, sizeof(num), "%lld", (long long)time(NULL));
-			cat(&out, &len, num, strlen(num));
-			break;
-		case 'n':
-			*has_n = 1;
-			snprintf(num, sizeof(num), "%ld", counter);
-			cat(&out, &len, num, strlen(num));
-			break;
-		case '%':
-			cat(&out, &len, "%", 1);
-			break;
-		default:
-			cat(&out, &len, p - 1, 2);
-			break;
-		}
-	}
-	return out;
-}
-
-/* The final path: %n is the smallest counter whose file does not exist. */
+/* The log's path for process pid running prog (lib/outpath.h), absolute. */
 static char *output_path(const char *tmpl, pid_t pid, const char *prog)
 {
-	struct stat st;
-	long n;
+	char path[4096];
 
-	for (n = 0;; n++) {
-		int has_n = 0;
-		char *path = expand(tmpl, pid, prog, n, &has_n);
-
-		if (!has_n || (lstat(path, &st) < 0 && errno == ENOENT) || n >= 1000000)
-			return path;
-		free(path);
-	}
+	if (mt_outpath_resolve(tmpl, prog, (long)pid, (int64_t)time(NULL), path, sizeof(path)) < 0)
+		die_usage("-o: '%s' gives a path too long (or the working directory is unknown)", tmpl);
+	return xstrdup(path);
 }
 
 /* Doubles every '%' so the recorder, which also expands, keeps the path. */
@@ -266,11 +219,18 @@ static char *escape_percent(const char *s)
 	return out;
 }
 
-/* Dies (usage) unless the directory of path exists and is writable. */
-static void check_output_dir(const char *path)
+/*
+ * The one rule for the output (memtrail(1), FILES): a regular file that
+ * the recorder creates or truncates, in an existing directory it may write
+ * to, or /dev/null to discard the log. Anything else is refused here,
+ * before the program runs: a missing or read-only directory, a directory,
+ * a symbolic link (the recorder never follows one), a FIFO, a socket, a
+ * device such as /dev/full. Dies (usage, exit 2) with the reason.
+ */
+static void check_output(const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	struct stat st;
+	struct stat st, null;
 	char *dir;
 
 	dir = slash ? xasprintf("%.*s", slash == path ? 1 : (int)(slash - path), path) : xstrdup(".");
@@ -280,15 +240,60 @@ static void check_output_dir(const char *path)
 		die_usage("cannot write %s: %s is not a directory", path, dir);
 	if (access(dir, W_OK | X_OK) < 0)
 		die_usage("cannot write %s: %s: %s", path, dir, strerror(errno));
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		die_usage("cannot write %s: it is a directory", path);
 	free(dir);
+	if (lstat(path, &st) < 0)
+		return;              /* a new file */
+	if (S_ISDIR(st.st_mode))
+		die_usage("cannot write %s: it is a directory", path);
+	if (S_ISLNK(st.st_mode))
+		die_usage("cannot write %s: it is a symbolic link", path);
+	if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev)
+		return;
+	if (!S_ISREG(st.st_mode))
+		die_usage("cannot write %s: not a regular file", path);
+	if (access(path, W_OK) < 0)
+		die_usage("cannot write %s: %s", path, strerror(errno));
 }
 
 static void set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0)
 		die("cannot set %s: %s", name, strerror(errno));
+}
+
+/*
+ * Without --follow-children, the recorder (in the program and in its
+ * forked children) notes each program they exec in FILE.execs, if that
+ * file exists (recorder/core.c). The child makes it empty before it execs
+ * the program (the program may exec at once); a failure only costs the
+ * hint.
+ */
+static void exec_note_new(const char *log)
+{
+	char *path = xasprintf("%s.execs", log);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
+/*
+ * The log's path as the user gave it: the recorder gets it absolute
+ * (lib/outpath.h), the messages show a relative -o relative again.
+ */
+static char *shown_path(char *abs, const char *tmpl)
+{
+	char cwd[4096];
+	size_t n;
+
+	if (tmpl[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return abs;
+	n = strlen(cwd);
+	if (strncmp(abs, cwd, n) || abs[n] != '/' || !abs[n + 1])
+		return abs;
+	memmove(abs, abs + n + 1, strlen(abs + n + 1) + 1);
+	return abs;
 }
 
 /* In the child: never returns. */
@@ -310,6 +315,8 @@ static void run_child(int fd, const char *tmpl, const char *prog_path, char **ar
 		_exit(127);
 	esc = escape_percent(path);
 	set_env("MEMTRAIL_OUTPUT", esc);
+	if (!follow)
+		exec_note_new(path);
 	set_env("LD_PRELOAD", old && *old ? xasprintf("%s:%s", lib, old) : lib);
 	execv(prog_path, argv);
 	err = errno;
@@ -432,6 +439,45 @@ static void report(const char *path, pid_t pid, const char *prog)
 	}
 	mt_summary_free(s);
 	mt_replay_free(r);
+}
+
+/* ---- programs that ran unrecorded ------------------------------------------------ */
+
+/*
+ * After the run: "PROG ran PATH (and N others), not recorded: ..." when the
+ * program, or a child of it, exec'd programs that were not followed.
+ * Names of programs that do not exist (a failed exec) are left out.
+ */
+static void exec_note_report(char *execs, const char *prog)
+{
+	char line[4096], *first = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	if (!execs)
+		return;
+	f = fopen(execs, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!*line || (strchr(line, '/') && access(line, X_OK) < 0))
+			continue;
+		if (!first)
+			first = xstrdup(line);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	unlink(execs);
+	free(execs);
+	if (!n)
+		return;
+	if (n == 1)
+		note("%s ran %s, which was not recorded: --follow-children records it too", prog,
+		     first);
+	else
+		note("%s ran %s and %zu other program%s, which were not recorded: "
+		     "--follow-children records them too", prog, first, n - 1, n > 2 ? "s" : "");
+	free(first);
 }
 
 /* ---- --follow-children: the children's logs ---------------------------------- */
@@ -589,7 +635,7 @@ static void report_children(const char *path, uint64_t since_ns)
 int cmd_record(int argc, char **argv)
 {
 	const char *tmpl = NULL, *arg, *prog;
-	char num[32], sig[32], *prog_path, *lib, *path;
+	char num[32], sig[32], *prog_path, *lib, *path, *execs;
 	struct opt_state st;
 	int id, fds[2], status, code, exec_errno, follow = 0;
 	struct timespec began;
@@ -643,7 +689,7 @@ program:
 		tmpl = "memtrail.data";
 	/* The directory part with this process's pid: placeholders there are rare. */
 	path = output_path(tmpl, getpid(), prog);
-	check_output_dir(path);
+	check_output(path);
 	free(path);
 	lib = find_recorder();
 	arg = getenv("MEMTRAIL_FOLLOW_CHILDREN");
@@ -663,15 +709,19 @@ program:
 	}
 	child_pid = pid;
 	close(fds[1]);
-	path = read_child(fds[0], &exec_errno);
+	path = shown_path(read_child(fds[0], &exec_errno), tmpl);
 	close(fds[0]);
+	execs = follow ? NULL : xasprintf("%s.execs", path);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));
 	}
 	set_forwarding(0);
-	if (exec_errno)
+	if (exec_errno) {
+		if (execs)
+			unlink(execs);
 		die("cannot run %s: %s", prog, strerror(exec_errno));
+	}
 	if (WIFSIGNALED(status)) {
 		note("%s killed by %s", prog, signal_name(WTERMSIG(status), sig, sizeof(sig)));
 		code = 128 + WTERMSIG(status);
@@ -679,6 +729,7 @@ program:
 		code = WEXITSTATUS(status);
 	}
 	report(path, pid, prog);
+	exec_note_report(execs, prog);
 	if (follow)
 		report_children(path, (uint64_t)began.tv_sec * 1000000000ull +
 				(uint64_t)began.tv_nsec);

@@ -60,12 +60,13 @@ rec "default output" 0 true
 [ -f memtrail.data ] && mt_ok "memtrail.data written" || mt_fail "no memtrail.data"
 
 # Options reach the recorder through the environment (the recorder removes
-# itself from LD_PRELOAD at start, so children are not recorded).
+# itself from LD_PRELOAD at start, so children are not recorded); the
+# output path made absolute, against the directory the program starts in.
 PY=/usr/bin/python3
 [ -x $PY ] || PY=$(command -v python3)
 rec "environment" 0 -o env.data --depth 5 --snapshot-signal USR2 --snapshot-interval 0.5 \
 	$PY -c 'import os; print(*(os.environ.get("MEMTRAIL_" + k) for k in ("DEPTH", "SNAPSHOT_SIGNAL", "SNAPSHOT_INTERVAL", "OUTPUT")))'
-[ "$(cat o)" = "5 12 0.5 env.data" ] && mt_ok "MEMTRAIL_* set: $(cat o)" || mt_fail "environment: $(cat o)"
+[ "$(cat o)" = "5 12 0.5 $(pwd)/env.data" ] && mt_ok "MEMTRAIL_* set: $(cat o)" || mt_fail "environment: $(cat o)"
 # An existing LD_PRELOAD stays, and the program is still recorded. Not with
 # the sanitized launcher: ASan refuses to start when another library is
 # preloaded ahead of its runtime.

@@ -427,6 +427,27 @@ static void fill(long n)
 	exit(0);
 }
 
+/* Changes directory, then a child allocates 7 blocks and an exec'd program
+ * runs: their logs must land beside the parent's (an absolute path). */
+static void chdir_fork(const char *dir)
+{
+	char buf[64];
+	if (chdir(dir) < 0)
+		exit(1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 7; i++)
+			my_malloc(10);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	snprintf(buf, sizeof(buf), "child %ld\n", (long)pid);
+	say(buf);
+	my_free(my_malloc(5), 5);
+	expect();
+}
+
 static void forked(void)
 {
 	void *a = my_malloc(100);
@@ -527,6 +548,8 @@ int main(int argc, char **argv)
 		signalled(argv[2]);
 	} else if (!strcmp(mode, "fd")) {
 		fdhygiene(argv[2]);
+	} else if (!strcmp(mode, "chdirfork")) {
+		chdir_fork(argv[2]);
 	} else if (!strcmp(mode, "fill")) {
 		fill(atol(argv[2]));
 	} else if (!strcmp(mode, "execfail")) {

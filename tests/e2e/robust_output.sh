@@ -35,51 +35,40 @@ gcc -g -O0 -o "$MT_TMP/allocmany" "$MT_TOP/tests/robust/allocmany.c" ||
 	{ mt_fail "cannot build allocmany"; mt_finish; }
 PROG="$MT_TMP/allocmany"
 
-# ---- symlink ---------------------------------------------------------------
-mt_run "$MT_TMP/native" "$PROG" 200
-mkdir -p "$MT_TMP/s"
-printf 'precious contents\n' >"$MT_TMP/s/target"
-ln -s "$MT_TMP/s/target" "$MT_TMP/s/out.data"
-mt_record "$MT_TMP/s/out.data" "$MT_TMP/sym" "$PROG" 200
-mt_same_run "symlink: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/sym"
-if [ "$(cat "$MT_TMP/s/target")" = "precious contents" ] && [ -L "$MT_TMP/s/out.data" ]; then
-	mt_ok "symlink: the target is untouched and the symlink still there"
-else
-	mt_fail "symlink: the target or the link changed: $(ls -l "$MT_TMP/s")"
-fi
-echo "stderr of record:"; cat "$MT_TMP/sym.err"
-nrec=$(grep -c "symbolic link" "$MT_TMP/sym.err")
-nall=$(grep -c "^memtrail: " "$MT_TMP/sym.err")
-if [ "$nrec" = 1 ]; then
-	mt_ok "symlink: one warning from the recorder about the link"
-else
-	mt_fail "symlink: $nrec recorder warnings about the link (expected 1)"
-fi
-if [ "$nall" = 1 ]; then
-	mt_ok "symlink: nothing else on stderr"
-else
-	mt_fail "symlink: $nall memtrail lines on stderr, expected 1"
-fi
-
-# ---- FIFO ------------------------------------------------------------------
-# fifo_case NAME PATH WHY: memtrail record -o PATH within 10 s (timeout's
-# 124, or 137 for its SIGKILL 5 s later, is a hang), the native run's
-# stdout and status, and one stderr line: the recorder's, saying WHY.
-fifo_case() {
+# ---- the one rule (memtrail(1)): a regular file, or /dev/null ------------------
+# record_refuses NAME PATH WHY: memtrail record -o PATH refuses before the
+# program starts: exit 2, one line "memtrail: error: cannot write PATH:
+# WHY", nothing from the program (it did not run), within 10 s.
+record_refuses() {
 	timeout -k 5 10 "$MEMTRAIL" record -o "$2" -- "$PROG" 200 \
+		>"$MT_TMP/$1.out" 2>"$MT_TMP/$1.err" </dev/null
+	rc=$?
+	if [ $rc = 2 ] && [ ! -s "$MT_TMP/$1.out" ] && [ "$(wc -l <"$MT_TMP/$1.err")" = 1 ] &&
+		grep -q "^memtrail: error: cannot write $2: $3\$" "$MT_TMP/$1.err"; then
+		mt_ok "$1: record refuses before the program runs: $(cat "$MT_TMP/$1.err")"
+	else
+		mt_fail "$1: record exit $rc, stdout $(wc -c <"$MT_TMP/$1.out") bytes, stderr: $(cat "$MT_TMP/$1.err") (expected exit 2 and 'cannot write $2: $3')"
+	fi
+}
+
+# preload_warns NAME PATH WHY: the recorder preloaded directly cannot refuse
+# to run the program: within 10 s (timeout's 124, or 137 for its SIGKILL
+# 5 s later, is a hang), the native run's stdout and status, and one
+# stderr line, the recorder's, saying WHY.
+preload_warns() {
+	timeout -k 5 10 env MEMTRAIL_OUTPUT="$2" LD_PRELOAD="$MT_RECORDER" "$PROG" 200 \
 		>"$MT_TMP/$1.out" 2>"$MT_TMP/$1.err" </dev/null
 	echo $? >"$MT_TMP/$1.rc"
 	case $(cat "$MT_TMP/$1.rc") in
-	124|137) mt_fail "$1: memtrail record hung (killed by timeout)";;
+	124|137) mt_fail "$1: the preloaded program hung (killed by timeout)";;
 	*) mt_ok "$1: no hang";;
 	esac
-	mt_same_run "$1: native vs memtrail record" "$MT_TMP/native" "$MT_TMP/$1"
-	echo "stderr of record:"; cat "$MT_TMP/$1.err"
+	mt_same_run "$1: native vs preloaded" "$MT_TMP/native" "$MT_TMP/$1"
 	if [ "$(wc -l <"$MT_TMP/$1.err")" = 1 ] &&
 		grep -q "^memtrail: cannot open $2: $3; not recording\$" "$MT_TMP/$1.err"; then
 		mt_ok "$1: one warning from the recorder ($3), nothing else"
 	else
-		mt_fail "$1: stderr is not the recorder's one warning '$3'"
+		mt_fail "$1: stderr is not the recorder's one warning '$3': $(cat "$MT_TMP/$1.err")"
 	fi
 }
 
@@ -96,18 +85,34 @@ report_refuses() {
 	fi
 }
 
-# A planted symlink to a FIFO: O_NOFOLLOW refuses the link itself (ELOOP).
+mt_run "$MT_TMP/native" "$PROG" 200
+mkdir -p "$MT_TMP/s"
+
+# A symlink planted at the output path: never followed (O_NOFOLLOW).
+printf 'precious contents\n' >"$MT_TMP/s/target"
+ln -s "$MT_TMP/s/target" "$MT_TMP/s/out.data"
+record_refuses "symlink" "$MT_TMP/s/out.data" "it is a symbolic link"
+preload_warns "symlink, preloaded" "$MT_TMP/s/out.data" "Too many levels of symbolic links"
+if [ "$(cat "$MT_TMP/s/target")" = "precious contents" ] && [ -L "$MT_TMP/s/out.data" ]; then
+	mt_ok "symlink: the target is untouched and the symlink still there"
+else
+	mt_fail "symlink: the target or the link changed: $(ls -l "$MT_TMP/s")"
+fi
+
+# A planted symlink to a FIFO: refused as a link (ELOOP for the recorder).
 mkfifo "$MT_TMP/s/fifo" && ln -s "$MT_TMP/s/fifo" "$MT_TMP/s/fifo.data"
-fifo_case "symlink to a FIFO" "$MT_TMP/s/fifo.data" "Too many levels of symbolic links"
+record_refuses "symlink to a FIFO" "$MT_TMP/s/fifo.data" "it is a symbolic link"
+preload_warns "symlink to a FIFO, preloaded" "$MT_TMP/s/fifo.data" "Too many levels of symbolic links"
 [ -L "$MT_TMP/s/fifo.data" ] && [ -p "$MT_TMP/s/fifo" ] &&
 	mt_ok "symlink to a FIFO: link and FIFO still there" ||
 	mt_fail "symlink to a FIFO: changed: $(ls -l "$MT_TMP/s")"
 report_refuses "report of a symlink to a FIFO" "$MT_TMP/s/fifo.data"
 
 # A FIFO at the output path with no reader: open(O_NONBLOCK) fails (ENXIO)
-# instead of waiting for one, so the program runs unrecorded.
+# instead of waiting for one.
 mkfifo "$MT_TMP/s/plain-fifo.data"
-fifo_case "FIFO at the output path" "$MT_TMP/s/plain-fifo.data" "not a regular file"
+record_refuses "FIFO at the output path" "$MT_TMP/s/plain-fifo.data" "not a regular file"
+preload_warns "FIFO at the output path, preloaded" "$MT_TMP/s/plain-fifo.data" "not a regular file"
 [ -p "$MT_TMP/s/plain-fifo.data" ] && mt_ok "FIFO at the output path: still a FIFO" ||
 	mt_fail "FIFO at the output path: replaced: $(ls -l "$MT_TMP/s")"
 report_refuses "report of a FIFO" "$MT_TMP/s/plain-fifo.data"
@@ -116,12 +121,32 @@ report_refuses "report of a FIFO" "$MT_TMP/s/plain-fifo.data"
 # open succeeds, fstat refuses it, and the FIFO stays empty (FIONREAD).
 mkfifo "$MT_TMP/s/read-fifo.data"
 exec 3<>"$MT_TMP/s/read-fifo.data"
-fifo_case "FIFO with a reader" "$MT_TMP/s/read-fifo.data" "not a regular file"
+record_refuses "FIFO with a reader" "$MT_TMP/s/read-fifo.data" "not a regular file"
+preload_warns "FIFO with a reader, preloaded" "$MT_TMP/s/read-fifo.data" "not a regular file"
 inpipe=$(python3 -c 'import fcntl, struct, termios
 print(struct.unpack("i", fcntl.ioctl(3, termios.FIONREAD, b"\0\0\0\0"))[0])' 2>&1)
 exec 3>&-
 [ "$inpipe" = 0 ] && mt_ok "FIFO with a reader: nothing written into it" ||
 	mt_fail "FIFO with a reader: '$inpipe' bytes written into it, expected 0"
+
+# Devices other than /dev/null, a directory, a missing directory.
+record_refuses "dev-full" /dev/full "not a regular file"
+preload_warns "dev-full, preloaded" /dev/full "not a regular file"
+mkdir -p "$MT_TMP/s/dir.data"
+record_refuses "a directory" "$MT_TMP/s/dir.data" "it is a directory"
+record_refuses "a missing directory" "$MT_TMP/nodir/x.data" \
+	"$MT_TMP/nodir: No such file or directory"
+preload_warns "a missing directory, preloaded" "$MT_TMP/nodir/x.data" "No such file or directory"
+
+# A read-only directory: as root only a read-only mount says no.
+mkdir -p "$MT_TMP/ro"
+if mount -t tmpfs -o ro,size=64k tmpfs "$MT_TMP/ro" 2>/dev/null; then
+	record_refuses "a read-only directory" "$MT_TMP/ro/x.data" "$MT_TMP/ro: Read-only file system"
+	preload_warns "a read-only directory, preloaded" "$MT_TMP/ro/x.data" "Read-only file system"
+	umount "$MT_TMP/ro"
+else
+	echo "read-only directory: cannot mount a tmpfs here: case skipped"
+fi
 
 # -o /dev/null: a character device is written to like a file (the log is
 # discarded); the launcher, with no file to read, adds no closing line.
