@@ -59,6 +59,17 @@ struct sym_module {
 	Dwfl_Module *mod;
 	struct cu_slot *cus;      /* CU DIE offset -> index, open addressing */
 	size_t ncus, capcus;
+	struct elf_sym *syms;     /* the ELF symbol table by address (symtab_lookup) */
+	size_t nsyms;
+	int syms_built;
+};
+
+/* A symbol of a module's ELF symbol table, for lookups by address. */
+struct elf_sym {
+	uint64_t addr, size;      /* address as the module is loaded */
+	const char *name;         /* owned by the module's Dwfl */
+	uint32_t order;           /* its index in the table (ties keep the first) */
+	uint8_t bind;             /* STB_* */
 };
 
 struct cu_index;
@@ -292,6 +303,7 @@ void mt_symbols_free(struct mt_symbols *s)
 		for (j = 0; j < s->mods[i].capcus; j++)
 			cu_index_free(s->mods[i].cus[j].ci);
 		free(s->mods[i].cus);
+		free(s->mods[i].syms);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 		free(s->mods[i].path);
@@ -937,19 +949,20 @@ static int32_t cu_index_find(const struct cu_index *ci, uint64_t a)
  * the mangled name, which shows the parameters ("grow_vector()") like every
  * other C++ frame. NULL when there is none.
  */
-static const char *cxx_symbol_name(struct mt_symbols *s, Dwfl_Module *mod,
+static const char *symtab_lookup(struct sym_module *sm, uint64_t pc, uint64_t *off);
+
+static const char *cxx_symbol_name(struct mt_symbols *s, struct sym_module *sm,
 				   Dwarf_Addr bias, Dwarf_Die *die, int *nomem)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Addr entry;
-	GElf_Sym sym;
-	GElf_Off off;
+	uint64_t off;
 	const char *name, *r;
 
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	    dwarf_entrypc(die, &entry) != 0)
 		return NULL;
-	name = dwfl_module_addrinfo(mod, entry + bias, &off, &sym, NULL, NULL, NULL);
+	name = symtab_lookup(sm, entry + bias, &off);
 	if (!name || off != 0 || name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	r = demangled(s, name);
@@ -969,7 +982,7 @@ static int node_details(struct mt_symbols *s, struct sym_module *sm,
 	if (fn->done)
 		return 0;
 	if (!fn->is_inline && ci->cplusplus)
-		fn->name = cxx_symbol_name(s, sm->mod, ci->bias, &fn->die, &nomem);
+		fn->name = cxx_symbol_name(s, sm, ci->bias, &fn->die, &nomem);
 	if (!fn->name && !nomem)
 		fn->name = die_name(s, &fn->die, &nomem);
 	if (fn->is_inline) {
@@ -990,6 +1003,110 @@ static int node_details(struct mt_symbols *s, struct sym_module *sm,
 		return MT_E_NOMEM;
 	fn->done = 1;
 	return 0;
+}
+
+/* ---- the ELF symbol table by address ---------------------------------------- */
+
+/*
+ * libdwfl's dwfl_module_addrinfo walks the whole symbol table for every
+ * address (cc1's 70,000 symbols, once per distinct frame: 60% of a report
+ * of a program without debug info). This sorts the table once per module
+ * and answers with a binary search, with libdwfl's choice of symbol: among
+ * the sized symbols that contain the address the closest one (highest
+ * start), between equal starts the better binding (global, then weak,
+ * then local), then the first in the table; with none, the closest
+ * sizeless symbol below it, if no sized symbol lies between.
+ */
+static int sym_cmp(const void *pa, const void *pb)
+{
+	const struct elf_sym *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int bind_rank(uint8_t bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+static void symtab_build(struct sym_module *sm)
+{
+	int n = dwfl_module_getsymtab(sm->mod);
+	size_t k = 0;
+
+	sm->syms_built = 1;
+	if (n <= 0 || !(sm->syms = calloc((size_t)n, sizeof(*sm->syms))))
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(sm->mod, i, &sym, &addr, &shndx,
+							   NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS || type == STT_SECTION ||
+		    type == STT_FILE || type == STT_TLS)
+			continue;
+		sm->syms[k].addr = addr;
+		sm->syms[k].size = sym.st_size;
+		sm->syms[k].name = name;
+		sm->syms[k].order = (uint32_t)i;
+		sm->syms[k].bind = (uint8_t)GELF_ST_BIND(sym.st_info);
+		k++;
+	}
+	sm->nsyms = k;
+	qsort(sm->syms, k, sizeof(*sm->syms), sym_cmp);
+}
+
+/* The name of the symbol for pc and pc's offset in it, or NULL. */
+static const char *symtab_lookup(struct sym_module *sm, uint64_t pc, uint64_t *off)
+{
+	const struct elf_sym *best = NULL, *sizeless = NULL;
+	size_t lo = 0, hi;
+
+	if (!sm->syms_built)
+		symtab_build(sm);
+	hi = sm->nsyms;
+	while (lo < hi) {          /* the first symbol above pc */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sm->syms[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Downwards: the first containing sized symbol is the closest; equal
+	 * starts sort by table order, so keep the better binding, else the
+	 * first. */
+	for (size_t i = lo; i-- > 0;) {
+		const struct elf_sym *e = &sm->syms[i];
+
+		if (best && e->addr != best->addr)
+			break;
+		if (e->size && pc - e->addr < e->size) {
+			/* downwards, so the later in the table is met first:
+			 * an equal binding replaces it */
+			if (!best || bind_rank(e->bind) <= bind_rank(best->bind))
+				best = e;
+		} else if (!best && !e->size && !sizeless) {
+			sizeless = e;
+		} else if (!best && e->size && !sizeless) {
+			/* a sized symbol below that does not reach pc */
+			if (lo - i > 64)
+				break;
+		}
+		if (!best && lo - i > 64)
+			break;
+	}
+	if (!best)
+		best = sizeless;
+	if (!best)
+		return NULL;
+	*off = pc - best->addr;
+	return best->name;
 }
 
 /* ---- resolution ------------------------------------------------------------ */
@@ -1055,10 +1172,8 @@ static int resolve_in_module(struct mt_symbols *s, struct sym_module *sm,
 
 	if (n == 0 || !out[0].function) {
 		/* no DWARF function: the ELF symbol table names it */
-		GElf_Sym sym;
-		GElf_Off off;
-		const char *name = dwfl_module_addrinfo(sm->mod, pc, &off, &sym,
-							NULL, NULL, NULL);
+		uint64_t off;
+		const char *name = symtab_lookup(sm, pc, &off);
 
 		if (name && *name) {
 			out[0].function = demangled(s, name);
