@@ -95,6 +95,20 @@ struct mt_replay {
 
 /* ---- live table ---------------------------------------------------------- */
 
+static int live_resize(struct mt_replay *r, size_t ncap);
+
+int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n)
+{
+	size_t cap = 4096;
+
+	/* A bound against a crafted END: 2^28 slots (10 GiB) at most. */
+	if (n > (1u << 27))
+		n = 1u << 27;
+	while ((n + 1) * 10 > cap * 7)
+		cap *= 2;
+	return cap > r->tabcap ? live_resize(r, cap) : 0;
+}
+
 static inline size_t slot_of(uint64_t addr, size_t cap)
 {
 	/* Each 1 KiB of address space is hashed to a group of 64 slots, in
@@ -121,7 +135,13 @@ static inline struct live *live_find(struct mt_replay *r, uint64_t addr)
 
 static int live_grow(struct mt_replay *r)
 {
-	size_t ncap = r->tabcap ? r->tabcap * 2 : 4096, i, j;
+	return live_resize(r, r->tabcap ? r->tabcap * 2 : 4096);
+}
+
+/* Rehashes into a table of ncap slots (a power of two). */
+static int live_resize(struct mt_replay *r, size_t ncap)
+{
+	size_t i, j;
 	struct live *nt = calloc(ncap, sizeof(*nt));
 
 	if (!nt)
@@ -219,6 +239,18 @@ const struct mt_end *mt_replay_end(const struct mt_replay *r)
 size_t mt_replay_nstacks(const struct mt_replay *r)
 {
 	return r->nstacks;
+}
+
+int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)
+{
+	struct mt_reader_end e;
+	int rc = mt_reader_end_totals(r->rd, &e);
+
+	if (rc == 1) {
+		*how = e.how;
+		*tot = e.tot;
+	}
+	return rc;
 }
 
 const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id)

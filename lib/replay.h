@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
 struct mt_replay;
 
 /* The file header. Strings are owned by the replay. */
@@ -132,6 +134,21 @@ const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id);
 size_t mt_replay_nmodules(const struct mt_replay *r);
 const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
 size_t mt_replay_nthreads(const struct mt_replay *r);
+
+/*
+ * The run will have about n live blocks at once (END's peak_blocks): the
+ * live table is sized for them now rather than grown, and rehashed, on the
+ * way (for 2 M live blocks, half the replay's time). Returns 0 or
+ * MT_E_NOMEM. The table never shrinks; a wrong n only costs time.
+ */
+int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
+
+/*
+ * END's figures from the log's last chunk, without a replay (see
+ * mt_reader_end_totals): 1 and *how, *tot when the log ends with END, 0
+ * when it does not, or a negative MT_E_*.
+ */
+int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot);
 
 /* Frees the replay; NULL is a no-op. */
 void mt_replay_free(struct mt_replay *r);

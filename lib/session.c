@@ -213,6 +213,18 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (rc < 0)
 		goto fail;
 	mt_agg_journal(s->agg, 1);
+	{
+		/* END knows how many blocks will be live at the peak: the
+		 * live table is made that large at once (a hint only). */
+		struct mt_totals tot;
+		unsigned how;
+
+		if (mt_replay_end_totals(s->r, &how, &tot) == 1 &&
+		    mt_replay_expect_blocks(s->r, tot.peak_blocks) < 0) {
+			rc = MT_E_NOMEM;
+			goto fail;
+		}
+	}
 	memset(&ops, 0, sizeof(ops));
 	ops.on_alloc = pass_alloc;
 	ops.on_free = pass_free;
