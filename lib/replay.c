@@ -101,9 +101,10 @@ int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n)
 {
 	size_t cap = 4096;
 
-	/* A bound against a crafted END: 2^28 slots (10 GiB) at most. */
-	if (n > (1u << 27))
-		n = 1u << 27;
+	/* A bound against a crafted END: 2^26 slots at most. The table is
+	 * calloc'ed, so only the pages that blocks land in are ever touched. */
+	if (n > (1u << 25))
+		n = 1u << 25;
 	while ((n + 1) * 10 > cap * 7)
 		cap *= 2;
 	return cap > r->tabcap ? live_resize(r, cap) : 0;
@@ -795,7 +796,9 @@ static void reset_run(struct mt_replay *r)
 	r->nstacks = 0;
 	r->nmods = 0;
 	r->nthreads = 0;
-	if (r->tab)
+	/* An empty table is all zero already (deletion shifts back, no
+	 * tombstones): a fresh or pre-sized one stays untouched. */
+	if (r->tab && r->tablen)
 		memset(r->tab, 0, r->tabcap * sizeof(*r->tab));
 	r->tablen = 0;
 	memset(&r->end, 0, sizeof(r->end));
