@@ -636,7 +636,8 @@ struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
 	if (!p)
 		return NULL;
 	if (a->st.peak_at_start) {
-		memset(p->c, 0, p->n * sizeof(*p->c));
+		if (p->n)
+			memset(p->c, 0, p->n * sizeof(*p->c));
 		p->events = 0;
 		p->time_ns = 0;
 		return p;
