@@ -88,20 +88,6 @@ int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);
 void mt_series_on_end(void *ctx, const struct mt_end *end);
 
 /*
- * Replays r through the series and another consumer side by side (ops with
- * ctx: the aggregator, typically): each allocation, free, snapshot and the
- * end go to the series first, then to ops (where set); what ops returns is
- * the callback's result, so ops may stop the replay. s may be NULL: ops
- * alone. The replay's progress goes to progress (with progress_ctx) when
- * not NULL, never to ops->on_progress. Returns what mt_replay_run returns.
- */
-struct mt_replay;
-int mt_series_replay_with(struct mt_series *s, struct mt_replay *r,
-			  const struct mt_replay_ops *ops, void *ctx,
-			  void (*progress)(void *ctx, uint64_t done, uint64_t total),
-			  void *progress_ctx);
-
-/*
  * 0, or a negative MT_E_* if a callback ran out of memory (a snapshot could
  * not be stored); the error is sticky until mt_series_reset().
  */

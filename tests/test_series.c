@@ -5,10 +5,9 @@
  * The main scenario replays the event sequence that samples/phases.c
  * documents in its header comment (the same blocks, in the same order), so
  * the expected figures are the sample's own: 67,712 B at snapshot 0, a peak
- * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. One test reads a
- * small log written with the test encoder (tests/testlog.c), for
- * mt_series_replay_with. Not here: the reader itself (test_replay), trees
- * (test_view_model).
+ * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. The series beside
+ * the aggregator in one replay is lib/session.c's (test_session). Not
+ * here: the reader itself (test_replay), trees (test_view_model).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +23,6 @@
 #include "replay.h"
 #include "series.h"
 
-#include "testlog.c"
 
 struct fixture {
 	struct mt_series *s;
@@ -333,123 +331,6 @@ static void test_reset_and_args(void **state)
 	mt_series_free(NULL);
 }
 
-/* The other consumer of mt_series_replay_with: counts what it is given. */
-struct counts {
-	unsigned allocs, frees, snapshots, ends, progress;
-	unsigned stop_at_alloc;   /* returns 1 from this allocation on (1-based) */
-};
-
-static int count_alloc(void *ctx, const struct mt_event *ev)
-{
-	struct counts *c = ctx;
-
-	(void)ev;
-	return ++c->allocs == c->stop_at_alloc;
-}
-
-static int count_free(void *ctx, const struct mt_event *ev)
-{
-	(void)ev;
-	((struct counts *)ctx)->frees++;
-	return 0;
-}
-
-static int count_snapshot(void *ctx, const struct mt_snapshot *snap)
-{
-	(void)snap;
-	((struct counts *)ctx)->snapshots++;
-	return 0;
-}
-
-static void count_end(void *ctx, const struct mt_end *end)
-{
-	(void)end;
-	((struct counts *)ctx)->ends++;
-}
-
-static void count_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	(void)done;
-	(void)total;
-	((struct counts *)ctx)->progress++;
-}
-
-/*
- * The log: malloc 100, malloc 300, snapshot 0, free of the 300, end. The
- * series and the counting consumer both see all of it; with s NULL the
- * consumer alone; a consumer that stops at the first allocation stops the
- * replay there, after the series has taken that allocation.
- */
-static void test_replay_with(void **state)
-{
-	struct fixture *f = *state;
-	static const char cmd[] = "./prog\0";
-	static const uint64_t ips[] = { 0x1000 };
-	struct testlog *t = tl_new(7, cmd, sizeof(cmd) - 1);
-	struct mt_replay_ops ops = { 0 };
-	struct counts c = { 0 }, pc = { 0 };
-	struct mt_series_peak p;
-	struct mt_series_end e;
-	struct mt_replay *r;
-	char dir[] = "/tmp/mt-test-series.XXXXXX", path[64];
-
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/log", dir);
-	tl_thread(t, 0, 7);
-	tl_stack(t, 0, MT_FN_MALLOC, 1, ips);
-	tl_alloc(t, 1000, 0xa000, 100, 0, 0);
-	tl_alloc(t, 1000, 0xb000, 300, 0, 0);
-	tl_snapshot(t, 1000, 0, "");
-	tl_free_block(t, 1000, 0xb000, 0);
-	tl_end(t, 1000, MT_END_EXIT, 0);
-	tl_write(t, path);
-	tl_free(t);
-	assert_int_equal(mt_replay_open(path, &r, NULL), 0);
-	ops.on_alloc = count_alloc;
-	ops.on_free = count_free;
-	ops.on_snapshot = count_snapshot;
-	ops.on_end = count_end;
-	ops.on_progress = count_progress;
-
-	assert_int_equal(mt_series_replay_with(f->s, r, &ops, &c, count_progress, &pc), 0);
-	assert_int_equal(c.allocs, 2);
-	assert_int_equal(c.frees, 1);
-	assert_int_equal(c.snapshots, 1);
-	assert_int_equal(c.ends, 1);
-	assert_int_equal(c.progress, 0);
-	assert_true(pc.progress > 0);
-	mt_series_peak(f->s, &p);
-	assert_int_equal(p.bytes, 400);
-	assert_int_equal(p.blocks, 2);
-	mt_series_end(f->s, &e);
-	assert_int_equal(e.live_bytes, 100);
-	assert_int_equal(e.allocs, 2);
-	assert_int_equal(e.frees, 1);
-	assert_int_equal(mt_series_nsnapshots(f->s), 1);
-	assert_int_equal(mt_series_snapshot(f->s, 0)->live_bytes, 400);
-
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(mt_series_replay_with(NULL, r, &ops, &c, NULL, NULL), 0);
-	assert_int_equal(c.allocs, 2);
-	assert_int_equal(c.frees, 1);
-	assert_int_equal(c.snapshots, 1);
-	assert_int_equal(c.ends, 1);
-
-	memset(&c, 0, sizeof(c));
-	c.stop_at_alloc = 1;
-	mt_series_reset(f->s);
-	assert_int_equal(mt_series_replay_with(f->s, r, &ops, &c, NULL, NULL), 1);
-	assert_int_equal(c.allocs, 1);
-	assert_int_equal(c.frees, 0);
-	mt_series_end(f->s, &e);
-	assert_int_equal(e.allocs, 1);
-	assert_int_equal(e.live_bytes, 100);
-
-	mt_replay_free(r);
-	unlink(path);
-	rmdir(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,7 +341,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resample_end_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_run_spike, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_and_args, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replay_with, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
