@@ -91,6 +91,7 @@ static struct {
 	off_t exec_off;       /* file size before it */
 	sem_t snap_sem;
 	int helper_on;
+	int helper_busy;      /* the helper is between waits (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
@@ -629,8 +630,10 @@ static void *helper_main(void *arg)
 		wake = next_snap && next_snap < next_flush ? next_snap : next_flush;
 		struct timespec ts = { (time_t)(wake / 1000000000ull),
 				       (long)(wake % 1000000000ull) };
+		__atomic_store_n(&S.helper_busy, 0, __ATOMIC_RELEASE);
 		int r = sem_clockwait(&S.snap_sem, CLOCK_MONOTONIC, &ts);
 		int e = errno;
+		__atomic_store_n(&S.helper_busy, 1, __ATOMIC_RELEASE);
 		if (!mt_rec_active)
 			return NULL;
 		if (r == 0) {
@@ -744,6 +747,16 @@ static void on_exit_cb(int status, void *arg)
 	 * this thread: the log lock may be ours already, so only try it. */
 	int blocking = mt_tls.guard == 0;
 	mt_tls.guard++;
+	/* Snapshot signals the helper has not served yet (it may be writing
+	 * a chunk): taken here, before END, as they would have been; one it
+	 * is serving, it is given up to 0.2 s to finish. */
+	if (blocking && S.helper_on && mt_rec_active) {
+		struct timespec nap = { 0, 1000000 };
+		for (int i = 0; i < 200 && __atomic_load_n(&S.helper_busy, __ATOMIC_ACQUIRE); i++)
+			nanosleep(&nap, NULL);
+		while (sem_trywait(&S.snap_sem) == 0)
+			take_snapshot("signal");
+	}
 	finish(MT_END_EXIT, status, blocking, 0);
 	mt_tls.guard--;
 }
@@ -916,6 +929,10 @@ static void fork_child(void)
 		if (S.fd >= 0)
 			close(S.fd);
 		S.fd = -1;
+	}
+	if (!mt_rec_active) {
+		S.helper_on = 0;      /* threads do not survive a fork */
+		S.helper_busy = 0;
 	}
 	S.exec_pending = 0;
 	S.pid = getpid();
