@@ -105,10 +105,9 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
 
-	/* The free half of a realloc opened the bucket; its alloc half (same
-	 * seq and time) belongs with it. */
-	if (!ev->realloc)
-		before(s, ev->time_ns);
+	/* After a realloc's free half (same time) this finds the bucket
+	 * already open; a realloc of a block that was not live has none. */
+	before(s, ev->time_ns);
 	agg_ops.on_alloc(s->agg, ev);
 	return series_ops.on_alloc(s->series, ev);
 }

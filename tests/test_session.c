@@ -39,7 +39,8 @@ struct fixture {
 /*
  * A run of 3,000 rounds: allocations of sizes and stacks from a simple
  * generator on two threads, frees of older blocks, reallocs, a snapshot
- * every 500 rounds, time steps of 1 to 50 us (so that the series' buckets
+ * every 500 rounds, reallocs of blocks never allocated (only their new
+ * block counts), time steps of 1 to 50 us (so that the series' buckets
  * widen several times), a peak around round 1,800, then a fall.
  */
 static void new_log(const char *path, uint64_t *events)
@@ -73,6 +74,11 @@ static void new_log(const char *path, uint64_t *events)
 			addr[k] = 0x100000 + 0x10000 * k + (r & 0xfff) * 16;
 			tl_alloc(t, dt, addr[k], size, st, th);
 		}
+		/* a realloc of a block never seen: its alloc half alone, some
+		 * of them first in a bucket (after a pause) */
+		if (r % 97 == 0)
+			tl_realloc(t, r % 194 ? dt : 300000, 0x8000000 + r * 16,
+				   0x9000000 + r * 16, 24, st, th);
 		if (r % 500 == 499)
 			tl_snapshot(t, 1, snap++, "s");
 		if (r % 700 == 0)
@@ -204,6 +210,26 @@ static void test_points(void **state)
 	}
 	struct mt_profile **want = truth(f->path, at, n);
 	struct mt_profile **want2 = truth(f->path, theirs, m);
+	/* just before every boundary of the series' final buckets: where the
+	 * index answers from its marks */
+	uint64_t w = mt_series_bucket_ns(mt_session_series(s));
+	size_t nb = (size_t)(st->end_time_ns / w) + 1;
+	struct mt_at *bt = calloc(nb, sizeof(*bt));
+	assert_non_null(bt);
+	for (size_t k = 0; k < nb; k++) {
+		bt[k].kind = MT_AT_TIME;
+		bt[k].value = (k + 1) * w - 1;
+	}
+	struct mt_profile **want3 = truth(f->path, bt, nb);
+	for (size_t k = 0; k < nb; k++) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &bt[k], &p), 0);
+		assert_same(p, want3[k]);
+		mt_profile_free(p);
+		mt_profile_free(want3[k]);
+	}
+	free(want3);
+	free(bt);
 	for (size_t i = 0; i < n; i++) {
 		struct mt_profile *p;
 		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
