@@ -24,6 +24,7 @@
 
 #include "agg.h"
 #include "error.h"
+#include "livetab.h"
 #include "replay.h"
 
 struct mt_profile {
@@ -39,10 +40,17 @@ struct mt_agg_req {
 	int done;
 };
 
-/* The last allocation of one thread, for temporary allocations. */
+/*
+ * The last allocation of one thread, for temporary allocations: valid
+ * while the thread has had no allocation-related event since and the
+ * block is still live. With several threads, a block may be freed by
+ * another thread (and its address reused) before its own thread's next
+ * event, so `last` maps the address of each valid entry to its thread, and
+ * any free of that address ends the entry.
+ */
 struct mt_agg_thread {
-	uint64_t seq;             /* its seq */
-	int valid;                /* no allocation-related event of the thread since */
+	uint64_t addr;
+	int valid;
 };
 
 /* Per stack, beside cur: the peak's copy on write and the journal's stamp. */
@@ -75,6 +83,7 @@ struct mt_agg {
 	struct mt_profile temp;   /* temporary bytes (bytes) and count (blocks) per stack */
 	struct mt_agg_thread *thr;
 	size_t nthr;
+	struct mt_livetab last;   /* with more than one thread: address -> thread */
 	int64_t live_bytes, live_blocks;
 	struct mt_agg_stats st;
 	struct mt_agg_snapshot *snaps;
@@ -212,8 +221,10 @@ struct mt_agg *mt_agg_new(void)
 {
 	struct mt_agg *a = calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		a->st.peak_at_start = 1;
+		mt_livetab_init(&a->last, NULL, NULL);
+	}
 	return a;
 }
 
@@ -248,6 +259,7 @@ void mt_agg_free(struct mt_agg *a)
 	free(a->cur.c);
 	free(a->temp.c);
 	free(a->thr);
+	mt_livetab_fini(&a->last);
 	free(a);
 }
 
@@ -260,6 +272,7 @@ static void reset_run(struct mt_agg *a)
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
 	a->nthr = 0;
+	mt_livetab_clear(&a->last);
 	a->live_bytes = a->live_blocks = 0;
 	clear_snapshots(a);
 	memset(&a->st, 0, sizeof(a->st));
@@ -345,8 +358,9 @@ static void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 {
 	if (t >= a->nthr) {
-		size_t n = (size_t)t + 1;
+		size_t n = (size_t)t + 1, old = a->nthr;
 		struct mt_agg_thread *p = realloc(a->thr, n * sizeof(*p));
+		uint64_t prev;
 
 		if (!p) {
 			a->err = MT_E_NOMEM;
@@ -355,8 +369,59 @@ static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 		memset(p + a->nthr, 0, (n - a->nthr) * sizeof(*p));
 		a->thr = p;
 		a->nthr = n;
+		/* From one thread to several: the map starts with the valid
+		 * entries so far (one thread alone needs no map). */
+		if (old == 1 && p[0].valid && mt_livetab_put(&a->last, p[0].addr, 0, &prev) < 0)
+			a->err = MT_E_NOMEM;
 	}
 	return &a->thr[t];
+}
+
+/* Thread ti allocated the block at addr: its entry, for temporaries. */
+static void last_alloc(struct mt_agg *a, uint32_t ti, uint64_t addr)
+{
+	struct mt_agg_thread *t = thread_of(a, ti);
+	uint64_t other;
+
+	if (!t)
+		return;
+	if (a->nthr > 1) {
+		if (t->valid)
+			(void)mt_livetab_take(&a->last, t->addr, &other);
+		/* an entry at the same address whose free went unseen ends */
+		int rc = mt_livetab_put(&a->last, addr, ti, &other);
+
+		if (rc < 0)
+			a->err = MT_E_NOMEM;
+		else if (rc == 1 && other != ti)
+			a->thr[other].valid = 0;
+	}
+	t->addr = addr;
+	t->valid = 1;
+}
+
+/*
+ * Thread ti freed the block at addr: 1 when it is the thread's last
+ * allocation with nothing of the thread in between (a temporary). Ends
+ * the thread's entry, and any entry of another thread for that block.
+ */
+static int last_free(struct mt_agg *a, uint32_t ti, uint64_t addr)
+{
+	struct mt_agg_thread *t = thread_of(a, ti);
+	uint64_t owner;
+	int temp;
+
+	if (!t)
+		return 0;
+	temp = t->valid && t->addr == addr;
+	if (a->nthr > 1) {
+		if (mt_livetab_take(&a->last, addr, &owner))
+			a->thr[owner].valid = 0;
+		if (t->valid && !temp)
+			(void)mt_livetab_take(&a->last, t->addr, &owner);
+	}
+	t->valid = 0;
+	return temp;
 }
 
 /* Grows cur, and aux beside it, to hold stack. */
@@ -415,7 +480,6 @@ static struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
-	struct mt_agg_thread *t;
 	struct mt_cost *c;
 
 	if (before_event(a, ev->seq, ev->time_ns))
@@ -438,11 +502,7 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 		a->st.peak_at_start = 0;
 		a->peak_epoch++;      /* the state now is the peak's */
 	}
-	t = thread_of(a, ev->thread);
-	if (t) {
-		t->seq = ev->seq;
-		t->valid = 1;
-	}
+	last_alloc(a, ev->thread, ev->addr);
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
 }
@@ -450,7 +510,6 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 static int agg_on_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
-	struct mt_agg_thread *t;
 	struct mt_cost *c;
 
 	if (before_event(a, ev->seq, ev->time_ns))
@@ -463,16 +522,12 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 	a->live_bytes -= (int64_t)ev->size;
 	a->live_blocks--;
 	a->st.frees++;
-	t = thread_of(a, ev->thread);
-	if (t) {
-		if (t->valid && t->seq == ev->alloc_seq) {
-			struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
+	if (last_free(a, ev->thread, ev->addr)) {
+		struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
 
-			if (mt_profile_add(&a->temp, ev->stack, &tc) < 0)
-				a->err = MT_E_NOMEM;
-			a->st.temporary++;
-		}
-		t->valid = 0;
+		if (mt_profile_add(&a->temp, ev->stack, &tc) < 0)
+			a->err = MT_E_NOMEM;
+		a->st.temporary++;
 	}
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;

@@ -44,12 +44,36 @@
 #include "error.h"
 #include "format.h"
 #include "reader.h"
+#include "livetab.h"
 #include "replay.h"
 
-struct live {
-	uint64_t addr, size, time, seq;
+/*
+ * A live block is one slot of the live table (lib/livetab.h): its value
+ * packs the requested size (low 40 bits) and the stack id (high 24). The
+ * rare block that does not fit (1 TiB or more, or a stack id from 2^24 - 1
+ * up) gets the escape stack id and the index of an entry in big[], so the
+ * table stays 16 bytes a slot however odd the log.
+ */
+#define SIZE_BITS 40
+#define STACK_ESC 0xFFFFFFu
+struct big {
+	uint64_t size;
 	uint32_t stack;
-	uint32_t used;
+	uint32_t next;        /* free list, when unused */
+};
+
+/*
+ * Events decoded but not yet applied: the replay decodes up to PEND events
+ * ahead of the one it applies and asks the CPU for their live-table slots
+ * as it decodes them, so the cache misses of millions of live blocks
+ * overlap instead of stalling one after another (on a python3 run with
+ * 2.1 M live blocks the table's misses were 60 % of a report).
+ */
+#define PEND 16
+struct pend {
+	uint8_t type;
+	uint32_t stack, thread;
+	uint64_t seq, time, size, a, a2;
 };
 
 struct modrec {
@@ -76,8 +100,13 @@ struct mt_replay {
 	uint8_t *known;
 	size_t nthreads, threadcap;
 
-	struct live *tab;
-	size_t tabcap, tablen;  /* cap a power of 2 */
+	struct mt_livetab live;
+	struct big *big;
+	size_t nbig, bigcap;
+	uint32_t big_free;    /* head of big[]'s free list, UINT32_MAX: none */
+
+	struct pend q[PEND];  /* ring of events decoded ahead */
+	size_t qh, qn;
 
 	struct mt_end end;
 	char *stop_reason;
@@ -95,88 +124,66 @@ struct mt_replay {
 
 /* ---- live table ---------------------------------------------------------- */
 
-static int live_resize(struct mt_replay *r, size_t ncap);
-
 int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n)
 {
-	size_t cap = 4096;
-
-	/* A bound against a crafted END: 2^26 slots at most. The table is
-	 * calloc'ed, so only the pages that blocks land in are ever touched. */
-	if (n > (1u << 25))
-		n = 1u << 25;
-	while ((n + 1) * 10 > cap * 7)
-		cap *= 2;
-	return cap > r->tabcap ? live_resize(r, cap) : 0;
+	return mt_livetab_reserve(&r->live, n) < 0 ? MT_E_NOMEM : 0;
 }
 
-static inline size_t slot_of(uint64_t addr, size_t cap)
+void mt_replay_trim(struct mt_replay *r)
 {
-	/* Each 1 KiB of address space is hashed to a group of 64 slots, in
-	 * which blocks keep their order: blocks allocated together (heap
-	 * carving) share cache lines, so a replay with millions of live
-	 * blocks misses the cache far less than with one random slot per
-	 * block, while the groups stay spread over the table. */
-	uint64_t g = (addr >> 10) * 0x9E3779B97F4A7C15ull;
-
-	return (size_t)((g >> 20 << 6) | ((addr >> 4) & 63)) & (cap - 1);
+	mt_livetab_fini(&r->live);
+	free(r->big);
+	r->big = NULL;
+	r->nbig = r->bigcap = 0;
+	r->big_free = UINT32_MAX;
 }
 
-static inline struct live *live_find(struct mt_replay *r, uint64_t addr)
+/* The value of a block; -1 when out of memory (for big[]). */
+static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint64_t *val)
 {
-	size_t i;
+	uint32_t i;
 
-	if (!r->tabcap)
-		return NULL;
-	for (i = slot_of(addr, r->tabcap); r->tab[i].used; i = (i + 1) & (r->tabcap - 1))
-		if (r->tab[i].addr == addr)
-			return &r->tab[i];
-	return NULL;
-}
-
-static int live_grow(struct mt_replay *r)
-{
-	return live_resize(r, r->tabcap ? r->tabcap * 2 : 4096);
-}
-
-/* Rehashes into a table of ncap slots (a power of two). */
-static int live_resize(struct mt_replay *r, size_t ncap)
-{
-	size_t i, j;
-	struct live *nt = calloc(ncap, sizeof(*nt));
-
-	if (!nt)
-		return MT_E_NOMEM;
-	for (i = 0; i < r->tabcap; i++) {
-		if (!r->tab[i].used)
-			continue;
-		for (j = slot_of(r->tab[i].addr, ncap); nt[j].used; j = (j + 1) & (ncap - 1))
-			;
-		nt[j] = r->tab[i];
+	if (size < (1ull << SIZE_BITS) && stack < STACK_ESC) {
+		*val = size | (uint64_t)stack << SIZE_BITS;
+		return 0;
 	}
-	free(r->tab);
-	r->tab = nt;
-	r->tabcap = ncap;
+	if (r->big_free != UINT32_MAX) {
+		i = r->big_free;
+		r->big_free = r->big[i].next;
+	} else {
+		if (r->nbig == r->bigcap) {
+			size_t cap = r->bigcap ? 2 * r->bigcap : 64;
+			struct big *b = cap < UINT32_MAX ? realloc(r->big, cap * sizeof(*b)) : NULL;
+
+			if (!b)
+				return -1;
+			r->big = b;
+			r->bigcap = cap;
+		}
+		i = (uint32_t)r->nbig++;
+	}
+	r->big[i].size = size;
+	r->big[i].stack = stack;
+	*val = i | (uint64_t)STACK_ESC << SIZE_BITS;
 	return 0;
 }
 
-static void live_remove(struct mt_replay *r, struct live *e)
+/* The size and stack of a value; a big[] entry is released. */
+static void unpack(struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *stack)
 {
-	size_t mask = r->tabcap - 1, i = (size_t)(e - r->tab), j = i, k;
+	uint32_t st = (uint32_t)(val >> SIZE_BITS);
+	uint32_t i;
 
-	/* Backward shift: move up later entries whose home is at or before i. */
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!r->tab[j].used)
-			break;
-		k = slot_of(r->tab[j].addr, r->tabcap);
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			r->tab[i] = r->tab[j];
-			i = j;
-		}
+	if (st != STACK_ESC) {
+		*size = val & ((1ull << SIZE_BITS) - 1);
+		*stack = st;
+		return;
 	}
-	r->tab[i].used = 0;
-	r->tablen--;
+	i = (uint32_t)(val & ((1ull << SIZE_BITS) - 1));
+	*size = r->big[i].size;
+	*stack = r->big[i].stack;
+	r->big[i].next = r->big_free;
+	r->big_free = i;
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -192,6 +199,8 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return MT_E_NOMEM;
+	mt_livetab_init(&r->live, NULL, NULL);
+	r->big_free = UINT32_MAX;
 	err = mt_reader_open(path, &r->rd, err_offset);
 	if (err < 0)
 		goto fail;
@@ -301,7 +310,8 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->mods);
 	free(r->tids);
 	free(r->known);
-	free(r->tab);
+	mt_livetab_fini(&r->live);
+	free(r->big);
 	free(r->stop_reason);
 	free(r);
 }
@@ -542,70 +552,112 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 	return 0;
 }
 
-/* Releases the live block e through on_free; the caller then drops it. */
-static int emit_free(const struct live *e, uint64_t seq, uint64_t time, uint32_t thread,
-		     int realloc, const struct mt_replay_ops *ops, void *ctx)
+/* A released block's on_free. */
+static int emit_free(uint64_t addr, uint64_t size, uint32_t stack, uint64_t seq, uint64_t time,
+		     uint32_t thread, int realloc, const struct mt_replay_ops *ops, void *ctx)
 {
 	struct mt_event ev = {
-		.seq = seq, .time_ns = time, .addr = e->addr, .size = e->size,
-		.stack = e->stack, .thread = thread, .alloc_time_ns = e->time,
-		.alloc_seq = e->seq, .realloc = realloc,
+		.seq = seq, .time_ns = time, .addr = addr, .size = size,
+		.stack = stack, .thread = thread, .realloc = realloc,
 	};
 
 	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
 }
 
 /* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-static int do_alloc(struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
-		    uint32_t thread, uint64_t seq, int realloc,
+static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, int realloc,
 		    const struct mt_replay_ops *ops, void *ctx)
 {
-	struct live *e;
-	size_t i;
-	int stop = 0;
+	uint64_t val, old, osize;
+	uint32_t ostack;
+	int stop = 0, rc;
 
-	if ((r->tablen + 1) * 10 > r->tabcap * 7 && live_grow(r) < 0)
+	if (pack(r, p->size, p->stack, &val) < 0)
 		return MT_E_NOMEM;
-	/* One probe: the block's slot if it is live, else where it goes. */
-	for (i = slot_of(addr, r->tabcap); r->tab[i].used && r->tab[i].addr != addr;
-	     i = (i + 1) & (r->tabcap - 1))
-		;
-	e = &r->tab[i];
-	if (e->used)
-		/* Released, then the new block takes its slot (same key). */
-		stop = emit_free(e, seq, r->time, thread, 0, ops, ctx);
-	else
-		r->tablen++;
-	/* Fields one by one: a struct copied from the stack would stall on
-	 * store forwarding. */
-	e->addr = addr;
-	e->size = size;
-	e->time = r->time;
-	e->seq = seq;
-	e->stack = stack;
-	e->used = 1;
+	rc = mt_livetab_put(&r->live, addr, val, &old);
+	if (rc < 0)
+		return MT_E_NOMEM;
+	if (rc == 1) {
+		/* Released, then the new block takes its place. */
+		unpack(r, old, &osize, &ostack);
+		stop = emit_free(addr, osize, ostack, p->seq, p->time, p->thread, 0, ops, ctx);
+	}
 	if (ops->on_alloc) {
 		struct mt_event ev = {
-			.seq = seq, .time_ns = r->time, .addr = addr, .size = size,
-			.stack = stack, .thread = thread, .alloc_time_ns = r->time,
-			.alloc_seq = seq, .realloc = realloc,
+			.seq = p->seq, .time_ns = p->time, .addr = addr, .size = p->size,
+			.stack = p->stack, .thread = p->thread, .realloc = realloc,
 		};
 		stop |= ops->on_alloc(ctx, &ev);
 	}
 	return stop ? 1 : 0;
 }
 
-static int do_free(struct mt_replay *r, uint64_t addr, uint32_t thread, uint64_t seq,
-		   int realloc, const struct mt_replay_ops *ops, void *ctx)
+static int do_free(struct mt_replay *r, const struct pend *p, int realloc,
+		   const struct mt_replay_ops *ops, void *ctx)
 {
-	struct live *e = live_find(r, addr);
-	struct live copy;
+	uint64_t val, size;
+	uint32_t stack;
 
-	if (!e)
+	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
-	copy = *e;
-	live_remove(r, e);
-	return emit_free(&copy, seq, r->time, thread, realloc, ops, ctx) ? 1 : 0;
+	unpack(r, val, &size, &stack);
+	return emit_free(p->a, size, stack, p->seq, p->time, p->thread, realloc, ops, ctx) ? 1 : 0;
+}
+
+/* Applies one decoded event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
+static int apply(struct mt_replay *r, const struct pend *p, const struct mt_replay_ops *ops,
+		 void *ctx)
+{
+	int stop, err;
+
+	switch (p->type) {
+	case MT_REC_ALLOC:
+		return do_alloc(r, p, p->a, 0, ops, ctx);
+	case MT_REC_FREE:
+		return do_free(r, p, 0, ops, ctx);
+	default:              /* REALLOC: both halves, whatever the first says */
+		stop = do_free(r, p, 1, ops, ctx);
+		err = do_alloc(r, p, p->a2, 1, ops, ctx);
+		return err < 0 ? err : stop || err ? 1 : 0;
+	}
+}
+
+/*
+ * Applies pending events, oldest first, until at most keep remain. When the
+ * consumer stops, the events decoded after it are dropped and the run's
+ * counters go back to the stopping event, as if decoding had stopped there.
+ * Returns 0, 1 (stopped) or MT_E_NOMEM.
+ */
+static int drain(struct mt_replay *r, size_t keep, const struct mt_replay_ops *ops, void *ctx)
+{
+	while (r->qn > keep) {
+		const struct pend *p = &r->q[r->qh];
+		int rc = apply(r, p, ops, ctx);
+
+		r->qh = (r->qh + 1) % PEND;
+		r->qn--;
+		if (rc) {
+			if (rc > 0) {
+				r->events = p->seq + 1;
+				r->time = p->time;
+			}
+			r->qn = 0;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Queues a decoded event, applying the oldest when the ring is full. */
+static int push(struct mt_replay *r, const struct pend *p, const struct mt_replay_ops *ops,
+		void *ctx)
+{
+	r->q[(r->qh + r->qn) % PEND] = *p;
+	r->qn++;
+	mt_livetab_prefetch(&r->live, p->a);
+	if (p->type == MT_REC_REALLOC)
+		mt_livetab_prefetch(&r->live, p->a2);
+	return drain(r, PEND - 1, ops, ctx);
 }
 
 /*
@@ -637,7 +689,7 @@ static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, ui
  * Decodes one chunk. Returns 0, 1 if a callback stopped the replay, or a
  * negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
  */
-static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
+static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
 {
 	struct cur c = { data, data + len }, sc[MT_STREAMS];
@@ -679,6 +731,14 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	while (c.p < c.end && !stop) {
 		uint8_t type = *c.p++;
 
+		/* Records other than events and their context (TIME, SWITCH)
+		 * see every event before them applied. */
+		if (type != MT_REC_ALLOC && type != MT_REC_FREE && type != MT_REC_REALLOC &&
+		    type != MT_REC_TIME && type != MT_REC_SWITCH && r->qn) {
+			err = drain(r, 0, ops, ctx);
+			if (err)
+				return err;
+		}
 		switch (type) {
 		case MT_REC_ALLOC:
 			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
@@ -688,12 +748,21 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			    get_addr(r, sc, 1, 0, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			r->allocated += size;
-			stop = err = do_alloc(r, a, size, stack, thread, r->events++, 0, ops, ctx);
+			{
+				struct pend pe = { MT_REC_ALLOC, stack, thread, r->events++, r->time,
+						   size, a, 0 };
+
+				stop = err = push(r, &pe, ops, ctx);
+			}
 			break;
 		case MT_REC_FREE:
 			if (get_addr(r, sc, 0, 1, &a) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
-			stop = err = do_free(r, a, thread, r->events++, 0, ops, ctx);
+			{
+				struct pend pe = { MT_REC_FREE, 0, thread, r->events++, r->time, 0, a, 0 };
+
+				stop = err = push(r, &pe, ops, ctx);
+			}
 			break;
 		case MT_REC_TIME:
 			if (get_uv(&c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
@@ -713,11 +782,12 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			    get_addr(r, sc, 1, 0, &a2) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			r->allocated += size;
-			seq = r->events++;
-			stop = do_free(r, a, thread, seq, 1, ops, ctx);
-			err = do_alloc(r, a2, size, stack, thread, seq, 1, ops, ctx);
-			if (err > 0)
-				stop = 1;
+			{
+				struct pend pe = { MT_REC_REALLOC, stack, thread, r->events++, r->time,
+						   size, a, a2 };
+
+				stop = err = push(r, &pe, ops, ctx);
+			}
 			break;
 		case MT_REC_STACK:
 			err = rec_stack(r, &c, ops, ctx);
@@ -791,16 +861,33 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	return stop;
 }
 
+/*
+ * Replays one chunk: decodes it, applying events as they leave the ring,
+ * then applies the rest. A chunk that turns out corrupt still delivers the
+ * events before the bad record, as a replay without the ring would.
+ */
+static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
+			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
+{
+	int rc = decode_chunk(r, data, len, comp_len, ops, ctx), d;
+
+	if (rc > 0 || rc == MT_E_NOMEM) {
+		r->qn = 0;
+		return rc;
+	}
+	d = drain(r, 0, ops, ctx);
+	return d ? d : rc;
+}
+
 static void reset_run(struct mt_replay *r)
 {
 	r->nstacks = 0;
 	r->nmods = 0;
 	r->nthreads = 0;
-	/* An empty table is all zero already (deletion shifts back, no
-	 * tombstones): a fresh or pre-sized one stays untouched. */
-	if (r->tab && r->tablen)
-		memset(r->tab, 0, r->tabcap * sizeof(*r->tab));
-	r->tablen = 0;
+	mt_livetab_clear(&r->live);
+	r->nbig = 0;
+	r->big_free = UINT32_MAX;
+	r->qh = r->qn = 0;
 	memset(&r->end, 0, sizeof(r->end));
 	free(r->stop_reason);
 	r->stop_reason = NULL;

@@ -2,7 +2,7 @@
  * replay.h - replays an event log through a table of callbacks.
  *
  * The replay reads the log chunk by chunk (lib/reader.c), keeps the table of
- * live blocks (address -> size, stack, allocation time) and the table of
+ * live blocks (address -> size and stack: lib/livetab.h) and the table of
  * distinct stacks, and calls the consumer for each event in true order. Its
  * memory grows with live blocks and distinct stacks, never with the number of
  * events. Every tool (summary, trees, timeline, viewer, dump, tests) is a
@@ -39,8 +39,6 @@ struct mt_event {
 	uint64_t size;        /* requested size of the block */
 	uint32_t stack;       /* stack id that allocated the block */
 	uint32_t thread;      /* thread index of this event */
-	uint64_t alloc_time_ns; /* on_free: when the block was allocated; on_alloc: == time_ns */
-	uint64_t alloc_seq;     /* on_free: seq of the allocating event */
 	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
 };
 
@@ -142,6 +140,13 @@ size_t mt_replay_nthreads(const struct mt_replay *r);
  * MT_E_NOMEM. The table never shrinks; a wrong n only costs time.
  */
 int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
+
+/*
+ * Releases the live table's memory until the next run (which makes it
+ * again): for a reader that keeps the replay for later but is done with
+ * live blocks for now, such as a session after its pass.
+ */
+void mt_replay_trim(struct mt_replay *r);
 
 /*
  * END's figures from the log's last chunk, without a replay (see

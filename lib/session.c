@@ -241,6 +241,9 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (rc < 0)
 		goto fail;
 	s->nthreads = mt_replay_nthreads(s->r);
+	/* Live blocks are the pass's alone: their table goes before the
+	 * trees and the symbolizer come, so the two never add up. */
+	mt_replay_trim(s->r);
 	*out = s;
 	return 0;
 fail:
@@ -372,6 +375,8 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 	err = mt_agg_request(s->side, at, n, 1);
 	if (err < 0)
 		return err;
+	/* never more live blocks than at the peak: no rehash on the way */
+	(void)mt_replay_expect_blocks(s->r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
 	mt_agg_ops(&ops);
 	err = mt_replay_run(s->r, &ops, s->side);
 	if (err < 0)

@@ -56,14 +56,12 @@ static uint64_t ev_alloc(struct fixture *f, uint64_t addr, uint64_t size, uint32
 	ev.size = size;
 	ev.stack = stack;
 	ev.thread = thread;
-	ev.alloc_time_ns = ev.time_ns;
-	ev.alloc_seq = ev.seq;
 	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
 	return ev.seq;
 }
 
 static void ev_free(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
-		    uint32_t thread, uint64_t alloc_seq)
+		    uint32_t thread)
 {
 	struct mt_event ev = { 0 };
 
@@ -73,13 +71,12 @@ static void ev_free(struct fixture *f, uint64_t addr, uint64_t size, uint32_t st
 	ev.size = size;
 	ev.stack = stack;
 	ev.thread = thread;
-	ev.alloc_seq = alloc_seq;
 	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
 }
 
 /* realloc: the free half then the alloc half, one seq. Returns the seq. */
 static uint64_t ev_realloc(struct fixture *f, uint64_t old, uint64_t old_size,
-			   uint32_t old_stack, uint64_t old_seq, uint64_t addr,
+			   uint32_t old_stack, uint64_t addr,
 			   uint64_t size, uint32_t stack, uint32_t thread)
 {
 	struct mt_event ev = { 0 };
@@ -90,14 +87,11 @@ static uint64_t ev_realloc(struct fixture *f, uint64_t old, uint64_t old_size,
 	ev.size = old_size;
 	ev.stack = old_stack;
 	ev.thread = thread;
-	ev.alloc_seq = old_seq;
 	ev.realloc = 1;
 	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
 	ev.addr = addr;
 	ev.size = size;
 	ev.stack = stack;
-	ev.alloc_seq = ev.seq;
-	ev.alloc_time_ns = ev.time_ns;
 	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
 	return ev.seq;
 }
@@ -138,16 +132,15 @@ static void test_peak_and_leaks(void **state)
 	struct fixture *f = *state;
 	const struct mt_agg_stats *st;
 	struct mt_profile *end;
-	uint64_t s0, s1, s3;
 
 	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
-	s0 = ev_alloc(f, 0x1000, 100, 0, 0);
-	s1 = ev_alloc(f, 0x2000, 200, 0, 0);
+	ev_alloc(f, 0x1000, 100, 0, 0);
+	ev_alloc(f, 0x2000, 200, 0, 0);
 	ev_alloc(f, 0x3000, 50, 1, 0);
-	ev_free(f, 0x1000, 100, 0, 0, s0);
-	s3 = ev_alloc(f, 0x4000, 400, 1, 0);      /* seq 4: live 200 + 50 + 400 */
-	ev_free(f, 0x2000, 200, 0, 0, s1);
-	ev_free(f, 0x4000, 400, 1, 0, s3);
+	ev_free(f, 0x1000, 100, 0, 0);
+	ev_alloc(f, 0x4000, 400, 1, 0);      /* seq 4: live 200 + 50 + 400 */
+	ev_free(f, 0x2000, 200, 0, 0);
+	ev_free(f, 0x4000, 400, 1, 0);
 	ev_end(f);
 
 	st = mt_agg_stats(f->a);
@@ -176,16 +169,15 @@ static void test_peak_first_and_realloc(void **state)
 {
 	struct fixture *f = *state;
 	const struct mt_agg_stats *st;
-	uint64_t a, b;
 
 	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
-	a = ev_alloc(f, 0x1000, 300, 0, 0);        /* 300 */
-	ev_free(f, 0x1000, 300, 0, 0, a);           /* 0 */
-	b = ev_alloc(f, 0x2000, 100, 1, 0);        /* 100 */
+	ev_alloc(f, 0x1000, 300, 0, 0);        /* 300 */
+	ev_free(f, 0x1000, 300, 0, 0);           /* 0 */
+	ev_alloc(f, 0x2000, 100, 1, 0);        /* 100 */
 	/* realloc 100 -> 300: halves give 0 then 300; equal to the max, not above */
-	b = ev_realloc(f, 0x2000, 100, 1, b, 0x3000, 300, 2, 0);
+	ev_realloc(f, 0x2000, 100, 1, 0x3000, 300, 2, 0);
 	/* realloc 300 -> 301: 0 then 301: a new peak at this seq */
-	ev_realloc(f, 0x3000, 300, 2, b, 0x3000, 301, 2, 0);
+	ev_realloc(f, 0x3000, 300, 2, 0x3000, 301, 2, 0);
 	ev_end(f);
 
 	st = mt_agg_stats(f->a);
@@ -221,14 +213,13 @@ static void test_captures_and_diff(void **state)
 	};
 	struct mt_profile *p[5], *d;
 	const struct mt_agg_stats *st;
-	uint64_t s0;
 
 	assert_int_equal(mt_agg_request(f->a, at, 5, 0), 0);
-	s0 = ev_alloc(f, 0x1000, 10, 0, 0);        /* seq 0, t 10 */
+	ev_alloc(f, 0x1000, 10, 0, 0);        /* seq 0, t 10 */
 	ev_alloc(f, 0x2000, 20, 1, 0);              /* seq 1, t 20 */
 	ev_alloc(f, 0x3000, 30, 1, 0);              /* seq 2, t 30 */
 	ev_snapshot(f, 0, "after three");           /* seq 3, t 40 */
-	ev_free(f, 0x1000, 10, 0, 0, s0);           /* seq 4, t 50 */
+	ev_free(f, 0x1000, 10, 0, 0);           /* seq 4, t 50 */
 	ev_alloc(f, 0x4000, 5, 0, 0);               /* seq 5, t 60 */
 	ev_end(f);
 
@@ -279,30 +270,29 @@ static void test_temporary(void **state)
 {
 	struct fixture *f = *state;
 	struct mt_profile *t;
-	uint64_t a, b, c, d, e;
 
 	assert_int_equal(mt_agg_request(f->a, NULL, 0, 0), 0);
-	a = ev_alloc(f, 0x1000, 8, 0, 0);
-	ev_free(f, 0x1000, 8, 0, 0, a);             /* temporary (stack 0) */
-	a = ev_alloc(f, 0x1000, 16, 0, 0);
-	b = ev_alloc(f, 0x2000, 4, 1, 1);           /* other thread: does not count */
-	ev_free(f, 0x1000, 16, 0, 0, a);            /* temporary (stack 0) */
-	ev_free(f, 0x2000, 4, 1, 1, b);             /* temporary (stack 1, thread 1) */
-	c = ev_alloc(f, 0x3000, 32, 2, 0);
-	d = ev_alloc(f, 0x4000, 32, 2, 0);
-	ev_free(f, 0x3000, 32, 2, 0, c);            /* not: another allocation between */
-	ev_free(f, 0x4000, 32, 2, 0, d);            /* not: a free between */
-	e = ev_alloc(f, 0x5000, 64, 3, 0);
+	ev_alloc(f, 0x1000, 8, 0, 0);
+	ev_free(f, 0x1000, 8, 0, 0);             /* temporary (stack 0) */
+	ev_alloc(f, 0x1000, 16, 0, 0);
+	ev_alloc(f, 0x2000, 4, 1, 1);           /* other thread: does not count */
+	ev_free(f, 0x1000, 16, 0, 0);            /* temporary (stack 0) */
+	ev_free(f, 0x2000, 4, 1, 1);             /* temporary (stack 1, thread 1) */
+	ev_alloc(f, 0x3000, 32, 2, 0);
+	ev_alloc(f, 0x4000, 32, 2, 0);
+	ev_free(f, 0x3000, 32, 2, 0);            /* not: another allocation between */
+	ev_free(f, 0x4000, 32, 2, 0);            /* not: a free between */
+	ev_alloc(f, 0x5000, 64, 3, 0);
 	/* freed in a realloc: the free half counts as a free */
-	ev_realloc(f, 0x5000, 64, 3, e, 0x6000, 128, 3, 0);
+	ev_realloc(f, 0x5000, 64, 3, 0x6000, 128, 3, 0);
 	/* Thread 0 allocates at 0x7000; thread 1 frees that block (not a
 	 * temporary: thread 1 has no allocation pending) and gets a new block
 	 * at the same address, which thread 0 then frees as its next event:
 	 * not thread 0's last allocation, though the address is the same. */
-	a = ev_alloc(f, 0x7000, 1, 4, 0);
-	ev_free(f, 0x7000, 1, 4, 1, a);
-	b = ev_alloc(f, 0x7000, 2, 5, 1);
-	ev_free(f, 0x7000, 2, 5, 0, b);
+	ev_alloc(f, 0x7000, 1, 4, 0);
+	ev_free(f, 0x7000, 1, 4, 1);
+	ev_alloc(f, 0x7000, 2, 5, 1);
+	ev_free(f, 0x7000, 2, 5, 0);
 	ev_end(f);
 
 	assert_int_equal(mt_agg_stats(f->a)->temporary, 4);
@@ -382,7 +372,7 @@ static void test_random_against_lifetimes(void **state)
 			size_t k = next_rand() % nlive;
 			struct blk *b = &blk[live[k]];
 
-			ev_free(f, b->addr, b->size, b->stack, 0, b->alloc_seq);
+			ev_free(f, b->addr, b->size, b->stack, 0);
 			b->free_seq = s;
 			cur -= (int64_t)b->size;
 			live[k] = live[--nlive];

@@ -246,12 +246,8 @@ static void test_basic(void **state)
 	assert_int_equal(f->rec.headers, 1);
 	assert_int_equal(f->rec.n, 3);
 	assert_event(&f->rec.v[0], 'a', 0, 100, 0x5000, 32, 0, 0, 0);
-	assert_int_equal(f->rec.v[0].ev.alloc_time_ns, 100);
-	assert_int_equal(f->rec.v[0].ev.alloc_seq, 0);
 	assert_event(&f->rec.v[1], 'a', 1, 150, 0x4000, 8, 1, 0, 0);
 	assert_event(&f->rec.v[2], 'f', 2, 175, 0x5000, 32, 0, 0, 0);
-	assert_int_equal(f->rec.v[2].ev.alloc_time_ns, 100);
-	assert_int_equal(f->rec.v[2].ev.alloc_seq, 0);
 	assert_int_equal(f->rec.ends, 1);
 	assert_int_equal(f->rec.end.clean, 1);
 	assert_int_equal(f->rec.end.how, MT_END_EXIT);
@@ -295,11 +291,8 @@ static void test_realloc_halves(void **state)
 	assert_int_equal(f->rec.n, 6);
 	assert_event(&f->rec.v[0], 'a', 0, 1, 0x1000, 10, 0, 0, 0);
 	assert_event(&f->rec.v[1], 'f', 1, 2, 0x1000, 10, 0, 0, 1);
-	assert_int_equal(f->rec.v[1].ev.alloc_seq, 0);
 	assert_event(&f->rec.v[2], 'a', 1, 2, 0x2000, 20, 1, 0, 1);
 	assert_event(&f->rec.v[3], 'f', 2, 3, 0x2000, 20, 1, 0, 1);
-	assert_int_equal(f->rec.v[3].ev.alloc_seq, 1);
-	assert_int_equal(f->rec.v[3].ev.alloc_time_ns, 2);
 	assert_event(&f->rec.v[4], 'a', 2, 3, 0x2000, 30, 1, 0, 1);
 	assert_event(&f->rec.v[5], 'a', 3, 4, 0x3000, 40, 0, 0, 1);
 	tl_free(t);
@@ -383,6 +376,38 @@ static void test_snapshots_modules_stop(void **state)
 	tl_free(t);
 }
 
+/*
+ * Blocks whose size or stack do not fit the live table's packed value
+ * (1 TiB or more) come back whole, and their overflow entries are reused;
+ * a block at address 0 is a block like another.
+ */
+static void test_odd_blocks(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	const uint64_t big = (1ull << 41) + 5;
+
+	tl_alloc(t, 1, 0x1000, big, 1, 0);           /* seq 0 */
+	tl_alloc(t, 1, 0x2000, 7, 0, 0);             /* seq 1 */
+	tl_alloc(t, 1, 0, 9, 1, 0);                  /* seq 2: address 0 */
+	tl_free_block(t, 1, 0x1000, 0);              /* seq 3 */
+	tl_alloc(t, 1, 0x3000, big + 1, 0, 0);       /* seq 4: reuses the entry */
+	tl_realloc(t, 1, 0x3000, 0x4000, big + 2, 1, 0); /* seq 5 */
+	tl_free_block(t, 1, 0, 0);                   /* seq 6 */
+	tl_free_block(t, 1, 0x4000, 0);              /* seq 7 */
+	tl_free_block(t, 1, 0x2000, 0);              /* seq 8 */
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.n, 10);
+	assert_event(&f->rec.v[3], 'f', 3, 4, 0x1000, big, 1, 0, 0);
+	assert_event(&f->rec.v[5], 'f', 5, 6, 0x3000, big + 1, 0, 0, 1);
+	assert_event(&f->rec.v[6], 'a', 5, 6, 0x4000, big + 2, 1, 0, 1);
+	assert_event(&f->rec.v[7], 'f', 6, 7, 0, 9, 1, 0, 0);
+	assert_event(&f->rec.v[8], 'f', 7, 8, 0x4000, big + 2, 1, 0, 0);
+	assert_event(&f->rec.v[9], 'f', 8, 9, 0x2000, 7, 0, 0, 0);
+	tl_free(t);
+}
+
 static void test_early_stop(void **state)
 {
 	struct fix *f = *state;
@@ -401,6 +426,8 @@ static void test_early_stop(void **state)
 	assert_int_equal(f->rec.n, 4);
 	assert_int_equal(f->rec.ends, 1);
 	assert_int_equal(f->rec.end.events, 4);
+	/* decoded ahead of the stop, but the end is the stopping event's */
+	assert_int_equal(f->rec.end.time_ns, 4);
 	assert_int_equal(f->rec.end.stopped, 1);
 	assert_int_equal(f->rec.end.truncated, 0);
 	/* Run to the end: the same replay is whole and clean. */
@@ -597,7 +624,6 @@ static void test_many_blocks(void **state)
 		assert_int_equal(s->kind, 'f');
 		assert_int_equal(s->ev.size, idx % 1000);
 		assert_int_equal(s->ev.stack, idx % 2);
-		assert_int_equal(s->ev.alloc_seq, idx);
 		frees++;
 		sum += s->ev.size;
 	}
@@ -633,7 +659,7 @@ static void test_writer_round_trip(void **state)
 	const struct mt_writer_opts wo = { .level = 1, .chunk_bytes = 2048, .time_quantum_ns = 1 };
 	static const uint64_t ips[2][2] = { { 0x401000, 0x402000 }, { 0x7f0000000000, 0x401000 } };
 	enum { SLOTS = 64, N = 20000 };
-	uint64_t addr[SLOTS] = { 0 }, size[SLOTS] = { 0 }, seq_of[SLOTS] = { 0 };
+	uint64_t addr[SLOTS] = { 0 }, size[SLOTS] = { 0 };
 	uint32_t stack_of[SLOTS] = { 0 };
 	uint64_t t = 0, seq = 0, rng = 12345, a;
 	struct mt_writer *w;
@@ -677,30 +703,30 @@ static void test_writer_round_trip(void **state)
 			assert_int_equal(mt_writer_alloc(w, t, addr[s], size[s], 0, th), 0);
 			exp[nexp].kind = 'a';
 			exp[nexp].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
-				.size = size[s], .stack = 0, .thread = th, .alloc_time_ns = t, .alloc_seq = seq };
-			seq_of[s] = seq++;
+				.size = size[s], .stack = 0, .thread = th };
+			seq++;
 			stack_of[s] = 0;
 			nexp++;
 		} else if (op < 10) {
 			assert_int_equal(mt_writer_free_block(w, t, addr[s], th), 0);
 			exp[nexp].kind = 'f';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq++, .time_ns = t, .addr = addr[s],
-				.size = size[s], .stack = stack_of[s], .thread = th, .alloc_seq = seq_of[s] };
+				.size = size[s], .stack = stack_of[s], .thread = th };
 			addr[s] = 0;
 		} else {
 			a = 0x7f0000100000ull + 0x1000 * (uint64_t)s + 16 * (uint64_t)(i % 64);
 			assert_int_equal(mt_writer_realloc(w, t, addr[s], a, size[s] + 7, 1, th), 0);
 			exp[nexp].kind = 'f';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
-				.size = size[s], .stack = stack_of[s], .thread = th, .alloc_seq = seq_of[s],
+				.size = size[s], .stack = stack_of[s], .thread = th,
 				.realloc = 1 };
 			addr[s] = a;
 			size[s] += 7;
 			exp[nexp].kind = 'a';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = a,
-				.size = size[s], .stack = 1, .thread = th, .alloc_time_ns = t, .alloc_seq = seq,
+				.size = size[s], .stack = 1, .thread = th,
 				.realloc = 1 };
-			seq_of[s] = seq++;
+			seq++;
 			stack_of[s] = 1;
 		}
 	}
@@ -747,7 +773,6 @@ static void test_writer_round_trip(void **state)
 		assert_int_equal(g->ev.size, e->ev.size);
 		assert_int_equal(g->ev.stack, e->ev.stack);
 		assert_int_equal(g->ev.thread, e->ev.thread);
-		assert_int_equal(g->ev.alloc_seq, e->ev.alloc_seq);
 		assert_int_equal(g->ev.realloc, e->ev.realloc);
 	}
 	free(exp);
@@ -760,6 +785,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_realloc_halves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_odd_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_seq_mismatch, setup, teardown),

@@ -30,7 +30,6 @@ struct fixture {
 	uint64_t seq, time;
 	/* the synthetic heap: address -> size of the block */
 	uint64_t size[64];
-	uint64_t atime[64];
 };
 
 static int setup(void **state)
@@ -65,11 +64,10 @@ static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 
 	f->time += 1000;
 	ev.seq = f->seq++;
-	ev.time_ns = ev.alloc_time_ns = f->time;
+	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
 	ev.size = n;
 	f->size[a] = n;
-	f->atime[a] = f->time;
 	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
 }
 
@@ -82,7 +80,6 @@ static void free_(struct fixture *f, unsigned a)
 	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
 	ev.size = f->size[a];
-	ev.alloc_time_ns = f->atime[a];
 	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
 }
 
@@ -99,7 +96,6 @@ static void realloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.realloc = 1;
 	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
 	ev.size = n;
-	ev.alloc_time_ns = f->time;
 	f->size[a] = n;
 	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
 }

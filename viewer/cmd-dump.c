@@ -11,7 +11,7 @@
  *   thread INDEX tid=TID
  *   stack ID fn=NAME depth=N 0xIP 0xIP ...
  *   alloc seq=S t=T addr=0x.. size=N stack=ID thread=I
- *   free seq=S t=T addr=0x.. size=N stack=ID thread=I alloc_seq=S alloc_t=T
+ *   free seq=S t=T addr=0x.. size=N stack=ID thread=I
  *   realloc seq=S t=T old=0x.. (or old=untracked) old_size=N new=0x.. size=N stack=ID thread=I
  *   snapshot INDEX seq=S t=T label="..."
  *   totals allocations=N frees=N bytes_allocated=N peak_bytes=N peak_blocks=N
@@ -126,9 +126,8 @@ static int d_free(void *ctx, const struct mt_event *ev)
 		return 0;
 	}
 	fprintf(d->out, "free seq=%" PRIu64 " t=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
-		" stack=%" PRIu32 " thread=%" PRIu32 " alloc_seq=%" PRIu64 " alloc_t=%" PRIu64 "\n",
-		ev->seq, ev->time_ns, ev->addr, ev->size, ev->stack, ev->thread,
-		ev->alloc_seq, ev->alloc_time_ns);
+		" stack=%" PRIu32 " thread=%" PRIu32 "\n",
+		ev->seq, ev->time_ns, ev->addr, ev->size, ev->stack, ev->thread);
 	return 0;
 }
 
