@@ -87,7 +87,7 @@ $(B)recorder/lib/%.rec.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
 # Only the parts of lib/ the recorder uses, built with the recorder's flags.
-REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c lib/outpath.c)
+REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c lib/outpath.c lib/livetab.c)
 $(B)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(B)recorder/lib/%.rec.o)
 	rm -f $@ && ar rcs $@ $^
 

@@ -3,14 +3,15 @@
  * nothing here goes through the malloc hooks or counts as the program's:
  *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd);
  *   - mt_stacks: distinct stacks (hash table, full comparison), ids 0, 1...;
- *   - mt_live: live blocks, address -> requested size (open addressing,
- *     linear probing, backward-shift deletion, grows).
+ *   - mt_live: live blocks, address -> requested size, in lib/livetab.h's
+ *     table (the replay's too), plus the live bytes.
  *
  * Not for: locking (core.c holds the log lock around every call here).
  */
 #include <string.h>
 #include <sys/mman.h>
 
+#include "livetab.h"
 #include "recorder.h"
 
 /* ---- mmap allocator -------------------------------------------------------- */
@@ -166,31 +167,30 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 
 /* ---- live blocks ---------------------------------------------------------- */
 
-struct live_slot {
-	uint64_t addr;        /* 0 = empty */
-	uint64_t size;
-};
-
+/* The table is lib/livetab.h's, on pages of our own: bytes beside it. */
 struct mt_live {
-	struct live_slot *slots;
-	size_t mask;
-	size_t count;
+	struct mt_livetab tab;
 	uint64_t bytes;
 };
 
-static inline size_t live_hash(uint64_t addr, size_t mask)
+static void *live_pages(size_t n)
 {
-	return (size_t)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+	return pages(n);
+}
+
+static void live_unpages(void *p, size_t n)
+{
+	munmap(p, n);
 }
 
 struct mt_live *mt_live_new(void)
 {
 	struct mt_live *l = pages(sizeof(*l));
+
 	if (!l)
 		return NULL;
-	l->mask = (1 << 12) - 1;
-	l->slots = pages((l->mask + 1) * sizeof(struct live_slot));
-	if (!l->slots) {
+	mt_livetab_init(&l->tab, live_pages, live_unpages);
+	if (mt_livetab_reserve(&l->tab, 1) < 0) {
 		munmap(l, sizeof(*l));
 		return NULL;
 	}
@@ -201,82 +201,30 @@ void mt_live_free(struct mt_live *l)
 {
 	if (!l)
 		return;
-	munmap(l->slots, (l->mask + 1) * sizeof(struct live_slot));
+	mt_livetab_fini(&l->tab);
 	munmap(l, sizeof(*l));
-}
-
-static int live_grow(struct mt_live *l)
-{
-	size_t nmask = l->mask * 2 + 1;
-	struct live_slot *ns = pages((nmask + 1) * sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; i <= l->mask; i++) {
-		if (!l->slots[i].addr)
-			continue;
-		size_t j = live_hash(l->slots[i].addr, nmask);
-		while (ns[j].addr)
-			j = (j + 1) & nmask;
-		ns[j] = l->slots[i];
-	}
-	munmap(l->slots, (l->mask + 1) * sizeof(struct live_slot));
-	l->slots = ns;
-	l->mask = nmask;
-	return 0;
 }
 
 int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size)
 {
-	if ((l->count + 1) * 10 > (l->mask + 1) * 6 && live_grow(l) < 0)
+	uint64_t old;
+	int rc = mt_livetab_put(&l->tab, addr, size, &old);
+
+	if (rc < 0)
 		return -1;
-	size_t i = live_hash(addr, l->mask);
-	while (l->slots[i].addr) {
-		if (l->slots[i].addr == addr) {
-			/* A block we missed the free of (cannot happen unless
-			 * freed behind our back): replace it. */
-			l->bytes -= l->slots[i].size;
-			l->slots[i].size = size;
-			l->bytes += size;
-			return 0;
-		}
-		i = (i + 1) & l->mask;
-	}
-	l->slots[i].addr = addr;
-	l->slots[i].size = size;
-	l->count++;
+	/* A block we missed the free of (cannot happen unless freed behind
+	 * our back): it is replaced. */
+	if (rc == 1)
+		l->bytes -= old;
 	l->bytes += size;
 	return 0;
 }
 
 int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size)
 {
-	size_t i = live_hash(addr, l->mask);
-	for (;;) {
-		if (!l->slots[i].addr)
-			return 0;
-		if (l->slots[i].addr == addr)
-			break;
-		i = (i + 1) & l->mask;
-	}
-	*size = l->slots[i].size;
+	if (!mt_livetab_take(&l->tab, addr, size))
+		return 0;
 	l->bytes -= *size;
-	l->count--;
-	/* Backward-shift deletion: keep every probe chain unbroken. */
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & l->mask;
-		if (!l->slots[j].addr)
-			break;
-		size_t home = live_hash(l->slots[j].addr, l->mask);
-		/* Move j into the hole at i unless its home lies in (i, j]. */
-		if ((j > i && (home <= i || home > j)) ||
-		    (j < i && (home <= i && home > j))) {
-			l->slots[i] = l->slots[j];
-			i = j;
-		}
-	}
-	l->slots[i].addr = 0;
-	l->slots[i].size = 0;
 	return 1;
 }
 
@@ -287,5 +235,5 @@ uint64_t mt_live_bytes(const struct mt_live *l)
 
 uint64_t mt_live_blocks(const struct mt_live *l)
 {
-	return l->count;
+	return mt_livetab_count(&l->tab);
 }
