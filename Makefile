@@ -1,14 +1,32 @@
 # memtrail: hand-written Makefile.
 #
-#   make                 build lib/, the preload library and the memtrail program
+#   make                 build lib/, the preload library, the memtrail program
+#                        and the samples into build/
 #   make check           install missing packages, build, run every test
-#   make check-asan      the unit and CLI tests with ASan + UBSan (objects in asan/)
+#   make check-asan      the unit and CLI tests with ASan + UBSan (in build/asan/)
 #   make demo            install missing packages, record a sample, print its report
 #   make bench           benchmarks against native runs and heaptrack
+#   make fuzz            libFuzzer on the log reader and replay
 #   make install         PREFIX=/usr/local DESTDIR=
+#   make clean           remove build/
 #
 # Sources are found by wildcard: a new lib/*.c, viewer/*.c, recorder/*.c,
 # tests/test_*.c or samples/*.c(pp) needs no edit here.
+#
+# Everything generated goes under $(B), by default build/, never beside the
+# sources (make clean removes build/):
+#   build/memtrail            the program
+#   build/libmemtrail.so      the preload library, beside the program, where
+#                             `memtrail record` looks for it (viewer/cmd-record.c)
+#   build/memtrail.pc         the pkg-config file that `make install` installs
+#   build/obj/                objects, .d files and archives, in the source
+#                             tree's shape (obj/lib/, obj/recorder/, obj/viewer/)
+#   build/samples/            the sample programs
+#   build/tests/              the unit-test programs; e2e/NAME.log, the output
+#                             of each tests/e2e/NAME.sh
+#   build/bench/, build/fuzz/ `make bench` and `make fuzz`: their programs,
+#                             inputs and outputs (the fuzz corpus too)
+#   build/asan/               the same layout again for the sanitizer build
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -17,9 +35,14 @@ CC         ?= cc
 CXX        ?= c++
 VERSION    := 0.1.0
 
-# B is the prefix where objects and programs go: empty for the source tree
-# itself, asan/ for the sanitizer build.
-B ?=
+# B is the build directory (make B=DIR builds into DIR instead); the
+# sanitizer build of `make check-asan` is $(B)asan/.
+B ?= build/
+override B := $(patsubst %//,%/,$(B)/)
+ifeq ($(filter-out $(CURDIR) /,$(abspath $(B))),)
+$(error B=$(B) must be a directory of its own, not the source tree: make clean removes it)
+endif
+ASAN_B := $(B)asan/
 
 PKGS_LIB    := libzstd libdw
 PKGS_REC    := libunwind libzstd
@@ -51,14 +74,16 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 SAMPLE_C  := $(wildcard samples/*.c)
 SAMPLE_CXX:= $(wildcard samples/*.cpp)
 
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)%.o)
-REC_OBJS  := $(REC_SRCS:%.c=$(B)%.rec.o)
-VIEW_OBJS := $(VIEW_SRCS:%.c=$(B)%.o)
-LIBMT     := $(B)lib/libmt.a
-RECORDER  := $(B)recorder/libmemtrail.so
-MEMTRAIL  := $(B)viewer/memtrail
-TESTS     := $(TEST_SRCS:tests/%.c=$(B)tests/bin/%)
-SAMPLES   := $(SAMPLE_C:samples/%.c=samples/bin/%) $(SAMPLE_CXX:samples/%.cpp=samples/bin/%)
+O         := $(B)obj/
+LIB_OBJS  := $(LIB_SRCS:%.c=$(O)%.o)
+REC_OBJS  := $(REC_SRCS:%.c=$(O)%.o)
+VIEW_OBJS := $(VIEW_SRCS:%.c=$(O)%.o)
+LIBMT     := $(O)lib/libmt.a
+RECORDER  := $(B)libmemtrail.so
+MEMTRAIL  := $(B)memtrail
+PCFILE    := $(B)memtrail.pc
+TESTS     := $(TEST_SRCS:tests/%.c=$(B)tests/%)
+SAMPLES   := $(SAMPLE_C:samples/%.c=$(B)samples/%) $(SAMPLE_CXX:samples/%.cpp=$(B)samples/%)
 
 .PHONY: all deps deps-test check check-unit check-e2e check-asan demo bench \
         install uninstall clean samples tests fuzz
@@ -67,7 +92,7 @@ SAMPLES   := $(SAMPLE_C:samples/%.c=samples/bin/%) $(SAMPLE_CXX:samples/%.cpp=sa
 all: $(MEMTRAIL) $(RECORDER) samples
 
 # ---- the engine -----------------------------------------------------------
-$(B)lib/%.o: lib/%.c
+$(O)lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_LIB)) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -80,27 +105,27 @@ $(LIBMT): $(LIB_OBJS)
 # from a PIC archive built without sanitizers; their symbols stay hidden.
 REC_CFLAGS = -std=gnu11 -fPIC -MMD -MP $(WARN) -O2 -g -fvisibility=hidden \
              -fexceptions -ftls-model=initial-exec -fno-omit-frame-pointer
-$(B)recorder/%.rec.o: recorder/%.c
+$(O)recorder/%.o: recorder/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
-$(B)recorder/lib/%.rec.o: lib/%.c
+$(O)recorder/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
 # Only the parts of lib/ the recorder uses, built with the recorder's flags.
 REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c lib/outpath.c lib/livetab.c)
-$(B)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(B)recorder/lib/%.rec.o)
+$(O)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(O)recorder/lib/%.o)
 	rm -f $@ && ar rcs $@ $^
 
 # Not linked with -lunwind: libunwind exports backtrace() and the _Unwind_*
 # set, which would then bind a program's C++ exceptions to it. The recorder
 # dlopens it privately (RTLD_LOCAL) instead; see recorder/core.c.
-$(RECORDER): $(REC_OBJS) $(B)recorder/libmt-rec.a
-	$(CC) -shared -o $@ $(REC_OBJS) $(B)recorder/libmt-rec.a \
+$(RECORDER): $(REC_OBJS) $(O)recorder/libmt-rec.a
+	$(CC) -shared -o $@ $(REC_OBJS) $(O)recorder/libmt-rec.a \
 	    -Wl,--exclude-libs,ALL -Wl,-z,nodelete \
 	    $(call pc_libs,libzstd) -ldl -lpthread
 
 # ---- the memtrail program -------------------------------------------------
-$(B)viewer/%.o: viewer/%.c
+$(O)viewer/%.o: viewer/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_VIEW) $(PKGS_LIB)) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -112,16 +137,16 @@ $(MEMTRAIL): $(VIEW_OBJS) $(LIBMT)
 # -O0 keeps every call visible in stacks; a sample named *_O2.c gets -O2.
 SAMPLE_FLAGS = -g -fno-omit-frame-pointer -pthread -Iinclude
 samples: $(SAMPLES)
-samples/bin/%: samples/%.c include/memtrail.h
+$(B)samples/%: samples/%.c include/memtrail.h
 	@mkdir -p $(@D)
 	$(CC) $(SAMPLE_FLAGS) $(if $(findstring _O2,$*),-O2,-O0) -o $@ $<
-samples/bin/%: samples/%.cpp include/memtrail.h
+$(B)samples/%: samples/%.cpp include/memtrail.h
 	@mkdir -p $(@D)
 	$(CXX) $(SAMPLE_FLAGS) -O0 -o $@ $<
 
 # ---- tests ----------------------------------------------------------------
 tests: $(TESTS)
-$(B)tests/bin/test_%: tests/test_%.c $(LIBMT)
+$(B)tests/test_%: tests/test_%.c $(LIBMT)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_TEST) $(PKGS_LIB)) $(ALL_CFLAGS) \
 	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lstdc++ -lm
@@ -137,35 +162,39 @@ check: deps-test
 	$(MAKE) check-unit check-e2e
 	$(MAKE) check-asan
 
-check-unit: tests
-	@sh tests/run-unit.sh $(B)tests/bin
+check-unit: all tests
+	@sh tests/run-unit.sh $(B)
 
 check-e2e: all
-	@sh tests/run-e2e.sh $(or $(B),.)
+	@sh tests/run-e2e.sh $(B)
 
+# The recorder and the samples are never sanitized (see above), but the
+# sanitizer build has its own, so that its tests find everything in one
+# directory.
 check-asan: deps-test
-	$(MAKE) B=asan/ SANITIZE=1 asan/viewer/memtrail asan/recorder/libmemtrail.so tests
-	$(MAKE) B=asan/ SANITIZE=1 check-unit
-	MT_SANITIZED=1 sh tests/run-e2e.sh asan cli
+	$(MAKE) B=$(ASAN_B) SANITIZE=1 all tests
+	$(MAKE) B=$(ASAN_B) SANITIZE=1 check-unit
+	MT_SANITIZED=1 sh tests/run-e2e.sh $(ASAN_B) cli
 
 demo: deps
 	$(MAKE) all
-	@sh tests/demo.sh
+	@sh tests/demo.sh $(B)
 
 bench: deps
 	@sh tests/install-deps.sh --bench
 	$(MAKE) all
-	@sh tests/bench/run.sh
+	@MT_BUILD=$(B) sh tests/bench/run.sh
 
-fuzz:
-	@sh tests/fuzz/run.sh
+fuzz: all
+	@MT_BUILD=$(B) sh tests/fuzz/run.sh
 
 # ---- install ---------------------------------------------------------------
-memtrail.pc: Makefile
+$(PCFILE): Makefile
+	@mkdir -p $(@D)
 	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: memtrail\nDescription: memtrail in-program API (header only)\nVersion: %s\nCflags: -I$${includedir}\n' \
 	    '$(PREFIX)' '$(VERSION)' > $@
 
-install: $(MEMTRAIL) $(RECORDER) memtrail.pc
+install: $(MEMTRAIL) $(RECORDER) $(PCFILE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/memtrail \
 	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
@@ -173,7 +202,7 @@ install: $(MEMTRAIL) $(RECORDER) memtrail.pc
 	install -m 755 $(MEMTRAIL) $(DESTDIR)$(PREFIX)/bin/memtrail
 	install -m 755 $(RECORDER) $(DESTDIR)$(PREFIX)/lib/memtrail/libmemtrail.so
 	install -m 644 include/memtrail.h $(DESTDIR)$(PREFIX)/include/memtrail.h
-	install -m 644 memtrail.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/memtrail.pc
+	install -m 644 $(PCFILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/memtrail.pc
 	install -m 644 man/memtrail.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/memtrail_snapshot.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 644 man/memtrail-format.5 $(DESTDIR)$(PREFIX)/share/man/man5/
@@ -188,9 +217,6 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/share/man/man5/memtrail-format.5
 
 clean:
-	rm -rf asan tests/bin tests/out samples/bin tests/bench/bin tests/bench/out \
-	    tests/fuzz/bin memtrail.pc
-	find lib recorder viewer tests -name '*.[oad]' -delete
-	rm -f $(RECORDER) $(MEMTRAIL)
+	rm -rf $(B)
 
--include $(wildcard $(B)lib/*.d $(B)recorder/*.d $(B)recorder/lib/*.d $(B)viewer/*.d $(B)tests/bin/*.d)
+-include $(wildcard $(O)lib/*.d $(O)recorder/*.d $(O)recorder/lib/*.d $(O)viewer/*.d $(B)tests/*.d)

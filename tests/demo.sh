@@ -1,13 +1,16 @@
 #!/bin/sh
-# make demo: records the three-phase sample and prints its report.
+# make demo: records the three-phase sample with the build in $1 (default
+# build) and prints its report.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+b=${1:-build}
+b=${b%/}
 out=${TMPDIR:-/tmp}/memtrail-demo.data
-echo "\$ memtrail record -o $out samples/bin/phases"
-viewer/memtrail record -o "$out" samples/bin/phases
+echo "\$ $b/memtrail record -o $out $b/samples/phases"
+"$b/memtrail" record -o "$out" "$b/samples/phases"
 echo
-echo "\$ memtrail report $out"
-viewer/memtrail report "$out"
+echo "\$ $b/memtrail report $out"
+"$b/memtrail" report "$out"
 echo
-echo "Next: viewer/memtrail report --timeline $out, viewer/memtrail view $out"
+echo "Next: $b/memtrail report --timeline $out, $b/memtrail view $out"

@@ -1,24 +1,28 @@
 #!/bin/sh
-# Runs the end-to-end tests tests/e2e/*.sh against the build in $1 (. or
-# asan). With a second argument "cli", only the tests whose name starts with
-# cli_ (those that exercise the memtrail program, for the sanitizer build).
-# Each test is a shell script run with MT_BUILD (the build prefix), MEMTRAIL
-# (the program) and MT_TMP (a fresh scratch directory); it exits 0 on pass,
-# 77 to skip with a reason on stdout, anything else on failure.
+# Runs the end-to-end tests tests/e2e/*.sh against the build directory $1
+# (default build, or build/asan; relative to the top of the tree). With a
+# second argument "cli", only the tests whose name starts with cli_ (those
+# that exercise the memtrail program, for the sanitizer build).
+# Each test is a shell script run with MT_TOP (the source tree), MT_BUILD
+# (the build directory), MEMTRAIL (the program) and MT_TMP (a fresh scratch
+# directory); it exits 0 on pass, 77 to skip with a reason on stdout,
+# anything else on failure. Its output goes to $1/tests/e2e/NAME.log.
 # Prints a closing "N passed, N failed, N skipped" line.
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-.}
+build=${1:-build}
 case "$build" in /*) ;; *) build="$top/$build";; esac
-MT_BUILD=$build; MEMTRAIL=$build/viewer/memtrail; MT_TOP=$top
+build=${build%/}
+MT_BUILD=$build; MEMTRAIL=$build/memtrail; MT_TOP=$top
 export MT_BUILD MEMTRAIL MT_TOP
 pass=0; fail=0; skip=0; failed=""
-mkdir -p "$top/tests/out"
+logs=$build/tests/e2e
+mkdir -p "$logs"
 for t in "$top"/tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
 	name=${t##*/}; name=${name%.sh}
 	[ "${2:-}" = cli ] && case "$name" in cli_*) ;; *) continue;; esac
 	MT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mt-e2e.XXXXXX"); export MT_TMP
-	log="$top/tests/out/$name.log"
+	log="$logs/$name.log"
 	start=$(date +%s)
 	timeout 600 sh "$t" >"$log" 2>&1 </dev/null
 	rc=$?

@@ -1,9 +1,17 @@
 #!/bin/sh
-# Runs every cmocka unit-test program in directory $1 and prints a closing
-# "N passed, N failed" line. Exit status 1 if any program failed.
-dir=${1:-tests/bin}
+# Runs every cmocka unit-test program of the build directory $1 (default
+# build; relative to the top of the tree), $1/tests/test_*, and prints a
+# closing "N passed, N failed" line. Exit status 1 if any program failed.
+# The programs get MT_TOP (the source tree) and MT_BUILD (the build
+# directory, where the tests that record find memtrail, libmemtrail.so and
+# the samples) in their environment.
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+case "$build" in /*) ;; *) build="$top/$build";; esac
+MT_BUILD=${build%/}; MT_TOP=$top
+export MT_BUILD MT_TOP
 pass=0; fail=0; failed=""
-for t in "$dir"/test_*; do
+for t in "$MT_BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	case "$t" in *.d|*.o) continue;; esac
 	if timeout 300 "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed ${t##*/}"; fi

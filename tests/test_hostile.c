@@ -88,10 +88,28 @@ static const char *top(void)
 }
 
 /*
+ * The build directory, where memtrail, libmemtrail.so and the samples are:
+ * $MT_BUILD, else top()/build, as an absolute path (commands run elsewhere).
+ */
+static const char *build(void)
+{
+	static char buf[4096];
+	const char *b = getenv("MT_BUILD");
+
+	if (buf[0])
+		return buf;
+	if (!b || !*b)
+		snprintf(buf, sizeof(buf), "%s/build", top());
+	else if (!realpath(b, buf))
+		snprintf(buf, sizeof(buf), "%s", b);
+	return buf;
+}
+
+/*
  * Records a real program into fx->log: a short python run that sleeps
  * twice for over a second, so the log has three chunks (the writer starts a
  * chunk when an event comes a second after the chunk's start); without
- * python, samples/bin/phases (one chunk); without a recorder, the checked-in
+ * python, the phases sample (one chunk); without a recorder, the checked-in
  * log of the phases sample.
  */
 static int record(struct fixture *f)
@@ -105,7 +123,7 @@ static int record(struct fixture *f)
 		"del x\n"
 		"print(len(y))\n";
 	char *cmd, path[128];
-	const char *t = top();
+	const char *t = top(), *b = build();
 	FILE *p;
 	int rc;
 
@@ -114,12 +132,12 @@ static int record(struct fixture *f)
 	if (!p || fputs(py, p) < 0 || fclose(p) != 0)
 		return -1;
 	if (asprintf(&cmd,
-		 "cd '%s' && if [ -x /usr/bin/python3 ] && [ -f '%s/recorder/libmemtrail.so' ]; then "
-		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/recorder/libmemtrail.so' /usr/bin/python3 prog.py; "
-		 "elif [ -x '%s/samples/bin/phases' ] && [ -f '%s/recorder/libmemtrail.so' ]; then "
-		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/recorder/libmemtrail.so' '%s/samples/bin/phases'; "
+		 "cd '%s' && if [ -x /usr/bin/python3 ] && [ -f '%s/libmemtrail.so' ]; then "
+		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/libmemtrail.so' /usr/bin/python3 prog.py; "
+		 "elif [ -x '%s/samples/phases' ] && [ -f '%s/libmemtrail.so' ]; then "
+		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/libmemtrail.so' '%s/samples/phases'; "
 		 "else cp '%s/tests/e2e/cli_phases.data' '%s'; fi >/dev/null 2>&1",
-		 f->dir, t, f->log, t, t, t, f->log, t, t, t, f->log) < 0)
+		 f->dir, b, f->log, b, b, b, f->log, b, b, t, f->log) < 0)
 		return -1;
 	rc = system(cmd);
 	free(cmd);

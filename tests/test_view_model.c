@@ -6,7 +6,7 @@
  * this program compiles them in directly.
  *
  * The trees come from a real log of samples/phases.c, recorded when the
- * group starts (with viewer/memtrail record, or the preload library
+ * group starts (with memtrail record, or the preload library
  * directly). Expected figures are the sample's own: the totals from its
  * memtrail-expect block, read from samples/phases.c at run time, and the
  * per-function figures from the arithmetic in its header comment (cited at
@@ -61,6 +61,24 @@ static const char *top(void)
 	return buf;
 }
 
+/*
+ * The build directory, where memtrail, libmemtrail.so and the samples are:
+ * $MT_BUILD, else top()/build, as an absolute path (commands run elsewhere).
+ */
+static const char *build(void)
+{
+	static char buf[4096];
+	const char *b = getenv("MT_BUILD");
+
+	if (buf[0])
+		return buf;
+	if (!b || !*b)
+		snprintf(buf, sizeof(buf), "%s/build", top());
+	else if (!realpath(b, buf))
+		snprintf(buf, sizeof(buf), "%s", b);
+	return buf;
+}
+
 static int read_expect(struct expect *ex)
 {
 	char path[512], line[512];
@@ -110,16 +128,20 @@ static int read_expect(struct expect *ex)
 /* Records the sample into f->log; 0 when a log exists afterwards. */
 static int record(struct fixture *f)
 {
-	char cmd[2048];
-	const char *t = top();
+	const char *b = build();
+	char *cmd;
+	int rc;
 
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && if [ -x '%s/viewer/memtrail' ]; then "
-		 "'%s/viewer/memtrail' record -o '%s' -- '%s/samples/bin/phases'; else "
-		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/recorder/libmemtrail.so' '%s/samples/bin/phases'; fi"
+	if (asprintf(&cmd,
+		 "cd '%s' && if [ -x '%s/memtrail' ]; then "
+		 "'%s/memtrail' record -o '%s' -- '%s/samples/phases'; else "
+		 "MEMTRAIL_OUTPUT='%s' LD_PRELOAD='%s/libmemtrail.so' '%s/samples/phases'; fi"
 		 " >/dev/null 2>&1",
-		 f->dir, t, t, f->log, t, f->log, t, t);
-	if (system(cmd) != 0)
+		 f->dir, b, b, f->log, b, f->log, b, b) < 0)
+		return -1;
+	rc = system(cmd);
+	free(cmd);
+	if (rc != 0)
 		return -1;
 	return access(f->log, R_OK);
 }

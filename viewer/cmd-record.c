@@ -155,10 +155,13 @@ static char *find_program(const char *prog)
 	return NULL;
 }
 
-/* libmemtrail.so in the build tree or where `make install` puts it. */
+/*
+ * libmemtrail.so beside the program (the build directory) or where `make
+ * install` puts it (PREFIX/lib/memtrail, the program being PREFIX/bin/memtrail).
+ */
 static char *find_recorder(void)
 {
-	static const char *const rel[] = { "../recorder/libmemtrail.so", "../lib/memtrail/libmemtrail.so" };
+	static const char *const rel[] = { "libmemtrail.so", "../lib/memtrail/libmemtrail.so" };
 	char exe[PATH_MAX], *slash, *cand, *real;
 	ssize_t n;
 	size_t i;
@@ -178,7 +181,7 @@ static char *find_recorder(void)
 			return real;
 		free(real);
 	}
-	die("cannot find libmemtrail.so in %s/../recorder or %s/../lib/memtrail", exe, exe);
+	die("cannot find libmemtrail.so in %s or %s/../lib/memtrail", exe, exe);
 }
 
 /* Appends s to the growing string *out. */

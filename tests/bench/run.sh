@@ -6,7 +6,7 @@
 # the program natively, under `memtrail record` and under `heaptrack`, then
 # times `memtrail report --summary` against `heaptrack_print` on the logs of
 # the last run, and prints one table of medians. Raw numbers go to
-# tests/bench/out/results.tsv, logs and outputs of every run next to it.
+# build/bench/out/results.tsv, logs and outputs of every run next to it.
 # Events are allocations + frees as memtrail's summary counts them, shown
 # beside heaptrack's count and, for the synthetic workloads, the program's
 # own. A tenth-size churn checks that replay memory does not grow with the
@@ -26,9 +26,12 @@
 #                     machine
 #   MT_BENCH_TIMEOUT  seconds before a run is killed and counted as a crash
 #                     (default 300)
-#   MEMTRAIL          the memtrail program (default viewer/memtrail)
+#   MT_BUILD          the build directory (default build): the memtrail
+#                     program measured, and build/bench/ for the workloads
+#                     and the outputs
+#   MEMTRAIL          the memtrail program (default MT_BUILD/memtrail)
 #
-# Workloads (built here with -O2 -g into tests/bench/bin/):
+# Workloads (built here with -O2 -g into build/bench/bin/):
 #   churn     tests/bench/churn.c, 1 thread, 10 M malloc/free pairs from
 #             1,000 distinct stacks 19 frames deep
 #   mt_churn  the same with 4 threads (2.5 M pairs each)
@@ -37,7 +40,7 @@
 #   python3   python3 on a generated dict/list script, PYTHONMALLOC=malloc
 #             so that every object goes through malloc
 #   sqlite3   sqlite3 :memory: reading a generated SQL script on stdin
-#             (the inputs are written to tests/bench/out/input/)
+#             (the inputs are written to build/bench/out/input/)
 #   gcc       the compiler proper of `gcc -c -O2` (cc1) on a generated C
 #             file: the driver runs cc1 as a child process, which neither
 #             profiler follows, so cc1 is run directly; its .s is compared
@@ -47,14 +50,17 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bench=$top/tests/bench
-bin=$bench/bin
-out=$bench/out
+builddir=${MT_BUILD:-build}
+case "$builddir" in /*) ;; *) builddir="$top/$builddir";; esac
+builddir=${builddir%/}
+bin=$builddir/bench/bin
+out=$builddir/bench/out
 in=$out/input
 runs=${MT_BENCH_RUNS:-3}
 only=${MT_BENCH_ONLY:-}
 vmem=${MT_BENCH_VMEM_KB:-12582912}
 limit=${MT_BENCH_TIMEOUT:-300}
-MEMTRAIL=${MEMTRAIL:-$top/viewer/memtrail}
+MEMTRAIL=${MEMTRAIL:-$builddir/memtrail}
 workloads="churn mt_churn stl large python3 sqlite3 gcc"
 
 CHURN_PAIRS=10000000
@@ -97,14 +103,13 @@ TIMEOUT=$(command -v timeout 2>/dev/null)
 have_mt=0
 mt_why="not built ($MEMTRAIL)"
 # Measure one build from start to end: copy the program and the recorder
-# (same relative layout, which `memtrail record` uses to find the library),
-# so that a rebuild while the bench runs cannot mix versions.
-if [ "$MEMTRAIL" = "$top/viewer/memtrail" ] && [ -x "$MEMTRAIL" ] &&
-    [ -f "$top/recorder/libmemtrail.so" ]; then
-	mkdir -p "$out/tools/viewer" "$out/tools/recorder" &&
-	cp "$top/recorder/libmemtrail.so" "$out/tools/recorder/" &&
-	cp "$MEMTRAIL" "$out/tools/viewer/" &&
-	MEMTRAIL=$out/tools/viewer/memtrail
+# (side by side, where `memtrail record` looks for the library), so that a
+# rebuild while the bench runs cannot mix versions.
+if [ "$MEMTRAIL" = "$builddir/memtrail" ] && [ -x "$MEMTRAIL" ] &&
+    [ -f "$builddir/libmemtrail.so" ]; then
+	mkdir -p "$out/tools" &&
+	cp "$builddir/libmemtrail.so" "$MEMTRAIL" "$out/tools/" &&
+	MEMTRAIL=$out/tools/memtrail
 fi
 if [ -x "$MEMTRAIL" ]; then
 	rm -f "$out/smoke.mtdata"
@@ -112,8 +117,8 @@ if [ -x "$MEMTRAIL" ]; then
 	    "$MEMTRAIL" report --summary --format json "$out/smoke.mtdata" 2>>"$out/smoke.err" |
 	    grep -q '"allocations"'; then
 		have_mt=1
-	elif [ "$MEMTRAIL" = "$top/viewer/memtrail" ] && [ ! -f "$top/recorder/libmemtrail.so" ]; then
-		mt_why="recorder/libmemtrail.so not built"
+	elif [ "$MEMTRAIL" = "$builddir/memtrail" ] && [ ! -f "$builddir/libmemtrail.so" ]; then
+		mt_why="$builddir/libmemtrail.so not built"
 	else
 		# Built but broken: a crash, not an absence.
 		mt_why="smoke test failed: $(tail -n 1 "$out/smoke.err")"
@@ -458,7 +463,7 @@ load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 
 # ---- the table -----------------------------------------------------------------
 awk -F '\t' -v ran="$ran" -v have_mt="$have_mt" -v have_ht="$have_ht" \
-    -v mt_why="$mt_why" -v ht_why="$ht_why" -v runs="$runs" \
+    -v mt_why="$mt_why" -v ht_why="$ht_why" -v runs="$runs" -v tsv="${tsv#"$top"/}" \
     -v machine="$(nproc 2>/dev/null || echo ?) cores, load average ${load_start:-?} at start, ${load_end:-?} at end" \
     -v ncores="$(nproc 2>/dev/null)" -v load1="${load_start:-}" -v load2="${load_end:-}" \
     -v secs="$(awk -v a="$start_all" -v b="$end_all" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" '
@@ -550,7 +555,7 @@ END {
 	}
 	print ""
 	printf "Medians of %d run(s); all runs in %ss (%s).\n", runs, secs, machine
-	print "Raw numbers (also CPU time and recording RSS): tests/bench/out/results.tsv."
+	print "Raw numbers (also CPU time and recording RSS): " tsv "."
 	if (ncores + 0 > 0 && (load1 + 0 >= ncores || load2 + 0 >= ncores))
 		print "warning: the machine was busy (load >= cores): wall times include waiting for a CPU; compare cpu_s in results.tsv"
 	print "events = allocations + frees from `memtrail report --summary --format json`"

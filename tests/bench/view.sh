@@ -9,13 +9,18 @@
 #   sh tests/bench/view.sh [LOG]
 #
 # Without LOG it records tests/bench/churn.c with MT_VIEW_PAIRS malloc/free
-# pairs (default 50,000,000: a 100 M-event log) into tests/bench/out/.
+# pairs (default 50,000,000: a 100 M-event log) into build/bench/out/
+# (MT_BUILD/bench/out/, MT_BUILD being the build directory, default build;
+# MEMTRAIL, the program measured, defaults to MT_BUILD/memtrail).
 # Prints one line per figure. Not a test: nothing is asserted (the machine
 # may be shared); `make bench` runs it after the recording benchmarks.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-MEMTRAIL=${MEMTRAIL:-$top/viewer/memtrail}
-out=$top/tests/bench/out
+builddir=${MT_BUILD:-build}
+case "$builddir" in /*) ;; *) builddir="$top/$builddir";; esac
+builddir=${builddir%/}
+MEMTRAIL=${MEMTRAIL:-$builddir/memtrail}
+out=$builddir/bench/out
 mkdir -p "$out"
 RUNS=${MT_VIEW_RUNS:-3}
 command -v tmux >/dev/null || { echo "view.sh: tmux not installed"; exit 0; }

@@ -38,7 +38,7 @@ done
 
 for src in $srcs; do
 	name=${src##*/}; name=${name%.*}
-	bin=$MT_TOP/samples/bin/$name
+	bin=$MT_SAMPLES/$name
 	w=$MT_TMP/$name
 	echo "== $name"
 	if [ ! -x "$bin" ]; then

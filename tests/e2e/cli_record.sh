@@ -7,7 +7,7 @@
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd python3
 cd "$MT_TMP" || exit 1
-PHASES=$MT_TOP/samples/bin/phases
+PHASES=$MT_SAMPLES/phases
 
 # rec NAME STATUS ARGS...: memtrail record ARGS into o / e, checks the status.
 rec() {

@@ -1,7 +1,10 @@
 # lib.sh - shell helpers shared by the end-to-end tests (tests/e2e/*.sh).
 #
 # For: sourcing at the top of an e2e test: `. "$(dirname "$0")/lib.sh"`.
-# It fills in MT_TOP, MT_BUILD, MEMTRAIL and MT_TMP when the test is run by
+# It fills in MT_TOP (the source tree), MT_BUILD (the build directory,
+# default $MT_TOP/build), MEMTRAIL (the program, $MT_BUILD/memtrail),
+# MT_RECORDER (the preload library, $MT_BUILD/libmemtrail.so), MT_SAMPLES
+# (the built samples, $MT_BUILD/samples) and MT_TMP when the test is run by
 # hand instead of by tests/run-e2e.sh, and offers skip/fail bookkeeping and
 # runners for memtrail and valgrind. Not for: anything that is not a test;
 # it defines no test of its own. Keep the interface stable: other tests
@@ -45,8 +48,8 @@
 #   mt_tls_modules [PRELOAD] PROG
 #                              the number of modules with a TLS segment that
 #                              PROG loads at start-up (with PRELOAD preloaded)
-#   mt_need_recorder           mt_skip unless recorder/libmemtrail.so is
-#                              built; sets REC to it and DEC to the command
+#   mt_need_recorder           mt_skip unless $MT_RECORDER is built; sets
+#                              REC to it and DEC to the command
 #                              of the independent log decoder (rec_decode.py)
 #   mt_build_rec_prog OUT [OPT]
 #                              compiles tests/e2e/rec_prog.c into OUT with
@@ -63,15 +66,16 @@
 # The helpers use $MT_TIMEOUT (default 120) seconds per command.
 
 MT_TOP=${MT_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-MT_BUILD=${MT_BUILD:-$MT_TOP}
-MEMTRAIL=${MEMTRAIL:-$MT_BUILD/viewer/memtrail}
-MT_RECORDER=${MT_RECORDER:-$MT_BUILD/recorder/libmemtrail.so}
+MT_BUILD=${MT_BUILD:-$MT_TOP/build}
+MEMTRAIL=${MEMTRAIL:-$MT_BUILD/memtrail}
+MT_RECORDER=${MT_RECORDER:-$MT_BUILD/libmemtrail.so}
+MT_SAMPLES=${MT_SAMPLES:-$MT_BUILD/samples}
 MT_TIMEOUT=${MT_TIMEOUT:-120}
 if [ -z "${MT_TMP:-}" ]; then
 	MT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mt-e2e.XXXXXX")
 	trap 'rm -rf "$MT_TMP"' EXIT
 fi
-export MT_TOP MT_BUILD MEMTRAIL MT_TMP
+export MT_TOP MT_BUILD MEMTRAIL MT_RECORDER MT_SAMPLES MT_TMP
 mt_failures=0
 
 mt_skip() {
@@ -197,8 +201,8 @@ mt_tls_modules() {
 }
 
 mt_need_recorder() {
-	REC=$MT_BUILD/recorder/libmemtrail.so
-	[ -f "$REC" ] || mt_skip "recorder/libmemtrail.so not built"
+	REC=$MT_RECORDER
+	[ -f "$REC" ] || mt_skip "$REC not built"
 	DEC="python3 $MT_TOP/tests/e2e/rec_decode.py"
 }
 

@@ -17,7 +17,7 @@ mt_have_memtrail || mt_skip "memtrail not built"
 cd "$MT_TMP" || exit 1
 keys="allocations frees bytes_allocated peak_bytes peak_blocks peak_time_s leaked_bytes leaked_blocks"
 n=0
-for prog in "$MT_TOP"/samples/bin/*; do
+for prog in "$MT_SAMPLES"/*; do
 	[ -x "$prog" ] || continue
 	name=$(basename "$prog")
 	mt_record "$name.data" "$name" "$prog"

@@ -10,8 +10,8 @@
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3
 mt_have_memtrail || mt_skip "memtrail not built"
-BIN=$MT_TOP/samples/bin/phases
-[ -x "$BIN" ] || mt_skip "samples/bin/phases not built (make samples)"
+BIN=$MT_SAMPLES/phases
+[ -x "$BIN" ] || mt_skip "$BIN not built (make samples)"
 cd "$MT_TMP" || exit 1
 PEAK=362624
 LEAKED=9216

@@ -14,8 +14,8 @@
 mt_need_cmd python3
 mt_have_memtrail || mt_skip "memtrail not built"
 SRC=$MT_TOP/samples/phases.c
-BIN=$MT_TOP/samples/bin/phases
-[ -x "$BIN" ] || mt_skip "samples/bin/phases not built (make samples)"
+BIN=$MT_SAMPLES/phases
+[ -x "$BIN" ] || mt_skip "$BIN not built (make samples)"
 cd "$MT_TMP" || exit 1
 
 # Line of the first source line containing STRING.

@@ -10,8 +10,8 @@
 # formats (report_formats.sh).
 . "$(dirname "$0")/lib.sh"
 mt_have_memtrail || mt_skip "memtrail not built"
-INL=$MT_TOP/samples/bin/inline_O2
-CXX=$MT_TOP/samples/bin/cxx_new
+INL=$MT_SAMPLES/inline_O2
+CXX=$MT_SAMPLES/cxx_new
 [ -x "$INL" ] && [ -x "$CXX" ] || mt_skip "samples not built (make samples)"
 cd "$MT_TMP" || exit 1
 

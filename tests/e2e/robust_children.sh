@@ -29,8 +29,8 @@
 mt_need_cmd gcc python3
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
 EXPECT=$MT_TOP/tests/expect.py
-FORKER=$MT_TOP/samples/bin/forker
-EXECER=$MT_TOP/samples/bin/execer
+FORKER=$MT_SAMPLES/forker
+EXECER=$MT_SAMPLES/execer
 [ -x "$FORKER" ] && [ -x "$EXECER" ] || mt_skip "samples not built"
 cd "$MT_TMP" || exit 1
 

@@ -10,9 +10,9 @@
 
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd nm c++filt
-prog=$MT_TOP/samples/bin/cxx_new
+prog=$MT_SAMPLES/cxx_new
 src=$MT_TOP/samples/cxx_new.cpp
-[ -x "$prog" ] || mt_skip "samples/bin/cxx_new not built"
+[ -x "$prog" ] || mt_skip "$prog not built (make samples)"
 
 demangle() {
 	nm "$prog" | awk -v re="$1" '$3 ~ re { print $3; exit }' | c++filt

@@ -10,9 +10,9 @@
 . "$(dirname "$0")/lib.sh"
 
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
-prog=$MT_TOP/samples/bin/inline_O2
+prog=$MT_SAMPLES/inline_O2
 src=$MT_TOP/samples/inline_O2.c
-[ -x "$prog" ] || mt_skip "samples/bin/inline_O2 not built"
+[ -x "$prog" ] || mt_skip "$prog not built (make samples)"
 
 l_malloc=$(mt_line_of "$src" 'char \*p = malloc(n);')
 l_fill=$(mt_line_of "$src" 'table\[i\] = make_buffer(')

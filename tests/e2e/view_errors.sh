@@ -31,8 +31,8 @@ expect 2 '^memtrail: error: .*too many arguments' a.data b.data
 
 # a real log with its first chunk's payload damaged: report's warning (the
 # one acceptance rule, hostile_cli.sh), then no terminal
-if mt_have_memtrail && [ -x "$MT_TOP/samples/bin/phases" ]; then
-	mt_record phases.data rec "$MT_TOP/samples/bin/phases"
+if mt_have_memtrail && [ -x "$MT_SAMPLES/phases" ]; then
+	mt_record phases.data rec "$MT_SAMPLES/phases"
 	python3 - <<'PY'
 d = bytearray(open("phases.data", "rb").read())
 i = d.find(b"MTCK")

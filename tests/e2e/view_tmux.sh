@@ -15,14 +15,14 @@
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd tmux python3
 mt_have_memtrail || mt_skip "memtrail not built"
-[ -x "$MT_TOP/samples/bin/phases" ] || mt_skip "samples not built (make samples)"
+[ -x "$MT_SAMPLES/phases" ] || mt_skip "samples not built (make samples)"
 
 T="tmux -L mt-$$"
 trap '$T kill-server 2>/dev/null; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
 cd "$MT_TMP" || exit 1
 
 # ---- the truth: the sample's expect block, and report on the same log ----
-mt_record phases.data rec "$MT_TOP/samples/bin/phases"
+mt_record phases.data rec "$MT_SAMPLES/phases"
 [ "$(cat rec.rc)" = 0 ] || { cat rec.err; mt_fail "recording phases failed"; mt_finish; }
 python3 "$MT_TOP/tests/expect.py" expect "$MT_TOP/samples/phases.c" >expect.json ||
 	mt_skip "no memtrail-expect block in samples/phases.c"

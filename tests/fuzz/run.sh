@@ -1,15 +1,19 @@
 #!/bin/sh
 # run.sh - builds tests/fuzz/fuzz_replay.c with clang's libFuzzer, ASan and
 # UBSan (lib/*.c compiled by clang in the same command: lib/libmt.a is built
-# by gcc without sanitizers) into tests/fuzz/bin/, makes a seed corpus and
+# by gcc without sanitizers) into build/fuzz/, makes a seed corpus and
 # fuzzes for a bounded time. `make fuzz` runs it.
 #
 # Seeds, made at run time: logs of a few samples recorded with the preload
-# (tests/fuzz/bin/seeds/*.data, fed as files), the same logs with their
+# (build/fuzz/seeds/*.data, fed as files), the same logs with their
 # chunks decompressed ('R' inputs: see fuzz_replay.c), the checked-in log of
 # the phases sample, and the hand-written seeds in tests/fuzz/seeds/.
-# The corpus the fuzzer grows is kept in tests/fuzz/bin/corpus/ between runs.
+# The corpus the fuzzer grows is kept in build/fuzz/corpus/ between runs.
 #
+#   MT_BUILD          the build directory (default build): the samples and
+#                     the preload library that record the seeds, the
+#                     memtrail program (MT_BUILD/asan/memtrail when it is
+#                     built), and build/fuzz/ itself
 #   MT_FUZZ_SECONDS   how long to fuzz (default 60)
 #   MT_FUZZ_JOBS      parallel fuzzing processes (default 1)
 #   MT_FUZZ_REPLAY    corpus inputs replayed through memtrail (default 300)
@@ -18,7 +22,7 @@
 # (trees, timeline, temporaries) and `memtrail dump`.
 #
 # Exit status: 0 when no crash was found, 1 on a crash (the input is saved
-# as tests/fuzz/bin/crash-*, reproduce with tests/fuzz/bin/fuzz_replay FILE),
+# as build/fuzz/crash-*, reproduce with build/fuzz/fuzz_replay FILE),
 # 2 when the target cannot be built, 77 when clang or its fuzzer runtime is
 # missing. Not for: the recorder (it runs inside other programs: see
 # tests/e2e/robust_*.sh).
@@ -27,7 +31,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
 secs=${MT_FUZZ_SECONDS:-60}
 jobs=${MT_FUZZ_JOBS:-1}
-bin=tests/fuzz/bin
+build=${MT_BUILD:-build}
+case "$build" in /*) ;; *) build="$top/$build";; esac
+build=${build%/}
+bin=$build/fuzz
 CLANG=${CLANG:-clang}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -52,14 +59,14 @@ fi
 $CLANG $cflags -DMT_FUZZ_CONVERT -o "$bin/convert" tests/fuzz/fuzz_replay.c $libs || exit 2
 
 # Seed logs: a few samples recorded now, with whatever recorder is built.
-rec=recorder/libmemtrail.so
+rec=$build/libmemtrail.so
 n=0
 for s in phases threads cxx_new c_alloc_all forker; do
-	[ -x "samples/bin/$s" ] && [ -f "$rec" ] || continue
+	[ -x "$build/samples/$s" ] && [ -f "$rec" ] || continue
 	out="$bin/seeds/$s.data"
 	rm -f "$out"
-	(cd "$bin/seeds" && timeout 60 env MEMTRAIL_OUTPUT="$top/$out" \
-		LD_PRELOAD="$top/$rec" "$top/samples/bin/$s" >/dev/null 2>&1)
+	(cd "$bin/seeds" && timeout 60 env MEMTRAIL_OUTPUT="$out" \
+		LD_PRELOAD="$rec" "$build/samples/$s" >/dev/null 2>&1)
 	[ -s "$out" ] || continue
 	"$bin/convert" "$out" "$bin/seeds/$s.R" && n=$((n + 1))
 done
@@ -70,11 +77,13 @@ echo "fuzz: fuzzing for ${secs}s"
 rm -f "$bin"/crash-* "$bin"/leak-* "$bin"/timeout-* "$bin"/oom-*
 par=
 [ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"
+# Run in $bin: with -jobs, libFuzzer writes fuzz-N.log into the current
+# directory.
 # shellcheck disable=SC2086
-"$bin/fuzz_replay" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+(cd "$bin" && ./fuzz_replay -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 	-max_len=262144 -print_final_stats=1 $par \
-	-dict=tests/fuzz/replay.dict -artifact_prefix="$bin/" \
-	"$bin/corpus" "$bin/seeds" tests/fuzz/seeds 2>&1 | tee "$bin/fuzz.log" |
+	-dict="$top/tests/fuzz/replay.dict" -artifact_prefix="$bin/" \
+	corpus seeds "$top/tests/fuzz/seeds") 2>&1 | tee "$bin/fuzz.log" |
 	grep -E '^#[0-9]+.*(INITED|DONE)|^stat::|ERROR|SUMMARY|crash|Test unit written|^==' | head -n 60
 found=$(ls "$bin"/crash-* "$bin"/leak-* "$bin"/timeout-* "$bin"/oom-* 2>/dev/null)
 if [ -n "$found" ]; then
@@ -90,8 +99,8 @@ echo "fuzz: no crash in ${secs}s"
 # The corpus through the memtrail program (the sanitizer build when there
 # is one): the trees, timeline, temporaries and dump consume what the
 # replay accepted, which the target above does not cover.
-mt=viewer/memtrail
-[ -x asan/viewer/memtrail ] && mt=asan/viewer/memtrail
+mt=$build/memtrail
+[ -x "$build/asan/memtrail" ] && mt=$build/asan/memtrail
 if [ -x "$mt" ]; then
 	mkdir -p "$bin/replay"
 	bad=0; n=0
