@@ -102,21 +102,6 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out);
  */
 void mt_json_string(FILE *out, const char *s);
 
-/*
- * Formats bytes for people: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (IEC
- * units, powers of 1024, one decimal). Returns buf.
- */
-char *mt_format_size(char *buf, size_t size, uint64_t bytes);
-
-/*
- * Formats a time in ns for people: "12.345 s" from one second up,
- * "1.530 ms" below (milliseconds with 3 decimals). Returns buf.
- */
-char *mt_format_duration(char *buf, size_t size, uint64_t ns);
-
-/* Formats n with thousands separators: "1,234,567". Returns buf. */
-char *mt_format_count(char *buf, size_t size, uint64_t n);
-
 /* Frees s; NULL is a no-op. */
 void mt_summary_free(struct mt_summary *s);
 

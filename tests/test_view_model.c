@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../viewer/view_fmt.c"
 #include "../viewer/view_model.c"
 #include "../viewer/view_timeline.c"
 #include "../viewer/view_data.c"

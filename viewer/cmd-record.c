@@ -31,6 +31,7 @@
 
 #include "commands.h"
 #include "error.h"
+#include "fmt.h"
 #include "format.h"
 #include "outpath.h"
 #include "reader.h"
@@ -372,11 +373,11 @@ static int report_from_end(const char *path)
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
 	note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
-	     mt_format_count(a, sizeof(a), e.tot.allocations),
-	     mt_format_size(peak, sizeof(peak), e.tot.peak_bytes),
-	     mt_format_size(leak, sizeof(leak), e.tot.leaked_bytes),
-	     mt_format_count(blocks, sizeof(blocks), e.tot.leaked_blocks),
-	     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+	     mt_fmt_count(a, sizeof(a), e.tot.allocations),
+	     mt_fmt_size(peak, sizeof(peak), e.tot.peak_bytes),
+	     mt_fmt_size(leak, sizeof(leak), e.tot.leaked_bytes),
+	     mt_fmt_count(blocks, sizeof(blocks), e.tot.leaked_blocks),
+	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 1;
 }
 
@@ -430,12 +431,12 @@ static void report(const char *path, pid_t pid, const char *prog)
 		if (stat(path, &st) < 0)
 			st.st_size = 0;
 		note("%s allocations, %s peak, %s %s in %s blocks, %s written (%s)",
-		     mt_format_count(a, sizeof(a), i->allocations),
-		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_fmt_count(a, sizeof(a), i->allocations),
+		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
 		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	}
 	mt_summary_free(s);
 	mt_replay_free(r);
@@ -549,12 +550,12 @@ static void child_line(const struct child_log *c)
 			st.st_size = 0;
 		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s %s in %s blocks, "
 		     "%s written (%s)", c->pid, c->prog,
-		     mt_format_count(a, sizeof(a), i->allocations),
-		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_fmt_count(a, sizeof(a), i->allocations),
+		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
 		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     c->path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     c->path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	}
 	mt_summary_free(s);
 	mt_replay_free(r);
