@@ -109,6 +109,17 @@ struct mt_replay_ops {
 };
 
 /*
+ * Where a reader of the log reports progress: fn(ctx, bytes_done,
+ * bytes_total), called as on_progress is (fn NULL: nowhere). The one type
+ * that the layers above the replay (session, aggregator, summary, viewer)
+ * pass progress with.
+ */
+struct mt_progress_cb {
+	void (*fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+	void *ctx;
+};
+
+/*
  * Open a log: reads and checks the header. Returns 0 and *out, or a negative
  * MT_E_* (*err_offset, if not NULL, gets the byte offset of the problem).
  */

@@ -24,8 +24,7 @@ struct mt_summary {
 	size_t snapcap;
 	uint64_t live_bytes, live_blocks;
 	int nomem;
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	void *progress_ctx;
+	struct mt_progress_cb progress;  /* during mt_summary_run */
 };
 
 struct mt_summary *mt_summary_new(void)
@@ -157,8 +156,8 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_summary *s = ctx;
 
-	if (s->progress)
-		s->progress(s->progress_ctx, done, total);
+	if (s->progress.fn)
+		s->progress.fn(s->progress.ctx, done, total);
 }
 
 static const struct mt_replay_ops summary_ops = {
@@ -176,22 +175,19 @@ const struct mt_replay_ops *mt_summary_ops(void)
 	return &summary_ops;
 }
 
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r)
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
+		   const struct mt_progress_cb *progress)
 {
+	static const struct mt_progress_cb none;
 	int rc;
 
 	reset(s);
+	s->progress = progress ? *progress : none;
 	rc = mt_replay_run(r, &summary_ops, s);
+	s->progress = none;
 	if (s->nomem)
 		return MT_E_NOMEM;
 	return rc < 0 ? rc : 0;
-}
-
-void mt_summary_set_progress(struct mt_summary *s,
-			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx)
-{
-	s->progress = fn;
-	s->progress_ctx = ctx;
 }
 
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s)

@@ -72,17 +72,13 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses);
 const struct mt_replay_ops *mt_summary_ops(void);
 
 /*
- * Replays r into s (after resetting it). Returns what mt_replay_run returns:
- * 0, or a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
+ * Replays r into s (after resetting it), passing the replay's progress to
+ * progress when it is not NULL. Returns what mt_replay_run returns: 0, or
+ * a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
  */
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r);
-
-/*
- * Passes the replay's progress to fn(ctx, bytes_done, bytes_total) during
- * mt_summary_run (fn NULL: none).
- */
-void mt_summary_set_progress(struct mt_summary *s,
-			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+struct mt_progress_cb;
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
+		   const struct mt_progress_cb *progress);
 
 /* The figures so far; owned by s. */
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s);

@@ -60,7 +60,7 @@ static const struct mt_summary_info *summarize(struct fix *f, const void *img, s
 	tl_write_file(f->path, img, len);
 	mt_replay_free(f->r);
 	assert_int_equal(mt_replay_open(f->path, &f->r, NULL), 0);
-	assert_int_equal(mt_summary_run(f->s, f->r), 0);
+	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
 	return mt_summary_info(f->s);
 }
 
@@ -146,7 +146,7 @@ static void test_scenario(void **state)
 	assert_int_equal(i->snapshots[1].live_blocks, 3);
 
 	/* A second run over the same replay gives the same figures. */
-	assert_int_equal(mt_summary_run(f->s, f->r), 0);
+	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
 	assert_int_equal(mt_summary_info(f->s)->allocations, 6);
 	assert_int_equal(mt_summary_info(f->s)->nsnapshots, 2);
 	tl_free(t);

@@ -422,7 +422,7 @@ static void report(const char *path, pid_t pid, const char *prog)
 	s = mt_summary_new();
 	if (!s)
 		die("out of memory");
-	err = mt_summary_run(s, r);
+	err = mt_summary_run(s, r, NULL);
 	if (err < 0) {
 		warning("%s: %s", path, mt_strerror(err));
 	} else {
@@ -540,7 +540,7 @@ static void child_line(const struct child_log *c)
 	s = mt_summary_new();
 	if (!s)
 		die("out of memory");
-	err = mt_summary_run(s, r);
+	err = mt_summary_run(s, r, NULL);
 	if (err < 0) {
 		warning("%s: %s", c->path, mt_strerror(err));
 	} else {

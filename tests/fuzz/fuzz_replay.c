@@ -191,7 +191,7 @@ static void replay_fd(int fd)
 	s = mt_summary_new();
 	if (!s)
 		abort();
-	if (mt_summary_run(s, r) >= 0) {
+	if (mt_summary_run(s, r, NULL) >= 0) {
 		const struct mt_summary_info *i = mt_summary_info(s);
 		const struct mt_end *e = mt_replay_end(r);
 
