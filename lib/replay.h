@@ -77,6 +77,7 @@ struct mt_end {
 	int clean;            /* 1 if an END record was read */
 	int how;              /* enum mt_end_how, when clean */
 	int64_t code;
+	struct mt_totals totals; /* END's figures as the recorder counted them, when clean */
 	uint64_t time_ns;     /* time of the last record read */
 	uint64_t events;      /* events replayed */
 	int truncated;        /* the file ends in a partial or corrupt chunk, or lacks END */
@@ -155,9 +156,14 @@ size_t mt_replay_nthreads(const struct mt_replay *r);
 int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
 
 /*
- * END's figures from the log's last chunk, without a replay (see
- * mt_reader_end_totals): 1 and *how, *tot when the log ends with END, 0
- * when it does not, or a negative MT_E_*.
+ * END's figures without a replay: the log's last chunk alone
+ * (mt_reader_last_chunk) goes through the replay's decoder, which takes
+ * the stacks and threads of earlier chunks on trust and keeps nothing.
+ * Returns 1 and *how, *tot when the file ends with a complete chunk whose
+ * last record is END; 0 when it does not (cut short, no END, a record
+ * after END, a STOP whose reason only a replay reports, a record that does
+ * not decode: replay to learn more); or MT_E_IO / MT_E_NOMEM. Rewinds the
+ * reader; the state of the last run is untouched.
  */
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot);
 
