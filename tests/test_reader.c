@@ -1,7 +1,8 @@
 /*
  * test_reader.c - unit tests of lib/reader.c: header checks, chunk checks,
- * a log cut at every byte, and END's figures read from the last chunk. Logs come from tests/testlog.c, an encoder
- * written from format.h independently of lib/writer.c.
+ * a log cut at every byte, and the last chunk read alone. Logs come from
+ * tests/testlog.c, an encoder written from format.h independently of
+ * lib/writer.c.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,8 @@
 /*
  * test_replay.c - unit tests of lib/replay.c: every record kind, realloc
- * and free semantics, corruption, logs cut at every byte, early stop, and a
- * live table stressed with many blocks. Logs come from tests/testlog.c.
+ * and free semantics, corruption, logs cut at every byte, early stop, a
+ * live table stressed with many blocks, and END's figures read from the
+ * last chunk alone. Logs come from tests/testlog.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
