@@ -94,8 +94,7 @@ struct mt_agg {
 	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
 	int stop_early;
 
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	void *progress_ctx;
+	struct mt_progress_cb progress;
 	int err;
 };
 
@@ -599,8 +598,8 @@ static void agg_on_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_agg *a = ctx;
 
-	if (a->progress)
-		a->progress(a->progress_ctx, done, total);
+	if (a->progress.fn)
+		a->progress.fn(a->progress.ctx, done, total);
 }
 
 void mt_agg_ops(struct mt_replay_ops *ops)
@@ -657,9 +656,9 @@ int mt_agg_error(const struct mt_agg *a)
 }
 
 int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, size_t n,
-	       struct mt_profile **outs,
-	       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx)
+	       struct mt_profile **outs, const struct mt_progress_cb *progress)
 {
+	static const struct mt_progress_cb none;
 	struct mt_replay_ops ops;
 	int rc;
 
@@ -668,11 +667,10 @@ int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, si
 	rc = mt_agg_request(a, at, n, 0);
 	if (rc < 0)
 		return rc;
-	a->progress = progress;
-	a->progress_ctx = progress_ctx;
+	a->progress = progress ? *progress : none;
 	mt_agg_ops(&ops);
 	rc = mt_replay_run(r, &ops, a);
-	a->progress = NULL;
+	a->progress = none;
 	if (rc < 0)
 		return rc;
 	if (a->err < 0)

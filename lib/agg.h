@@ -37,6 +37,7 @@
 struct mt_agg;
 struct mt_profile;
 struct mt_replay;
+struct mt_progress_cb;
 struct mt_replay_ops;
 
 /* The cost of one stack (or tree node); signed so that diffs fit. */
@@ -141,8 +142,7 @@ int mt_agg_error(const struct mt_agg *a);
  * then all NULL).
  */
 int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, size_t n,
-	       struct mt_profile **outs,
-	       void (*progress)(void *ctx, uint64_t done, uint64_t total), void *progress_ctx);
+	       struct mt_profile **outs, const struct mt_progress_cb *progress);
 
 /*
  * The profile at the peak of the last replay (an empty one when the run

@@ -9,29 +9,10 @@
 
 #include "error.h"
 #include "export.h"
+#include "fmt.h"
 #include "summary.h"
 #include "symbols.h"
 #include "tree.h"
-
-char *mt_export_number(char *buf, int64_t n, int sign)
-{
-	char digits[24];
-	uint64_t u = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
-	size_t len, o = 0;
-
-	len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, u);
-	if (n < 0)
-		buf[o++] = '-';
-	else if (sign && n > 0)
-		buf[o++] = '+';
-	for (size_t i = 0; i < len; i++) {
-		if (i && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = 0;
-	return buf;
-}
 
 /* A growable line prefix ("  | |   "). */
 struct prefix {
@@ -86,7 +67,8 @@ static void print_figures(const struct text *x, int64_t key, int64_t bytes, int6
 	int sign = x->o->signed_figures;
 
 	fprintf(x->out, sign ? "%+.2f%% (%sB, %sx)" : "%.2f%% (%sB, %sx)", pct,
-		mt_export_number(b1, bytes, sign), mt_export_number(b2, blocks, sign));
+		mt_fmt_signed(b1, sizeof(b1), bytes, sign),
+		mt_fmt_signed(b2, sizeof(b2), blocks, sign));
 }
 
 /* Writes a threshold like 1 -> "1", 0.5 -> "0.5", 2.25 -> "2.25". */

@@ -34,12 +34,6 @@ struct mt_text_opts {
 int mt_export_text(const struct mt_tree *t, const struct mt_text_opts *o, FILE *out);
 
 /*
- * "1,234,567B"-style figures: n with thousands separators, with a sign when
- * sign is set (zero has none). Writes into buf (>= 32 bytes); returns buf.
- */
-char *mt_export_number(char *buf, int64_t n, int sign);
-
-/*
  * Collapsed stacks of an inverted tree (built with inverted = 1): one line
  * "outer;...;inner;entry BYTES" per node whose own bytes (its cost minus its
  * children's) are not zero, so the lines sum to the tree's total. ';' and

@@ -264,122 +264,11 @@ uint64_t mt_reader_file_size(const struct mt_reader *r)
 	return r->file_size;
 }
 
-/* Skips a str field. */
-static int skip_str(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t n;
-
-	if (mt_get_uv(p, end, &n) < 0 || n > (uint64_t)(end - *p))
-		return -1;
-	*p += n;
-	return 0;
-}
-
-/* Skips n varints. */
-static int skip_uv(const uint8_t **p, const uint8_t *end, uint64_t n)
-{
-	uint64_t v;
-
-	while (n--)
-		if (mt_get_uv(p, end, &v) < 0)
-			return -1;
-	return 0;
-}
-
-/*
- * Walks the records of one decompressed chunk; fills *out and returns 1
- * when the last one is END, 0 otherwise (or when a record does not decode).
- */
-static int find_end(const uint8_t *p, const uint8_t *end, struct mt_reader_end *out)
-{
-	uint64_t v, t, n, f[MT_END_TOTALS_N + 1];
-	int64_t code;
-	int found = 0;
-	size_t i;
-
-	if (p >= end || *p++ != MT_REC_CHUNK_BEGIN || skip_uv(&p, end, 1) < 0 ||
-	    mt_get_uv(&p, end, &t) < 0)
-		return 0;
-	/* Only RECORDS matters here: events have no fields in it. */
-	for (i = 1; i < MT_STREAMS; i++) {
-		if (mt_get_uv(&p, end, &n) < 0 || n > (uint64_t)(end - p))
-			return 0;
-		end -= n;
-	}
-	while (p < end) {
-		uint8_t type = *p++;
-
-		found = 0;
-		switch (type) {
-		case MT_REC_FREE:
-		case MT_REC_ALLOC:
-		case MT_REC_REALLOC:
-			break;
-		case MT_REC_TIME:
-			if (mt_get_uv(&p, end, &v) < 0)
-				return 0;
-			t += v;
-			break;
-		case MT_REC_SWITCH:
-		case MT_REC_UNLOAD:
-			if (skip_uv(&p, end, 1) < 0)
-				return 0;
-			break;
-		case MT_REC_THREAD:
-			if (skip_uv(&p, end, 2) < 0)
-				return 0;
-			break;
-		case MT_REC_STACK:
-			if (skip_uv(&p, end, 2) < 0 || mt_get_uv(&p, end, &n) < 0 ||
-			    n > MT_MAX_DEPTH || skip_uv(&p, end, n) < 0)
-				return 0;
-			break;
-		case MT_REC_MODULE:
-			if (skip_uv(&p, end, 1) < 0 || skip_str(&p, end) < 0 ||
-			    skip_str(&p, end) < 0 || mt_get_uv(&p, end, &n) < 0 ||
-			    n > (uint64_t)(end - p) || skip_uv(&p, end, 2 * n) < 0)
-				return 0;
-			break;
-		case MT_REC_SNAPSHOT:
-			if (skip_uv(&p, end, 1) < 0 || skip_str(&p, end) < 0)
-				return 0;
-			break;
-		case MT_REC_STOP:
-			/* Its reason is for the replay to report. */
-			return 0;
-		case MT_REC_END:
-			if (mt_get_uv(&p, end, &f[0]) < 0 || f[0] > MT_END_STOPPED ||
-			    mt_get_sv(&p, end, &code) < 0)
-				return 0;
-			for (i = 1; i <= MT_END_TOTALS_N; i++)
-				if (mt_get_uv(&p, end, &f[i]) < 0)
-					return 0;
-			out->how = (unsigned)f[0];
-			out->code = code;
-			out->time_ns = t;
-			out->tot.allocations = f[1];
-			out->tot.frees = f[2];
-			out->tot.bytes_allocated = f[3];
-			out->tot.peak_bytes = f[4];
-			out->tot.peak_blocks = f[5];
-			out->tot.peak_time_ns = f[6];
-			out->tot.leaked_bytes = f[7];
-			out->tot.leaked_blocks = f[8];
-			found = 1;
-			break;
-		default:
-			return 0;
-		}
-	}
-	return found;
-}
-
-int mt_reader_end_totals(struct mt_reader *r, struct mt_reader_end *out)
+int mt_reader_last_chunk(struct mt_reader *r, const uint8_t **data, size_t *len,
+			 uint64_t *offset)
 {
 	uint8_t h[MT_CHUNK_HEADER];
 	uint64_t off = r->data_start, last = 0;
-	const uint8_t *data;
-	size_t len;
 	int rc, have = 0;
 
 	/* The chunk headers only, to the end of the file. */
@@ -411,10 +300,11 @@ int mt_reader_end_totals(struct mt_reader *r, struct mt_reader_end *out)
 	clearerr(r->f);
 	r->pos = last;
 	r->err = 0;
-	rc = mt_reader_next(r, &data, &len, NULL);
+	rc = mt_reader_next(r, data, len, offset);
 	if (rc == MT_E_IO || rc == MT_E_NOMEM)
 		return rc;
-	rc = rc == 1 && fgetc(r->f) == EOF && find_end(data, data + len, out);
+	rc = rc == 1 && fgetc(r->f) == EOF;
+	/* The rewind leaves the chunk's buffer alone: *data stays valid. */
 	if (mt_reader_rewind(r) < 0)
 		return MT_E_IO;
 	return rc;

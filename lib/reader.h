@@ -5,9 +5,8 @@
  * The reader checks everything the container says (magics, version, sizes,
  * zstd frame size, content size and checksum) and hands out the records of
  * one chunk as a byte buffer; memory is bounded by one chunk. It does not
- * replay records: that is lib/replay.c, and tools use lib/replay.h, not
- * this. The one exception is mt_reader_end_totals(), which walks the
- * records of the last chunk only to find END's figures without a replay.
+ * decode records: that is lib/replay.c, and tools use lib/replay.h, not
+ * this.
  */
 #ifndef MT_READER_H
 #define MT_READER_H
@@ -63,24 +62,18 @@ uint64_t mt_reader_good_bytes(const struct mt_reader *r);
 /* The size of the file in bytes (0 if it is not a regular file). */
 uint64_t mt_reader_file_size(const struct mt_reader *r);
 
-/* How a log ended, from its END record (format.h END). */
-struct mt_reader_end {
-	unsigned how;            /* enum mt_end_how */
-	int64_t code;
-	uint64_t time_ns;        /* the log's time at END */
-	struct mt_totals tot;
-};
-
 /*
- * END's figures without a replay: reads the chunk headers from the first
- * chunk to the last (seeking over their data), decompresses only the last
- * chunk and walks its records. Returns 1 with *out when the file ends with
- * a complete chunk whose last record is END; 0 when it does not (cut short,
- * no END, something after END, a record that does not decode: replay to
- * learn more); or MT_E_IO / MT_E_NOMEM. Chunks before the last are not
+ * The log's last chunk, without reading the others: reads the chunk
+ * headers from the first chunk to the last (seeking over their data) and
+ * decompresses only the last one. Returns 1 with *data / *len set to its
+ * records (valid until the next mt_reader_next or mt_reader_last_chunk)
+ * and *offset (if not NULL) to its file offset, when the file ends with a
+ * complete chunk; 0 when it does not (cut short, a chunk that does not
+ * check); or MT_E_IO / MT_E_NOMEM. Chunks before the last are not
  * decompressed, so their content is not checked. Rewinds the reader.
  */
-int mt_reader_end_totals(struct mt_reader *r, struct mt_reader_end *out);
+int mt_reader_last_chunk(struct mt_reader *r, const uint8_t **data, size_t *len,
+			 uint64_t *offset);
 
 /* Goes back to the first chunk. Returns 0 or a negative MT_E_*. */
 int mt_reader_rewind(struct mt_reader *r);

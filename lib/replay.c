@@ -23,9 +23,10 @@
  *   on_free(old) (skipped when old is not live), then on_alloc(new).
  * - An event before the chunk's first SWITCH, a SWITCH to an unannounced
  *   thread, a TIME of 0, stream lengths beyond the chunk and side-stream
- *   bytes left over at the chunk's end are corrupt. END's figures are skipped: the
- *   replay computes its own (tools that want to skip the replay read them
- *   with mt_reader_end_totals()).
+ *   bytes left over at the chunk's end are corrupt. END's figures are
+ *   passed on (mt_end.totals) as the recorder counted them: the replay
+ *   computes its own (tools that want to skip the replay read them with
+ *   mt_replay_end_totals(), which decodes the last chunk alone).
  * - Sizes: the bytes allocated over the whole run may not pass INT64_MAX
  *   (8 EiB; no real run comes near). A record that would is corrupt, so no
  *   consumer's total, live bytes or per-stack figure can wrap or turn
@@ -120,6 +121,9 @@ struct mt_replay {
 	uint64_t nhist[2];
 	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t chunk_off;
+	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
+	 * threads of earlier chunks are taken on trust, nothing is kept. */
+	int tail;
 };
 
 /* ---- live table ---------------------------------------------------------- */
@@ -251,18 +255,6 @@ size_t mt_replay_nstacks(const struct mt_replay *r)
 	return r->nstacks;
 }
 
-int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)
-{
-	struct mt_reader_end e;
-	int rc = mt_reader_end_totals(r->rd, &e);
-
-	if (rc == 1) {
-		*how = e.how;
-		*tot = e.tot;
-	}
-	return rc;
-}
-
 const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id)
 {
 	return id < r->nstacks ? r->stacks[id] : NULL;
@@ -379,6 +371,20 @@ static char *dupstr(const uint8_t *s, size_t len)
 	return d;
 }
 
+/* END's figures, in their order on disk (format.h). */
+static int get_totals(struct cur *c, struct mt_totals *t)
+{
+	uint64_t *const f[MT_END_TOTALS_N] = {
+		&t->allocations, &t->frees, &t->bytes_allocated, &t->peak_bytes,
+		&t->peak_blocks, &t->peak_time_ns, &t->leaked_bytes, &t->leaked_blocks,
+	};
+
+	for (size_t i = 0; i < MT_END_TOTALS_N; i++)
+		if (get_uv(c, f[i]) < 0)
+			return MT_E_CORRUPT;
+	return 0;
+}
+
 static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
@@ -405,7 +411,7 @@ static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_
 	uint64_t *ips;
 	int64_t d;
 
-	if (get_u32(c, &id, UINT32_MAX - 1) < 0 || id != r->nstacks ||
+	if (get_u32(c, &id, UINT32_MAX - 1) < 0 || (id != r->nstacks && !r->tail) ||
 	    get_u32(c, &fn, MT_FN_COUNT - 1) < 0 ||
 	    get_u32(c, &n, MT_MAX_DEPTH) < 0)
 		return MT_E_CORRUPT;
@@ -420,6 +426,10 @@ static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_
 		}
 		ip += (uint64_t)d;
 		ips[i] = ip;
+	}
+	if (r->tail) {
+		free(s);
+		return 0;
 	}
 	s->id = id;
 	s->fn = fn;
@@ -524,8 +534,11 @@ static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay
 	uint32_t index, tid;
 
 	/* Indices are dense; allow some slack in their order, not a huge jump. */
-	if (get_u32(c, &index, r->nthreads + 1024) < 0 || get_u32(c, &tid, UINT32_MAX) < 0)
+	if (get_u32(c, &index, r->tail ? UINT32_MAX : r->nthreads + 1024) < 0 ||
+	    get_u32(c, &tid, UINT32_MAX) < 0)
 		return MT_E_CORRUPT;
+	if (r->tail)
+		return 0;
 	if (grow_array((void **)&r->tids, &r->threadcap, index + 1, sizeof(*r->tids)) < 0)
 		return MT_E_NOMEM;
 	/* known[] grows with tids[]: same capacity. */
@@ -547,8 +560,10 @@ static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay
 
 static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 {
-	if (get_u32(c, t, UINT32_MAX) < 0 || *t >= r->nthreads || !r->known[*t])
+	if (get_u32(c, t, UINT32_MAX) < 0)
 		return MT_E_CORRUPT;
+	if (*t >= r->nthreads || !r->known[*t])
+		return r->tail ? 0 : MT_E_CORRUPT;
 	return 0;
 }
 
@@ -652,6 +667,9 @@ static int drain(struct mt_replay *r, size_t keep, const struct mt_replay_ops *o
 static int push(struct mt_replay *r, const struct pend *p, const struct mt_replay_ops *ops,
 		void *ctx)
 {
+	/* the last chunk alone (mt_replay_end_totals): decoded, not applied */
+	if (r->tail)
+		return 0;
 	r->q[(r->qh + r->qn) % PEND] = *p;
 	r->qn++;
 	mt_livetab_prefetch(&r->live, p->a);
@@ -695,7 +713,7 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	struct cur c = { data, data + len }, sc[MT_STREAMS];
 	const uint8_t *last_progress = data, *q;
 	uint64_t slen_sum = 0, stream_len[MT_STREAMS];
-	uint64_t seq, t, dt, size, a, a2, tot[MT_END_TOTALS_N];
+	uint64_t seq, t, dt, size, a, a2;
 	int64_t d1;
 	uint32_t stack, thread = UINT32_MAX, index;
 	const uint8_t *s;
@@ -703,7 +721,7 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	int err = 0, stop = 0;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
-	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || seq != r->events)
+	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || (seq != r->events && !r->tail))
 		return MT_E_CORRUPT;
 	/* The side streams end the chunk; RECORDS is what is left. */
 	for (i = 1; i < MT_STREAMS; i++) {
@@ -821,12 +839,12 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			}
 			break;
 		case MT_REC_END:
-			if (get_uv(&c, &a) < 0 || a > MT_END_STOPPED || get_sv(&c, &d1) < 0)
+			if (get_uv(&c, &a) < 0 || a > MT_END_STOPPED || get_sv(&c, &d1) < 0 ||
+			    get_totals(&c, &r->end.totals) < 0)
 				return MT_E_CORRUPT;
-			/* The figures are for tools that skip the replay. */
-			for (i = 0; i < MT_END_TOTALS_N; i++)
-				if (get_uv(&c, &tot[i]) < 0)
-					return MT_E_CORRUPT;
+			/* Alone, the last chunk says END's figures only if END ends it. */
+			if (r->tail && c.p < c.end)
+				return MT_E_CORRUPT;
 			r->end.clean = 1;
 			r->end.how = (int)a;
 			r->end.code = d1;
@@ -953,4 +971,37 @@ int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	if (ops->on_end)
 		ops->on_end(ctx, &r->end);
 	return ret;
+}
+
+int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)
+{
+	static const struct mt_replay_ops none;
+	struct mt_replay *t;
+	const uint8_t *data;
+	size_t len;
+	int rc = mt_reader_last_chunk(r->rd, &data, &len, NULL);
+
+	if (rc <= 0)
+		return rc;
+	/* A replay of its own: r's tables and its last run stay as they are. */
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return MT_E_NOMEM;
+	t->tail = 1;
+	mt_livetab_init(&t->live, NULL, NULL);
+	t->big_free = UINT32_MAX;
+	/* Events may use any stack of the chunks before. */
+	t->nstacks = UINT32_MAX;
+	rc = replay_chunk(t, data, len, 0, &none, NULL);
+	if (rc == MT_E_NOMEM)
+		goto out;
+	/* A STOP's reason is for a replay to report. */
+	rc = rc == 0 && t->end.clean && !t->stop_reason;
+	if (rc) {
+		*how = (unsigned)t->end.how;
+		*tot = t->end.totals;
+	}
+out:
+	mt_replay_free(t);
+	return rc;
 }

@@ -75,6 +75,7 @@ struct mt_end {
 	int clean;            /* 1 if an END record was read */
 	int how;              /* enum mt_end_how, when clean */
 	int64_t code;
+	struct mt_totals totals; /* END's figures as the recorder counted them, when clean */
 	uint64_t time_ns;     /* time of the last record read */
 	uint64_t events;      /* events replayed */
 	int truncated;        /* the file ends in a partial or corrupt chunk, or lacks END */
@@ -104,6 +105,17 @@ struct mt_replay_ops {
 	void (*on_end)(void *ctx, const struct mt_end *e);
 	/* Called at least every ~64 KiB of input: for progress bars. */
 	void (*on_progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+};
+
+/*
+ * Where a reader of the log reports progress: fn(ctx, bytes_done,
+ * bytes_total), called as on_progress is (fn NULL: nowhere). The one type
+ * that the layers above the replay (session, aggregator, summary, viewer)
+ * pass progress with.
+ */
+struct mt_progress_cb {
+	void (*fn)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+	void *ctx;
 };
 
 /*
@@ -149,9 +161,14 @@ int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
 void mt_replay_trim(struct mt_replay *r);
 
 /*
- * END's figures from the log's last chunk, without a replay (see
- * mt_reader_end_totals): 1 and *how, *tot when the log ends with END, 0
- * when it does not, or a negative MT_E_*.
+ * END's figures without a replay: the log's last chunk alone
+ * (mt_reader_last_chunk) goes through the replay's decoder, which takes
+ * the stacks and threads of earlier chunks on trust and keeps nothing.
+ * Returns 1 and *how, *tot when the file ends with a complete chunk whose
+ * last record is END; 0 when it does not (cut short, no END, a record
+ * after END, a STOP whose reason only a replay reports, a record that does
+ * not decode: replay to learn more); or MT_E_IO / MT_E_NOMEM. Rewinds the
+ * reader; the state of the last run is untouched.
  */
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot);
 

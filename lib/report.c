@@ -16,6 +16,7 @@
 #include "agg.h"
 #include "error.h"
 #include "export.h"
+#include "fmt.h"
 #include "format.h"
 #include "report.h"
 #include "series.h"
@@ -127,10 +128,10 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 	section(rp);
 	if (temporary)
 		fprintf(rp->out, "%s: %s allocation%s (%sB)\n", name,
-			mt_export_number(b1, c->blocks, 0), c->blocks == 1 ? "" : "s",
-			mt_export_number(b2, c->bytes, 0));
+			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
+			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
 	else
-		fprintf(rp->out, "%s: %sB\n", name, mt_export_number(b1, c->bytes, diff));
+		fprintf(rp->out, "%s: %sB\n", name, mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
 	rc = mt_export_text(t, &to, rp->out);
 	mt_tree_free(t);
 	return rc;
@@ -215,7 +216,7 @@ static int text_timeline(struct report *rp)
 	unit = unit_for(peak, &div);
 	section(rp);
 	fprintf(rp->out, "timeline: peak %sB in %s blocks at %.6fs\n",
-		mt_export_number(b1, st->peak_bytes, 0), mt_export_number(b2, st->peak_blocks, 0),
+		mt_fmt_signed(b1, sizeof(b1), st->peak_bytes, 0), mt_fmt_signed(b2, sizeof(b2), st->peak_blocks, 0),
 		(double)st->peak_time_ns / 1e9);
 	fprintf(rp->out, "%9s\n", unit);
 	for (int r = 0; r < TIMELINE_ROWS; r++) {
@@ -246,8 +247,8 @@ static int text_timeline(struct report *rp)
 
 		fprintf(rp->out, "%6" PRIu32 "  %-16s %12.6f %14s %10s\n", s->index,
 			s->label, (double)s->time_ns / 1e9,
-			mt_export_number(b1, s->live_bytes, 0),
-			mt_export_number(b2, s->live_blocks, 0));
+			mt_fmt_signed(b1, sizeof(b1), s->live_bytes, 0),
+			mt_fmt_signed(b2, sizeof(b2), s->live_blocks, 0));
 	}
 	return 0;
 }

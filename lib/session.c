@@ -147,8 +147,8 @@ static void pass_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_session *s = ctx;
 
-	if (s->o.progress)
-		s->o.progress(s->o.progress_ctx, done, total);
+	if (s->o.progress.fn)
+		s->o.progress.fn(s->o.progress.ctx, done, total);
 }
 
 /*

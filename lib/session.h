@@ -40,8 +40,7 @@ struct mt_session;
 
 struct mt_session_opts {
 	/* Called during the pass (and any later replay): bytes done of total. */
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	void *progress_ctx;
+	struct mt_progress_cb progress;
 	/*
 	 * Also mark the journal at the series' bucket boundaries, for readers
 	 * that ask for many points along the timeline (the viewer). Costs

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fmt.h"
 #include "format.h"
 #include "replay.h"
 #include "session.h"
@@ -23,8 +24,7 @@ struct mt_summary {
 	size_t snapcap;
 	uint64_t live_bytes, live_blocks;
 	int nomem;
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	void *progress_ctx;
+	struct mt_progress_cb progress;  /* during mt_summary_run */
 };
 
 struct mt_summary *mt_summary_new(void)
@@ -156,8 +156,8 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_summary *s = ctx;
 
-	if (s->progress)
-		s->progress(s->progress_ctx, done, total);
+	if (s->progress.fn)
+		s->progress.fn(s->progress.ctx, done, total);
 }
 
 static const struct mt_replay_ops summary_ops = {
@@ -175,22 +175,19 @@ const struct mt_replay_ops *mt_summary_ops(void)
 	return &summary_ops;
 }
 
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r)
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
+		   const struct mt_progress_cb *progress)
 {
+	static const struct mt_progress_cb none;
 	int rc;
 
 	reset(s);
+	s->progress = progress ? *progress : none;
 	rc = mt_replay_run(r, &summary_ops, s);
+	s->progress = none;
 	if (s->nomem)
 		return MT_E_NOMEM;
 	return rc < 0 ? rc : 0;
-}
-
-void mt_summary_set_progress(struct mt_summary *s,
-			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx)
-{
-	s->progress = fn;
-	s->progress_ctx = ctx;
 }
 
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s)
@@ -209,55 +206,11 @@ void mt_summary_free(struct mt_summary *s)
 
 /* ---- output -------------------------------------------------------------- */
 
-char *mt_format_count(char *buf, size_t size, uint64_t n)
-{
-	char tmp[32];
-	size_t len, i, o = 0;
-
-	len = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
-	for (i = 0; i < len && o + 1 < size; i++) {
-		if (i && (len - i) % 3 == 0 && o + 2 < size)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	if (size)
-		buf[o] = 0;
-	return buf;
-}
-
-char *mt_format_size(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)bytes;
-	int u = -1;
-
-	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-		return buf;
-	}
-	/* Round first, so 1048575 B shows as 1.0 MiB, not 1024.0 KiB. */
-	while (u < 5 && (u < 0 || v >= 1023.95)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, "%.1f %s", v, units[u]);
-	return buf;
-}
-
-char *mt_format_duration(char *buf, size_t size, uint64_t ns)
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", ns / 1000000000u, ns / 1000000u % 1000u);
-	else
-		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " ms", ns / 1000000u, ns / 1000u % 1000u);
-	return buf;
-}
-
 static void secs(FILE *out, uint64_t ns)
 {
 	char b[40];
 
-	fputs(mt_format_duration(b, sizeof(b), ns), out);
+	fputs(mt_fmt_duration(b, sizeof(b), ns), out);
 }
 
 int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
@@ -269,23 +222,23 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 	fprintf(out, "duration:         ");
 	secs(out, i->duration_ns);
 	fprintf(out, "\n");
-	fprintf(out, "allocations:      %s\n", mt_format_count(a, sizeof(a), i->allocations));
-	fprintf(out, "frees:            %s\n", mt_format_count(a, sizeof(a), i->frees));
+	fprintf(out, "allocations:      %s\n", mt_fmt_count(a, sizeof(a), i->allocations));
+	fprintf(out, "frees:            %s\n", mt_fmt_count(a, sizeof(a), i->frees));
 	fprintf(out, "bytes allocated:  %s B (%s)\n",
-		mt_format_count(a, sizeof(a), i->bytes_allocated),
-		mt_format_size(h, sizeof(h), i->bytes_allocated));
+		mt_fmt_count(a, sizeof(a), i->bytes_allocated),
+		mt_fmt_size(h, sizeof(h), i->bytes_allocated));
 	fprintf(out, "peak:             %s B (%s) in %s blocks at ",
-		mt_format_count(a, sizeof(a), i->peak_bytes),
-		mt_format_size(h, sizeof(h), i->peak_bytes),
-		mt_format_count(b, sizeof(b), i->peak_blocks));
+		mt_fmt_count(a, sizeof(a), i->peak_bytes),
+		mt_fmt_size(h, sizeof(h), i->peak_bytes),
+		mt_fmt_count(b, sizeof(b), i->peak_blocks));
 	secs(out, i->peak_time_ns);
 	fprintf(out, "\n");
 	/* A recording that stopped early knows no leaks: what was live then. */
 	fprintf(out, i->stopped ? "live at stop:     %s B (%s) in %s blocks\n" :
 		"leaked:           %s B (%s) in %s blocks\n",
-		mt_format_count(a, sizeof(a), i->leaked_bytes),
-		mt_format_size(h, sizeof(h), i->leaked_bytes),
-		mt_format_count(b, sizeof(b), i->leaked_blocks));
+		mt_fmt_count(a, sizeof(a), i->leaked_bytes),
+		mt_fmt_size(h, sizeof(h), i->leaked_bytes),
+		mt_fmt_count(b, sizeof(b), i->leaked_blocks));
 	if (i->stopped)
 		fprintf(out, "stopped early:    %s\n", i->stop_reason ? i->stop_reason : "");
 	fprintf(out, "threads:          %zu\n", i->threads);
@@ -296,9 +249,9 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		fprintf(out, "  snapshot %" PRIu32 " at ", sn->index);
 		secs(out, sn->time_ns);
 		fprintf(out, ": %s B (%s) in %s blocks",
-			mt_format_count(a, sizeof(a), sn->live_bytes),
-			mt_format_size(h, sizeof(h), sn->live_bytes),
-			mt_format_count(b, sizeof(b), sn->live_blocks));
+			mt_fmt_count(a, sizeof(a), sn->live_bytes),
+			mt_fmt_size(h, sizeof(h), sn->live_bytes),
+			mt_fmt_count(b, sizeof(b), sn->live_blocks));
 		if (sn->label[0]) {
 			fprintf(out, " ");
 			mt_json_string(out, sn->label);

@@ -72,17 +72,13 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses);
 const struct mt_replay_ops *mt_summary_ops(void);
 
 /*
- * Replays r into s (after resetting it). Returns what mt_replay_run returns:
- * 0, or a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
+ * Replays r into s (after resetting it), passing the replay's progress to
+ * progress when it is not NULL. Returns what mt_replay_run returns: 0, or
+ * a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
  */
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r);
-
-/*
- * Passes the replay's progress to fn(ctx, bytes_done, bytes_total) during
- * mt_summary_run (fn NULL: none).
- */
-void mt_summary_set_progress(struct mt_summary *s,
-			     void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+struct mt_progress_cb;
+int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
+		   const struct mt_progress_cb *progress);
 
 /* The figures so far; owned by s. */
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s);
@@ -101,21 +97,6 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out);
  * and control characters, replaces bytes that are not UTF-8 with U+FFFD.
  */
 void mt_json_string(FILE *out, const char *s);
-
-/*
- * Formats bytes for people: "512 B", "1.5 KiB", "12.0 MiB", "3.2 GiB" (IEC
- * units, powers of 1024, one decimal). Returns buf.
- */
-char *mt_format_size(char *buf, size_t size, uint64_t bytes);
-
-/*
- * Formats a time in ns for people: "12.345 s" from one second up,
- * "1.530 ms" below (milliseconds with 3 decimals). Returns buf.
- */
-char *mt_format_duration(char *buf, size_t size, uint64_t ns);
-
-/* Formats n with thousands separators: "1,234,567". Returns buf. */
-char *mt_format_count(char *buf, size_t size, uint64_t n);
 
 /* Frees s; NULL is a no-op. */
 void mt_summary_free(struct mt_summary *s);

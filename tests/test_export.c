@@ -230,19 +230,6 @@ static void test_text_signed(void **state)
 	mt_profile_free(d);
 }
 
-static void test_number(void **state)
-{
-	char b[32];
-
-	(void)state;
-	assert_string_equal(mt_export_number(b, 0, 0), "0");
-	assert_string_equal(mt_export_number(b, 0, 1), "0");
-	assert_string_equal(mt_export_number(b, 999, 1), "+999");
-	assert_string_equal(mt_export_number(b, 1000, 0), "1,000");
-	assert_string_equal(mt_export_number(b, -1234567, 0), "-1,234,567");
-	assert_string_equal(mt_export_number(b, INT64_MIN, 0), "-9,223,372,036,854,775,808");
-}
-
 static void test_collapsed(void **state)
 {
 	struct fixture *f = *state;
@@ -336,7 +323,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_readme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_threshold_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_signed, setup, teardown),
-		cmocka_unit_test(test_number),
 		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_massif, setup, teardown),

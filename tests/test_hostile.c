@@ -225,7 +225,7 @@ static void replay_file(const char *path, struct outcome *o)
 	assert_non_null(r);
 	s = mt_summary_new();
 	assert_non_null(s);
-	o->run_rc = mt_summary_run(s, r);
+	o->run_rc = mt_summary_run(s, r, NULL);
 	o->info = *mt_summary_info(s);
 	o->info.command = NULL;          /* owned by s: not kept */
 	o->info.snapshots = NULL;

@@ -1,7 +1,8 @@
 /*
  * test_reader.c - unit tests of lib/reader.c: header checks, chunk checks,
- * a log cut at every byte, and END's figures read from the last chunk. Logs come from tests/testlog.c, an encoder
- * written from format.h independently of lib/writer.c.
+ * a log cut at every byte, and the last chunk read alone. Logs come from
+ * tests/testlog.c, an encoder written from format.h independently of
+ * lib/writer.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -320,98 +321,83 @@ static void test_cut_everywhere(void **state)
 	tl_free(t);
 }
 
-/* Opens f->path and returns mt_reader_end_totals()'s result. */
-static int end_totals(struct fix *f, struct mt_reader_end *e)
+/*
+ * Opens f->path and returns mt_reader_last_chunk()'s result; on 1, checks
+ * that its records and offset are those of the last chunk a walk with
+ * mt_reader_next() reads, and in every case that the reader is back at the
+ * first chunk afterwards.
+ */
+static int last_chunk(struct fix *f, uint64_t *offset)
 {
 	struct mt_reader *r;
-	const uint8_t *d;
-	size_t len;
-	int rc, n;
+	const uint8_t *d, *ld;
+	uint8_t *want = NULL;
+	size_t len, llen, wlen = 0;
+	uint64_t off, woff = 0;
+	int rc;
 
 	assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
-	memset(e, 0, sizeof(*e));
-	rc = mt_reader_end_totals(r, e);
+	while (mt_reader_next(r, &d, &len, &off) == 1) {
+		free(want);
+		want = malloc(len);
+		assert_non_null(want);
+		memcpy(want, d, len);
+		wlen = len;
+		woff = off;
+	}
+	rc = mt_reader_last_chunk(r, &ld, &llen, offset);
+	if (rc == 1) {
+		assert_non_null(want);
+		assert_int_equal(*offset, woff);
+		assert_int_equal(llen, wlen);
+		assert_memory_equal(ld, want, wlen);
+	}
+	free(want);
 	/* The reader is back at the first chunk afterwards. */
-	assert_int_equal(mt_reader_next(r, &d, &len, NULL), 1);
-	assert_int_equal(mt_reader_rewind(r), 0);
-	(void)count_chunks(r, &n);
-	assert_true(n >= 1);
+	if (mt_reader_next(r, &d, &len, &off) == 1)
+		assert_int_equal(off, mt_reader_header(r)->cmdline_len + MT_HEADER_FIXED);
 	mt_reader_free(r);
 	return rc;
 }
 
 /*
- * END's figures come from the last chunk only, when the log ends with END;
- * any other ending (no END, cut inside the last chunk, a record after END,
- * STOP in the last chunk) gives 0.
+ * The last chunk, read alone: 1 when the file ends with a complete chunk,
+ * 0 when it ends in a partial one, in bytes that are no chunk, or has none.
  */
-static void test_end_totals(void **state)
+static void test_last_chunk(void **state)
 {
-	static const struct mt_totals tot = {
-		.allocations = 12, .frees = 3, .bytes_allocated = 192, .peak_bytes = 144,
-		.peak_blocks = 9, .peak_time_ns = 120, .leaked_bytes = 1ull << 40,
-		.leaked_blocks = 300,
-	};
 	struct fix *f = *state;
-	struct mt_reader_end e;
-	struct testlog *t;
+	struct testlog *t = three_chunks();
 	const uint8_t *img;
-	size_t len;
+	uint64_t off;
+	size_t len, n;
 
-	/* three_chunks: events at t = 10, 20 ... 120; END 5 ns later. */
-	t = three_chunks();
-	tl_end_totals(t, 5, MT_END_SIGNAL, 11, &tot);
-	tl_write(t, f->path);
-	assert_int_equal(end_totals(f, &e), 1);
-	assert_int_equal(e.how, MT_END_SIGNAL);
-	assert_int_equal(e.code, 11);
-	assert_int_equal(e.time_ns, 125);
-	assert_memory_equal(&e.tot, &tot, sizeof(tot));
-	/* Cut one byte short: the last chunk is partial. */
+	tl_end(t, 5, MT_END_EXIT, 0);
 	img = tl_image(t, &len);
+	n = tl_nchunks(t);
+	assert_int_equal(n, 4);
+	tl_write_file(f->path, img, len);
+	assert_int_equal(last_chunk(f, &off), 1);
+	assert_int_equal(off, tl_chunk_offset(t, n - 1));
+	/* cut at the last chunk's start: the one before is the last */
+	tl_write_file(f->path, img, tl_chunk_offset(t, n - 1));
+	assert_int_equal(last_chunk(f, &off), 1);
+	assert_int_equal(off, tl_chunk_offset(t, n - 2));
+	/* one byte short, or a partial chunk header after the last chunk */
 	tl_write_file(f->path, img, len - 1);
-	assert_int_equal(end_totals(f, &e), 0);
-	/* Cut at the last chunk's start: the last whole chunk has no END. */
-	tl_write_file(f->path, img, tl_chunk_offset(t, tl_nchunks(t) - 1));
-	assert_int_equal(end_totals(f, &e), 0);
+	assert_int_equal(last_chunk(f, &off), 0);
+	tl_write_file(f->path, img, tl_chunk_offset(t, n - 1) + 3);
+	assert_int_equal(last_chunk(f, &off), 0);
+	/* the header alone: no chunk */
+	tl_write_file(f->path, img, tl_chunk_offset(t, 0));
+	assert_int_equal(last_chunk(f, &off), 0);
 	tl_free(t);
 
-	/* END followed by an event in the same chunk. */
+	/* a chunk that does not decompress */
 	t = three_chunks();
-	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
-	tl_alloc(t, 0, 0x9000, 1, 0, 0);
+	tl_raw_file(t, "MTCK\5\0\0\0\4\0\0\0xxxxx", 17);
 	tl_write(t, f->path);
-	assert_int_equal(end_totals(f, &e), 0);
-	tl_free(t);
-
-	/* STOP before END in the last chunk: the replay must report it. */
-	t = three_chunks();
-	tl_stop(t, 1, "disk full");
-	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
-	tl_write(t, f->path);
-	assert_int_equal(end_totals(f, &e), 0);
-	tl_free(t);
-
-	/* END alone in its chunk, with every kind of record before it. */
-	t = three_chunks();
-	{
-		static const uint64_t segs[2] = { 0x400000, 0x1000 };
-
-		tl_module(t, 1, 0x400000, "/bin/x", (const uint8_t *)"\1\2", 2, 1, segs);
-		tl_thread(t, 1, 99);
-		tl_realloc(t, 1, 0x1000, 0x8000, 5, 0, 1);
-		tl_free_block(t, 1, 0x8000, 0);
-		tl_snapshot(t, 1, 0, "x");
-		tl_unload(t, 1, 0x400000);
-	}
-	tl_flush(t);
-	tl_end_totals(t, 0, MT_END_EXIT, 3, &tot);
-	tl_write(t, f->path);
-	assert_int_equal(end_totals(f, &e), 1);
-	assert_int_equal(e.code, 3);
-	/* 120, then module, realloc, free, snapshot, unload 1 ns apart. */
-	assert_int_equal(e.time_ns, 125);
-	assert_memory_equal(&e.tot, &tot, sizeof(tot));
+	assert_int_equal(last_chunk(f, &off), 0);
 	tl_free(t);
 }
 
@@ -425,7 +411,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_and_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_end_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_chunk, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

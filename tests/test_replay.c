@@ -1,7 +1,8 @@
 /*
  * test_replay.c - unit tests of lib/replay.c: every record kind, realloc
- * and free semantics, corruption, logs cut at every byte, early stop, and a
- * live table stressed with many blocks. Logs come from tests/testlog.c.
+ * and free semantics, corruption, logs cut at every byte, early stop, a
+ * live table stressed with many blocks, and END's figures read from the
+ * last chunk alone. Logs come from tests/testlog.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -778,6 +779,159 @@ static void test_writer_round_trip(void **state)
 	free(exp);
 }
 
+/* Writes t (if not NULL) to f->path; returns mt_replay_end_totals()'s result. */
+static int end_totals(struct fix *f, struct testlog *t, unsigned *how, struct mt_totals *tot)
+{
+	struct mt_replay *r;
+	int rc;
+
+	if (t)
+		tl_write(t, f->path);
+	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+	memset(tot, 0, sizeof(*tot));
+	*how = 99;
+	rc = mt_replay_end_totals(r, how, tot);
+	mt_replay_free(r);
+	return rc;
+}
+
+/*
+ * END's figures without a replay: from the last chunk alone, decoded by
+ * the replay's own decoder, when the log ends with END; any other ending
+ * (cut short, no END, a record after END, STOP in the last chunk, a record
+ * that does not decode) gives 0. A full replay hands the same figures to
+ * on_end.
+ */
+static void test_end_totals(void **state)
+{
+	static const struct mt_totals tot = {
+		.allocations = 12, .frees = 3, .bytes_allocated = 192, .peak_bytes = 144,
+		.peak_blocks = 9, .peak_time_ns = 120, .leaked_bytes = 1ull << 40,
+		.leaked_blocks = 300,
+	};
+	static const uint64_t ip = 0x403000;
+	struct fix *f = *state;
+	struct mt_totals got;
+	struct testlog *t;
+	const uint8_t *img;
+	unsigned how;
+	size_t len;
+
+	/* END in the chunk of the last events, which use a stack and a thread
+	 * of the first chunk, and a stack and a thread of their own (thread
+	 * 1100, after 1100 threads: more than the slack a replay allows a
+	 * thread's index over the threads it knows) */
+	t = new_log();
+	for (uint32_t i = 1; i < 1100; i++)
+		tl_thread(t, i, 1000 + i);
+	tl_alloc(t, 10, 0x1000, 16, 0, 0);
+	tl_flush(t);
+	tl_alloc(t, 10, 0x2000, 16, 1, 0);
+	tl_flush(t);
+	tl_free_block(t, 1, 0x1000, 0);
+	tl_stack(t, 2, MT_FN_MALLOC, 1, &ip);
+	tl_thread(t, 1100, 78);
+	tl_alloc(t, 1, 0x3000, 32, 2, 1100);
+	tl_realloc(t, 1, 0x2000, 0x4000, 64, 1, 0);
+	tl_alloc(t, 1, 0x5000, 8, 0, 1099);
+	tl_end_totals(t, 5, MT_END_SIGNAL, 11, &tot);
+	assert_int_equal(end_totals(f, t, &how, &got), 1);
+	assert_int_equal(how, MT_END_SIGNAL);
+	assert_memory_equal(&got, &tot, sizeof(tot));
+	/* the full replay: the same figures in on_end */
+	assert_int_equal(replay(f, NULL, NULL), 0);
+	assert_int_equal(f->rec.end.clean, 1);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_int_equal(f->rec.end.events, 6);  /* 4 allocs, a free, a realloc */
+	assert_int_equal(f->rec.end.how, MT_END_SIGNAL);
+	assert_int_equal(f->rec.end.code, 11);
+	assert_memory_equal(&f->rec.end.totals, &tot, sizeof(tot));
+	/* cut one byte short: the last chunk is partial */
+	img = tl_image(t, &len);
+	tl_write_file(f->path, img, len - 1);
+	assert_int_equal(end_totals(f, NULL, &how, &got), 0);
+	/* cut at the last chunk's start: the last whole chunk has no END */
+	tl_write_file(f->path, img, tl_chunk_offset(t, tl_nchunks(t) - 1));
+	assert_int_equal(end_totals(f, NULL, &how, &got), 0);
+	tl_free(t);
+
+	/* END followed by an event in the same chunk */
+	t = new_log();
+	tl_alloc(t, 10, 0x1000, 16, 0, 0);
+	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
+	tl_alloc(t, 0, 0x9000, 1, 0, 0);
+	assert_int_equal(end_totals(f, t, &how, &got), 0);
+	tl_free(t);
+
+	/* STOP before END in the last chunk: the replay must report it */
+	t = new_log();
+	tl_flush(t);
+	tl_alloc(t, 10, 0x1000, 16, 0, 0);
+	tl_stop(t, 1, "disk full");
+	tl_end_totals(t, 5, MT_END_STOPPED, 0, &tot);
+	assert_int_equal(end_totals(f, t, &how, &got), 0);
+	tl_free(t);
+
+	/* a record that does not decode before END */
+	t = new_log();
+	tl_alloc(t, 10, 0x1000, 16, 0, 0);
+	tl_flush(t);
+	tl_raw(t, "\x42", 1);
+	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
+	assert_int_equal(end_totals(f, t, &how, &got), 0);
+	tl_free(t);
+
+	/* END alone in its chunk, with every kind of record before it */
+	t = new_log();
+	{
+		static const uint64_t segs[2] = { 0x400000, 0x1000 };
+
+		tl_alloc(t, 10, 0x1000, 16, 0, 0);
+		tl_module(t, 1, 0x400000, "/bin/x", (const uint8_t *)"\1\2", 2, 1, segs);
+		tl_thread(t, 1, 99);
+		tl_realloc(t, 1, 0x1000, 0x8000, 5, 0, 1);
+		tl_free_block(t, 1, 0x8000, 0);
+		tl_snapshot(t, 1, 0, "x");
+		tl_unload(t, 1, 0x400000);
+	}
+	tl_flush(t);
+	tl_end_totals(t, 0, MT_END_EXIT, 3, &tot);
+	assert_int_equal(end_totals(f, t, &how, &got), 1);
+	assert_int_equal(how, MT_END_EXIT);
+	assert_memory_equal(&got, &tot, sizeof(tot));
+	tl_free(t);
+}
+
+/* Reading END's figures leaves the last run as it was: its end, its stacks. */
+static void test_end_totals_after_run(void **state)
+{
+	static const struct mt_totals tot = { .allocations = 2, .peak_bytes = 48 };
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	const struct mt_stack *s0;
+	struct mt_totals got;
+	struct mt_replay *r;
+	struct mt_end e;
+	unsigned how;
+
+	tl_alloc(t, 10, 0x1000, 16, 0, 0);
+	tl_flush(t);
+	tl_alloc(t, 10, 0x2000, 32, 1, 0);
+	tl_end_totals(t, 5, MT_END_EXIT, 0, &tot);
+	assert_int_equal(replay(f, t, &r), 0);
+	e = *mt_replay_end(r);
+	s0 = mt_replay_stack(r, 0);
+	assert_int_equal(mt_replay_nstacks(r), 2);
+	assert_int_equal(mt_replay_end_totals(r, &how, &got), 1);
+	assert_memory_equal(&got, &tot, sizeof(tot));
+	assert_memory_equal(mt_replay_end(r), &e, sizeof(e));
+	assert_int_equal(mt_replay_nstacks(r), 2);
+	assert_ptr_equal(mt_replay_stack(r, 0), s0);
+	assert_int_equal(mt_replay_nthreads(r), 1);
+	mt_replay_free(r);
+	tl_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -792,6 +946,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_totals_after_run, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,7 +138,7 @@ static struct mt_profile **truth(const char *path, const struct mt_at *at, size_
 	assert_non_null(p);
 	assert_non_null(a);
 	assert_int_equal(mt_replay_open(path, &r, NULL), 0);
-	assert_int_equal(mt_agg_run(a, r, at, n, p, NULL, NULL), 0);
+	assert_int_equal(mt_agg_run(a, r, at, n, p, NULL), 0);
 	mt_agg_free(a);
 	mt_replay_free(r);
 	return p;
@@ -264,7 +264,7 @@ static void test_stats(void **state)
 	struct mt_at end = { MT_AT_END, 0 };
 
 	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
-	assert_int_equal(mt_agg_run(a, r, &end, 1, out, NULL, NULL), 0);
+	assert_int_equal(mt_agg_run(a, r, &end, 1, out, NULL), 0);
 	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
 	const struct mt_agg_stats *x = mt_session_stats(s), *y = mt_agg_stats(a);
 	assert_int_equal(x->events, y->events);

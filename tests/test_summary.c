@@ -60,7 +60,7 @@ static const struct mt_summary_info *summarize(struct fix *f, const void *img, s
 	tl_write_file(f->path, img, len);
 	mt_replay_free(f->r);
 	assert_int_equal(mt_replay_open(f->path, &f->r, NULL), 0);
-	assert_int_equal(mt_summary_run(f->s, f->r), 0);
+	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
 	return mt_summary_info(f->s);
 }
 
@@ -146,7 +146,7 @@ static void test_scenario(void **state)
 	assert_int_equal(i->snapshots[1].live_blocks, 3);
 
 	/* A second run over the same replay gives the same figures. */
-	assert_int_equal(mt_summary_run(f->s, f->r), 0);
+	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
 	assert_int_equal(mt_summary_info(f->s)->allocations, 6);
 	assert_int_equal(mt_summary_info(f->s)->nsnapshots, 2);
 	tl_free(t);
@@ -282,30 +282,6 @@ static void test_json_string(void **state)
 	free(buf);
 }
 
-static void test_formats(void **state)
-{
-	char b[32];
-
-	(void)state;
-	assert_string_equal(mt_format_count(b, sizeof(b), 0), "0");
-	assert_string_equal(mt_format_count(b, sizeof(b), 999), "999");
-	assert_string_equal(mt_format_count(b, sizeof(b), 1000), "1,000");
-	assert_string_equal(mt_format_count(b, sizeof(b), 1234567), "1,234,567");
-	assert_string_equal(mt_format_count(b, sizeof(b), UINT64_MAX), "18,446,744,073,709,551,615");
-	assert_string_equal(mt_format_duration(b, sizeof(b), 0), "0.000 ms");
-	assert_string_equal(mt_format_duration(b, sizeof(b), 1530000), "1.530 ms");
-	assert_string_equal(mt_format_duration(b, sizeof(b), 999999999), "999.999 ms");
-	assert_string_equal(mt_format_duration(b, sizeof(b), 1000000000), "1.000 s");
-	assert_string_equal(mt_format_duration(b, sizeof(b), 12345678901ull), "12.345 s");
-	assert_string_equal(mt_format_size(b, sizeof(b), 0), "0 B");
-	assert_string_equal(mt_format_size(b, sizeof(b), 1023), "1023 B");
-	assert_string_equal(mt_format_size(b, sizeof(b), 1024), "1.0 KiB");
-	assert_string_equal(mt_format_size(b, sizeof(b), 1536), "1.5 KiB");
-	assert_string_equal(mt_format_size(b, sizeof(b), 1048575), "1.0 MiB");
-	assert_string_equal(mt_format_size(b, sizeof(b), 3u << 20), "3.0 MiB");
-	assert_string_equal(mt_format_size(b, sizeof(b), 5ull << 30), "5.0 GiB");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,7 +291,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test(test_json_string),
-		cmocka_unit_test(test_formats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../viewer/view_fmt.c"
 #include "../viewer/view_model.c"
 #include "../viewer/view_timeline.c"
 #include "../viewer/view_data.c"
@@ -161,7 +160,7 @@ static int group_setup(void **state)
 	snprintf(fx->log, sizeof(fx->log), "%s/phases.data", fx->dir);
 	if (read_expect(&fx->ex) < 0 || record(fx) < 0)
 		return 0;          /* the tests skip */
-	if (mt_view_data_open(fx->log, NULL, NULL, &d, &off) < 0)
+	if (mt_view_data_open(fx->log, NULL, &d, &off) < 0)
 		return -1;
 	if (mt_view_app_init(&fx->app, fx->log, d, 30, 100) < 0)
 		return -1;
@@ -677,7 +676,7 @@ static void test_columns_prefetched(void **state)
 		assert_int_equal(p->at.kind, MT_AT_TIME);
 		assert_int_equal(p->at.value, mt_view_timeline_col(app->tl, c)->t1_ns - 1);
 		assert_int_equal(mt_view_app_refresh(app), 0);
-		assert_int_equal(mt_agg_run(a, r, &p->at, 1, &want, NULL, NULL), 0);
+		assert_int_equal(mt_agg_run(a, r, &p->at, 1, &want, NULL), 0);
 		w = mt_profile_total(want);
 		assert_int_equal(app->total.bytes, w.bytes);
 		assert_int_equal(app->total.blocks, w.blocks);

@@ -18,7 +18,7 @@
  *          peak_t=T leaked_bytes=N leaked_blocks=N
  *   end clean=0|1 how=exit|_exit|signal|exec code=C t=T events=N
  * The totals line shows the figures of the END record, as the recorder
- * counted them, when the log ends with one.
+ * counted them, when the replay read one (mt_end.totals).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +28,6 @@
 #include "commands.h"
 #include "error.h"
 #include "format.h"
-#include "reader.h"
 #include "replay.h"
 #include "summary.h"
 #include "util.h"
@@ -42,7 +41,6 @@ const char cmd_dump_usage[] =
 
 struct dump {
 	FILE *out;
-	const char *file;
 	int pending;            /* the free half of a realloc is waiting */
 	struct mt_event old;
 };
@@ -146,20 +144,15 @@ static void d_end(void *ctx, const struct mt_end *e)
 {
 	static const char *const how[] = { "exit", "_exit", "signal", "exec", "stopped" };
 	struct dump *d = ctx;
-	struct mt_reader *rd;
-	struct mt_reader_end te;
+	const struct mt_totals *t = &e->totals;
 
-	if (e->clean && mt_reader_open(d->file, &rd, NULL) == 0) {
-		if (mt_reader_end_totals(rd, &te) == 1)
-			fprintf(d->out, "totals allocations=%" PRIu64 " frees=%" PRIu64
-				" bytes_allocated=%" PRIu64 " peak_bytes=%" PRIu64
-				" peak_blocks=%" PRIu64 " peak_t=%" PRIu64
-				" leaked_bytes=%" PRIu64 " leaked_blocks=%" PRIu64 "\n",
-				te.tot.allocations, te.tot.frees, te.tot.bytes_allocated,
-				te.tot.peak_bytes, te.tot.peak_blocks, te.tot.peak_time_ns,
-				te.tot.leaked_bytes, te.tot.leaked_blocks);
-		mt_reader_free(rd);
-	}
+	if (e->clean)
+		fprintf(d->out, "totals allocations=%" PRIu64 " frees=%" PRIu64
+			" bytes_allocated=%" PRIu64 " peak_bytes=%" PRIu64
+			" peak_blocks=%" PRIu64 " peak_t=%" PRIu64
+			" leaked_bytes=%" PRIu64 " leaked_blocks=%" PRIu64 "\n",
+			t->allocations, t->frees, t->bytes_allocated, t->peak_bytes,
+			t->peak_blocks, t->peak_time_ns, t->leaked_bytes, t->leaked_blocks);
 	if (e->clean)
 		fprintf(d->out, "end clean=1 how=%s code=%" PRId64, e->how >= 0 && e->how <= MT_END_STOPPED ? how[e->how] : "?", e->code);
 	else
@@ -198,7 +191,6 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (!file)
 		file = "memtrail.data";
-	d.file = file;
 	r = open_log(file);
 	rc = mt_replay_run(r, &dump_ops, &d);
 	if (rc < 0)

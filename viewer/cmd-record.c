@@ -31,9 +31,9 @@
 
 #include "commands.h"
 #include "error.h"
+#include "fmt.h"
 #include "format.h"
 #include "outpath.h"
-#include "reader.h"
 #include "replay.h"
 #include "summary.h"
 #include "util.h"
@@ -354,32 +354,28 @@ static char *read_child(int fd, int *exec_errno)
 
 /*
  * The closing line from the END record of a log that ended cleanly: only
- * the chunk headers and the last chunk are read. Returns 0 (and prints
- * nothing) when the log did not end that way: the caller replays it.
+ * the chunk headers and the last chunk are read (mt_replay_end_totals).
+ * Returns 0 (and prints nothing) when the log did not end that way: the
+ * caller replays it.
  */
-static int report_from_end(const char *path)
+static int report_from_end(struct mt_replay *r, const char *path)
 {
 	char a[32], peak[32], leak[32], blocks[32], size[32];
-	struct mt_reader *rd;
-	struct mt_reader_end e;
+	struct mt_totals tot;
 	struct stat st;
-	int rc;
+	unsigned how;
 
-	if (mt_reader_open(path, &rd, NULL) < 0)
-		return 0;
-	rc = mt_reader_end_totals(rd, &e);
-	mt_reader_free(rd);
 	/* A recording that stopped early is replayed: it says why. */
-	if (rc != 1 || e.how == MT_END_STOPPED)
+	if (mt_replay_end_totals(r, &how, &tot) != 1 || how == MT_END_STOPPED)
 		return 0;
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
 	note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
-	     mt_format_count(a, sizeof(a), e.tot.allocations),
-	     mt_format_size(peak, sizeof(peak), e.tot.peak_bytes),
-	     mt_format_size(leak, sizeof(leak), e.tot.leaked_bytes),
-	     mt_format_count(blocks, sizeof(blocks), e.tot.leaked_blocks),
-	     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+	     mt_fmt_count(a, sizeof(a), tot.allocations),
+	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
+	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
+	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks),
+	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 1;
 }
 
@@ -417,14 +413,14 @@ static void report(const char *path, pid_t pid, const char *prog)
 		mt_replay_free(r);
 		return;
 	}
-	if (report_from_end(path)) {
+	if (report_from_end(r, path)) {
 		mt_replay_free(r);
 		return;
 	}
 	s = mt_summary_new();
 	if (!s)
 		die("out of memory");
-	err = mt_summary_run(s, r);
+	err = mt_summary_run(s, r, NULL);
 	if (err < 0) {
 		warning("%s: %s", path, mt_strerror(err));
 	} else {
@@ -433,12 +429,12 @@ static void report(const char *path, pid_t pid, const char *prog)
 		if (stat(path, &st) < 0)
 			st.st_size = 0;
 		note("%s allocations, %s peak, %s %s in %s blocks, %s written (%s)",
-		     mt_format_count(a, sizeof(a), i->allocations),
-		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_fmt_count(a, sizeof(a), i->allocations),
+		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
 		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	}
 	mt_summary_free(s);
 	mt_replay_free(r);
@@ -542,7 +538,7 @@ static void child_line(const struct child_log *c)
 	s = mt_summary_new();
 	if (!s)
 		die("out of memory");
-	err = mt_summary_run(s, r);
+	err = mt_summary_run(s, r, NULL);
 	if (err < 0) {
 		warning("%s: %s", c->path, mt_strerror(err));
 	} else {
@@ -552,12 +548,12 @@ static void child_line(const struct child_log *c)
 			st.st_size = 0;
 		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s %s in %s blocks, "
 		     "%s written (%s)", c->pid, c->prog,
-		     mt_format_count(a, sizeof(a), i->allocations),
-		     mt_format_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_format_size(leak, sizeof(leak), i->leaked_bytes),
+		     mt_fmt_count(a, sizeof(a), i->allocations),
+		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
+		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
 		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_format_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     c->path, mt_format_size(size, sizeof(size), (uint64_t)st.st_size));
+		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
+		     c->path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	}
 	mt_summary_free(s);
 	mt_replay_free(r);

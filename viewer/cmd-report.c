@@ -225,7 +225,7 @@ int cmd_report(int argc, char **argv)
 
 	mt_progress_init(&prog, stderr);
 	if (o.show) {
-		struct mt_session_opts so = { mt_progress_update, &prog, 0 };
+		struct mt_session_opts so = { .progress = { mt_progress_update, &prog } };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);
@@ -257,8 +257,9 @@ int cmd_report(int argc, char **argv)
 		if (ses) {
 			rc = mt_summary_of_session(s, ses);
 		} else {
-			mt_summary_set_progress(s, mt_progress_update, &prog);
-			rc = mt_summary_run(s, r);
+			struct mt_progress_cb cb = { mt_progress_update, &prog };
+
+			rc = mt_summary_run(s, r, &cb);
 			mt_progress_clear(&prog);
 		}
 		if (rc < 0) {

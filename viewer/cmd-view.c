@@ -136,7 +136,7 @@ int cmd_view(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	prog.tty = isatty(STDERR_FILENO);
 	prog.file = file;
-	rc = mt_view_data_open(file, on_progress, &prog, &data, &off);
+	rc = mt_view_data_open(file, &(struct mt_progress_cb){ on_progress, &prog }, &data, &off);
 	if (prog.shown)
 		fprintf(stderr, "\r\033[K");
 	if (rc < 0)

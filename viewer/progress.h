@@ -1,8 +1,8 @@
 /*
  * progress.h - the progress bar of long replays, drawn on a terminal.
  *
- * A struct mt_progress is the ctx of lib/'s on_progress callbacks
- * (mt_report_opts.on_progress, mt_replay_ops.on_progress). It draws nothing
+ * A struct mt_progress is the ctx of lib/'s progress callbacks
+ * (struct mt_progress_cb, mt_replay_ops.on_progress). It draws nothing
  * unless its stream is a terminal and the replay has run for over a second,
  * and then redraws at most ten times a second. Not for: anything lib/ does
  * (lib/ never draws).

@@ -36,11 +36,11 @@ struct mt_view_data {
 	size_t npre;
 };
 
-int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *progress_ctx,
+int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
-	struct mt_session_opts so = { progress, progress_ctx, 0 };
+	struct mt_session_opts so = { .time_marks = 0 };
 	static const struct mt_at end = { MT_AT_END, 0 };
 	int rc;
 
@@ -49,6 +49,8 @@ int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *prog
 		*err_offset = 0;
 	if (!d)
 		return MT_E_NOMEM;
+	if (progress)
+		so.progress = *progress;
 	/* The logs every reader accepts (lib/session.c): one cut inside its
 	 * first chunk opens as an empty run, with report's warning. */
 	rc = mt_session_open(path, &so, &d->ses, err_offset);

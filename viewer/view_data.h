@@ -20,6 +20,7 @@
 #include "series.h"
 #include "tree.h"
 
+struct mt_progress_cb;
 struct mt_view_data;
 
 /* What the tree pane shows. */
@@ -31,17 +32,15 @@ enum mt_view_mode {
 	MT_VIEW_NMODES
 };
 
-/* Progress of the load replay: bytes done of total. */
-typedef void (*mt_view_progress_fn)(void *ctx, uint64_t done, uint64_t total);
-
 /*
  * Opens and replays the log at path. On failure returns a negative MT_E_*
  * and, when err_offset is not NULL, the byte offset of the problem (0 when
  * there is none). A log cut short loads up to its last good chunk: see
  * mt_view_data_end() for how it ended (the same logs as `memtrail report`
- * reads: one with no readable event at all is an empty run).
+ * reads: one with no readable event at all is an empty run). progress,
+ * when not NULL, hears of the load replay's progress.
  */
-int mt_view_data_open(const char *path, mt_view_progress_fn progress, void *progress_ctx,
+int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset);
 
 /* The command line recorded in the log. */

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "format.h"
 #include "replay.h"
 #include "view_draw.h"
-#include "view_fmt.h"
 #include "view_keys.h"
 
 /* ---- colours: one table --------------------------------------------------- */
@@ -159,7 +159,7 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 		if (label && r != gh - 1)
 			v = (uint64_t)((double)ymax * (gh - r) / gh + 0.5);
 		if (label)
-			snprintf(buf, sizeof(buf), "%8s |", mt_view_fmt_size(num, sizeof(num), v));
+			snprintf(buf, sizeof(buf), "%8s |", mt_fmt_size_short(num, sizeof(num), v));
 		else
 			snprintf(buf, sizeof(buf), "%8s |", "");
 		put(l->graph_top + r, 0, C_AXIS, buf);
@@ -202,7 +202,7 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 
 		mt_series_peak(s, &pk);
 		snprintf(buf, sizeof(buf), "peak %s B",
-			 mt_view_fmt_count(num, sizeof(num), (int64_t)pk.bytes, 0));
+			 mt_fmt_count(num, sizeof(num), pk.bytes));
 		len = (int)strlen(buf);
 		x = x0 + (int)peak + 2;
 		if (x + len > COLS)
@@ -263,12 +263,12 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	fill(l->xaxis_row, 0, C_NORMAL);
 	put(l->xaxis_row, 0, C_AXIS, "    time |");
 	mt_series_end(s, &e);
-	put(l->xaxis_row, x0, C_AXIS, mt_view_fmt_time(buf, sizeof(buf), 0));
+	put(l->xaxis_row, x0, C_AXIS, mt_fmt_time_short(buf, sizeof(buf), 0));
 	if (n > 40) {
-		mt_view_fmt_time(buf, sizeof(buf), e.time_ns / 2);
+		mt_fmt_time_short(buf, sizeof(buf), e.time_ns / 2);
 		put(l->xaxis_row, x0 + (int)n / 2 - (int)strlen(buf) / 2, C_AXIS, buf);
 	}
-	mt_view_fmt_time(buf, sizeof(buf), e.time_ns);
+	mt_fmt_time_short(buf, sizeof(buf), e.time_ns);
 	if (x0 + (int)n - (int)strlen(buf) > x0 + 8)
 		put(l->xaxis_row, x0 + (int)n - (int)strlen(buf), C_AXIS, buf);
 }
@@ -287,7 +287,7 @@ struct widths {
 static int width_of(int64_t v, int min)
 {
 	char buf[32];
-	int n = (int)strlen(mt_view_fmt_count(buf, sizeof(buf), v, 1)) + 1;
+	int n = (int)strlen(mt_fmt_signed(buf, sizeof(buf), v, 1)) + 1;
 
 	return n > min ? n : min;
 }
@@ -315,8 +315,8 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 	int plus = app->mode == MT_VIEW_DIFF;
 
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
-	mt_view_fmt_count(b, sizeof(b), app->total.bytes, plus);
-	mt_view_fmt_count(k, sizeof(k), app->total.blocks, plus);
+	mt_fmt_signed(b, sizeof(b), app->total.bytes, plus);
+	mt_fmt_signed(k, sizeof(k), app->total.blocks, plus);
 	switch (app->mode) {
 	case MT_VIEW_LEAKS:
 		snprintf(line, sizeof(line), "Leaked (live at the end): %s B in %s blocks", b, k);
@@ -397,10 +397,10 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		if (labelw > 20 && indent > labelw / 2)
 			indent = labelw / 2;
 		snprintf(line, sizeof(line), "%*s %*s %*s %*s  %*s%s%s",
-			 w.bytes, mt_view_fmt_count(b, sizeof(b), c->bytes, plus),
+			 w.bytes, mt_fmt_signed(b, sizeof(b), c->bytes, plus),
 			 w.pct, pct,
-			 w.blocks, mt_view_fmt_count(k, sizeof(k), c->blocks, plus),
-			 w.allocs, mt_view_fmt_count(a, sizeof(a), c->allocs, 0),
+			 w.blocks, mt_fmt_signed(k, sizeof(k), c->blocks, plus),
+			 w.allocs, mt_fmt_signed(a, sizeof(a), c->allocs, 0),
 			 indent, "",
 			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
 			 mt_tree_node_label(r->node));
@@ -439,12 +439,12 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
 	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | %s %s B | %s | %s | ?: help",
 		 what,
-		 mt_view_fmt_time(t, sizeof(t), cur->time_ns),
-		 mt_view_fmt_count(live, sizeof(live), (int64_t)cursor_bytes(app), 0),
+		 mt_fmt_time_short(t, sizeof(t), cur->time_ns),
+		 mt_fmt_count(live, sizeof(live), cursor_bytes(app)),
 		 stopped && app->mode == MT_VIEW_LEAKS ? "live at stop" : mt_view_mode_name(app->mode),
-		 mt_view_fmt_count(pk, sizeof(pk), st->peak_bytes, 0),
+		 mt_fmt_signed(pk, sizeof(pk), st->peak_bytes, 0),
 		 stopped ? "live at stop" : "leaked",
-		 mt_view_fmt_count(lk, sizeof(lk), st->end_bytes, 0),
+		 mt_fmt_signed(lk, sizeof(lk), st->end_bytes, 0),
 		 base ? base + 1 : app->file,
 		 mt_view_data_command(app->data));
 	if (computing)

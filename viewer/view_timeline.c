@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "view_fmt.h"
+#include "fmt.h"
 #include "view_timeline.h"
 
 struct mt_view_timeline {
@@ -295,7 +295,7 @@ char *mt_view_timeline_describe(const struct mt_view_timeline *tl,
 			snprintf(buf, size, "snapshot %u", sn ? sn->index : 0);
 		break;
 	default:
-		snprintf(buf, size, "t=%s", mt_view_fmt_time(t, sizeof(t), p->time_ns));
+		snprintf(buf, size, "t=%s", mt_fmt_time_short(t, sizeof(t), p->time_ns));
 		break;
 	}
 	return buf;
