@@ -110,62 +110,15 @@ int mt_livetab_reserve(struct mt_livetab *t, uint64_t n)
 	return cap > t->cap ? resize(t, cap) : 0;
 }
 
-int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t val, uint64_t *old)
+int mt_livetab_grow(struct mt_livetab *t)
 {
-	size_t i, mask;
-
-	if (!addr) {
-		int was = t->zero_live;
-
-		if (was)
-			*old = t->zero_val;
-		t->zero_live = 1;
-		t->zero_val = val;
-		return was;
-	}
-	if (!t->cap && resize(t, MIN_CAP) < 0)
-		return -1;
-	mask = t->cap - 1;
-	/* One probe: the block's slot if it is live, else where it goes. */
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr; i = (i + 1) & mask) {
-		if (t->slots[i].addr == addr) {
-			*old = t->slots[i].val;
-			t->slots[i].val = val;
-			return 1;
-		}
-	}
-	if (full(t->len, t->cap)) {
-		if (resize(t, t->cap * 2) < 0)
-			return -1;
-		mask = t->cap - 1;
-		for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr; i = (i + 1) & mask)
-			;
-	}
-	t->slots[i].addr = addr;
-	t->slots[i].val = val;
-	t->len++;
-	return 0;
+	return resize(t, t->cap ? t->cap * 2 : MIN_CAP);
 }
 
-int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val)
+void mt_livetab_shift(struct mt_livetab *t, size_t i)
 {
-	size_t i, j, home, mask;
+	size_t j, home, mask = t->cap - 1;
 
-	if (!addr) {
-		if (!t->zero_live)
-			return 0;
-		*val = t->zero_val;
-		t->zero_live = 0;
-		return 1;
-	}
-	if (!t->cap)
-		return 0;
-	mask = t->cap - 1;
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
-		if (!t->slots[i].addr)
-			return 0;
-	*val = t->slots[i].val;
-	t->len--;
 	/* Backward shift: move into the hole every later entry of the run
 	 * whose home is not in (i, j], so that no probe chain breaks. */
 	for (j = i;;) {
@@ -180,5 +133,4 @@ int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val)
 	}
 	t->slots[i].addr = 0;
 	t->slots[i].val = 0;
-	return 1;
 }

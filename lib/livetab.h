@@ -85,14 +85,76 @@ static inline size_t mt_livetab_home(uint64_t addr, size_t cap)
 			__builtin_prefetch(&(t)->slots[mt_livetab_home((addr), (t)->cap)]); \
 	} while (0)
 
+/* Internal to the inline functions below: the slow paths. */
+int mt_livetab_grow(struct mt_livetab *t);
+void mt_livetab_shift(struct mt_livetab *t, size_t hole);
+
+/* Inline (both run once per event of a recording or a replay). */
+
 /*
  * Adds the block at addr with value val. Returns 0 when addr was not live,
  * 1 when it was (its old value in *old, then replaced by val), or -1 when
  * the table must grow and the memory cannot be had (nothing changed).
  */
-int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t val, uint64_t *old);
+static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t val,
+				 uint64_t *old)
+{
+	size_t i, mask;
+
+	if (__builtin_expect(!addr, 0)) {
+		int was = t->zero_live;
+
+		if (was)
+			*old = t->zero_val;
+		t->zero_live = 1;
+		t->zero_val = val;
+		return was;
+	}
+	/* at most 70 % full: grow before looking, so the probe is the last */
+	if (__builtin_expect((t->len + 1) * 10 > t->cap * 7, 0) && mt_livetab_grow(t) < 0)
+		return -1;
+	mask = t->cap - 1;
+	/* One probe: the block's slot if it is live, else where it goes. */
+	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr; i = (i + 1) & mask) {
+		if (t->slots[i].addr == addr) {
+			*old = t->slots[i].val;
+			t->slots[i].val = val;
+			return 1;
+		}
+	}
+	t->slots[i].addr = addr;
+	t->slots[i].val = val;
+	t->len++;
+	return 0;
+}
 
 /* Removes the block at addr: 1 and its value in *val, or 0 when not live. */
-int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val);
+static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val)
+{
+	size_t i, mask;
+
+	if (__builtin_expect(!addr, 0)) {
+		if (!t->zero_live)
+			return 0;
+		*val = t->zero_val;
+		t->zero_live = 0;
+		return 1;
+	}
+	if (!t->cap)
+		return 0;
+	mask = t->cap - 1;
+	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
+		if (!t->slots[i].addr)
+			return 0;
+	*val = t->slots[i].val;
+	t->len--;
+	if (t->slots[(i + 1) & mask].addr) {
+		mt_livetab_shift(t, i);
+	} else {
+		t->slots[i].addr = 0;
+		t->slots[i].val = 0;
+	}
+	return 1;
+}
 
 #endif

@@ -71,6 +71,7 @@ struct big {
  * 2.1 M live blocks the table's misses were 60 % of a report).
  */
 #define PEND 16
+#define RING_FROM (4u << 20)  /* bytes of live table from which the ring pays */
 struct pend {
 	uint8_t type;
 	uint32_t stack, thread;
@@ -670,6 +671,11 @@ static int push(struct mt_replay *r, const struct pend *p, const struct mt_repla
 	/* the last chunk alone (mt_replay_end_totals): decoded, not applied */
 	if (r->tail)
 		return 0;
+	/* A table that fits the caches gains nothing from prefetching, and
+	 * the ring would cost (churn: 1,000 live blocks, 0.21 -> 0.34 s for
+	 * 20 M events): apply at once. */
+	if (!r->qn && r->live.cap * sizeof(*r->live.slots) < RING_FROM)
+		return apply(r, p, ops, ctx);
 	r->q[(r->qh + r->qn) % PEND] = *p;
 	r->qn++;
 	mt_livetab_prefetch(&r->live, p->a);
