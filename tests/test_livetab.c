@@ -62,7 +62,7 @@ static void test_random_against_reference(void **state)
 	static int live[N];
 	struct mt_livetab t;
 	size_t nlive = 0;
-	uint64_t v;
+	uint64_t v = 0;
 
 	(void)state;
 	mt_livetab_init(&t, NULL, NULL);
@@ -117,7 +117,7 @@ static void test_reserve_and_clear(void **state)
 {
 	struct mt_livetab t;
 	struct mt_livetab_slot *slots;
-	uint64_t v;
+	uint64_t v = 0;
 
 	(void)state;
 	mt_livetab_init(&t, NULL, NULL);
