@@ -45,45 +45,16 @@ done
 # from here on '*' is a key to send, never a pattern
 set -f
 
-T="tmux -L mt-pts-$$"
-trap '$T kill-server 2>/dev/null; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
+trap 'mt_tmux_stop; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
 cd "$MT_TMP" || exit 1
 ROWS="python3 $MT_TOP/tests/e2e/tree_rows.py"
 
 # A tall, wide terminal: every sample's whole tree fits in the tree pane
 # (tree_rows.py fails when it may not), and no label is cut.
-$T new-session -d -s mt -x 300 -y 200 "env PS1='mt-prompt\$ ' sh" || mt_skip "tmux cannot start"
-$T set-option -g status off >/dev/null
-$T resize-window -t mt -x 300 -y 200 2>/dev/null
-
-screen() { $T capture-pane -p -t mt >"$1"; }
-keys() { $T send-keys -t mt "$@"; }
-# wait_re REGEX [SECONDS]: poll the screen until a line matches REGEX (ERE)
-wait_re() {
-	_n=$(( ${2:-15} * 20 ))
-	while [ "$_n" -gt 0 ]; do
-		screen cur.txt
-		grep -qE -- "$1" cur.txt && return 0
-		sleep 0.05
-		_n=$((_n - 1))
-	done
-	echo "--- screen while waiting for /$1/:"; grep -v '^ *$' cur.txt | tail -n 20
-	return 1
-}
+mt_tmux_start 300 200 || mt_skip "tmux cannot start"
 commas() {   # commas N [+]: 362624 -> 362,624 (+362,624 with + and N > 0)
 	python3 -c 'import sys; v=int(sys.argv[1]); s=f"{v:,}"
 print(("+" + s) if len(sys.argv) > 2 and v > 0 else s)' "$@"
-}
-# expand_all N: selection to the first row, then * and Down N times (each
-# row's whole subtree expanded), then g (with no search yet, a message:
-# once it is drawn, every key before it has been handled).
-expand_all() {
-	_k="PPage PPage"
-	_i=0
-	while [ "$_i" -lt "$1" ]; do _k="$_k * Down"; _i=$((_i + 1)); done
-	# shellcheck disable=SC2086
-	keys $_k g
-	wait_re "no search yet" 10
 }
 # compare NAME SCREEN REPORT HEADER TITLE_RE: the screen's tree against the
 # report's section HEADER, the screen's title against TITLE_RE
@@ -142,11 +113,11 @@ for name in $names; do
 	r --show-snapshots >"$w.snaps.txt"
 	nodes=$(cat "$w.max.txt" "$w.leaks.txt" "$w.snaps.txt" | grep -c -- '-> ')
 
-	keys clear Enter
-	keys "'$MEMTRAIL' view '$w.data'; echo view-stat\"\"us=\$?" Enter
-	if ! wait_re "^Live at peak: " 20; then
+	mt_tmux_keys clear Enter
+	mt_tmux_keys "'$MEMTRAIL' view '$w.data'; echo view-stat\"\"us=\$?" Enter
+	if ! mt_tmux_wait "^Live at peak: " 20; then
 		mt_fail "$name: the viewer did not start"
-		keys q
+		mt_tmux_keys q
 		continue
 	fi
 
@@ -155,22 +126,22 @@ for name in $names; do
 	point() {
 		_keys=$1 _what=$2 _hdr=$3 _file=$4 _at=$5 _bytes=$6 _blocks=$7
 		# shellcheck disable=SC2086
-		keys $_keys
-		wait_re "^Live at $(re_quote "$_what"): " || { mt_fail "$name: no $_what"; return; }
-		expand_all "$nodes" || { mt_fail "$name: $_what: keys not handled"; return; }
-		screen "$w.$_at.scr"
+		mt_tmux_keys $_keys
+		mt_tmux_wait "^Live at $(re_quote "$_what"): " || { mt_fail "$name: no $_what"; return; }
+		mt_tmux_expand_all "$nodes" || { mt_fail "$name: $_what: keys not handled"; return; }
+		mt_tmux_screen "$w.$_at.scr"
 		compare "$name at $_what" "$w.$_at.scr" "$_file" "$_hdr" \
 			"$(re_quote "Live at $_what: $(commas "$_bytes") B in $(commas "$_blocks") blocks")"
 		r --diff start "$_at" >"$w.d-$_at.txt"
-		keys d
-		wait_re "^Diff from start to $(re_quote "$_what"): " || { mt_fail "$name: no diff at $_what"; return; }
-		expand_all "$nodes" || { mt_fail "$name: diff at $_what: keys not handled"; return; }
-		screen "$w.d-$_at.scr"
+		mt_tmux_keys d
+		mt_tmux_wait "^Diff from start to $(re_quote "$_what"): " || { mt_fail "$name: no diff at $_what"; return; }
+		mt_tmux_expand_all "$nodes" || { mt_fail "$name: diff at $_what: keys not handled"; return; }
+		mt_tmux_screen "$w.d-$_at.scr"
 		compare "$name diff start to $_what" "$w.d-$_at.scr" "$w.d-$_at.txt" \
 			"$(head -n 1 "$w.d-$_at.txt" | sed 's/: .*/:/')" \
 			"$(re_quote "Diff from start to $_what: $(commas "$_bytes" +) B, $(commas "$_blocks" +) blocks")"
-		keys d
-		wait_re "^Live at " || mt_fail "$name: d does not go back"
+		mt_tmux_keys d
+		mt_tmux_wait "^Live at " || mt_fail "$name: d does not go back"
 	}
 
 	point p peak "maximum:" "$w.max.txt" peak "$pk" "$pkb"
@@ -193,14 +164,14 @@ for name in $names; do
 	done
 
 	# the leaks view
-	keys l
-	if wait_re "^Leaked \(live at the end\): "; then
-		expand_all "$nodes"
-		screen "$w.l.scr"
+	mt_tmux_keys l
+	if mt_tmux_wait "^Leaked \(live at the end\): "; then
+		mt_tmux_expand_all "$nodes"
+		mt_tmux_screen "$w.l.scr"
 		compare "$name leaks view" "$w.l.scr" "$w.leaks.txt" "leaked:" \
 			"$(re_quote "Leaked (live at the end): $(commas "$lk") B in $(commas "$lkb") blocks")"
-		keys l
-		wait_re "^Live at " || mt_fail "$name: l does not go back"
+		mt_tmux_keys l
+		mt_tmux_wait "^Live at " || mt_fail "$name: l does not go back"
 	else
 		mt_fail "$name: no leaks view"
 	fi
@@ -210,17 +181,17 @@ for name in $names; do
 		_from=$1 _fwhat=$2 _to=$3 _twhat=$4 _a=$5 _b=$6
 		r --diff "$_a" "$_b" >"$w.d-$_a-$_b.txt"
 		# shellcheck disable=SC2086
-		keys $_from m $_to
-		wait_re "^Live at $(re_quote "$_twhat"): " || { mt_fail "$name: no $_twhat"; return; }
-		keys d
-		wait_re "^Diff from $(re_quote "$_fwhat") to $(re_quote "$_twhat"): " ||
+		mt_tmux_keys $_from m $_to
+		mt_tmux_wait "^Live at $(re_quote "$_twhat"): " || { mt_fail "$name: no $_twhat"; return; }
+		mt_tmux_keys d
+		mt_tmux_wait "^Diff from $(re_quote "$_fwhat") to $(re_quote "$_twhat"): " ||
 			{ mt_fail "$name: no diff from $_fwhat to $_twhat"; return; }
-		expand_all "$nodes"
-		screen "$w.d-$_a-$_b.scr"
+		mt_tmux_expand_all "$nodes"
+		mt_tmux_screen "$w.d-$_a-$_b.scr"
 		compare "$name diff $_fwhat to $_twhat" "$w.d-$_a-$_b.scr" "$w.d-$_a-$_b.txt" \
 			"$(head -n 1 "$w.d-$_a-$_b.txt" | sed 's/: .*/:/')" "Diff from .*"
-		keys d
-		wait_re "^Live at " || mt_fail "$name: d does not go back"
+		mt_tmux_keys d
+		mt_tmux_wait "^Live at " || mt_fail "$name: d does not go back"
 	}
 	diffpair p peak End end peak end
 	if [ "$nsnap" -ge 2 ]; then
@@ -232,9 +203,8 @@ for name in $names; do
 		diffpair "$k" "snapshot $first${fl:+ $fl}" "End N" "snapshot $last${ll:+ $ll}" "$first" "$last"
 	fi
 
-	keys q
-	wait_re "^view-status=0" 10 || mt_fail "$name: q does not end the viewer with status 0"
+	mt_tmux_keys q
+	mt_tmux_wait "^view-status=0" 10 || mt_fail "$name: q does not end the viewer with status 0"
 done
 
-$T kill-server 2>/dev/null
 mt_finish
