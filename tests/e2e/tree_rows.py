@@ -45,13 +45,13 @@ def num(s):
 
 def report(path, header):
     lines = open(path, encoding="utf-8").read().split("\n")
-    start = next((i for i, l in enumerate(lines) if l.startswith(header)), None)
+    # "NAME: 1,234B" (signed for a diff); not a summary line ("leaked:   1,234 B ...")
+    hdr = re.compile(r": ([-+]?[\d,]+)B$")
+    start = next((i for i, l in enumerate(lines)
+                  if l.startswith(header) and hdr.search(l)), None)
     if start is None:
         die("%s: no section starting with '%s'" % (path, header))
-    # "NAME: 1,234B" (signed for a diff)
-    m = re.search(r": ([-+]?[\d,]+)B$", lines[start])
-    if not m:
-        die("%s: bad header '%s'" % (path, lines[start]))
+    m = hdr.search(lines[start])
     out = ["TOTAL\t%d" % num(m.group(1))]
     stack = []
     rows = []
