@@ -271,20 +271,20 @@ for v in base snapshot plugin; do
 			[ "$(js '[(s["index"], s["label"], s["live_bytes"], s["live_blocks"]) for s in d["snapshots"]]')" = \
 			  "[(0, 'freed', 0, 0), (1, 'leaked', 4096, 1)]" ]
 		timeout "$MT_TIMEOUT" "$MEMTRAIL" report -t 0 --show-snapshots "$v.data" >"$v.snaps.txt" 2>&1
-		$ROWS report "$v.snaps.txt" "snapshot 0 (freed):" >"$v.s0.rows" &&
-			check "$v: --show-snapshots: snapshot 0 empty" [ "$(cat "$v.s0.rows")" = "TOTAL	0" ] ||
+		$ROWS report "$v.snaps.txt" "snapshot 0 (freed):" >"$v.s0.rows" ||
 			mt_fail "$v: --show-snapshots: no snapshot 0"
-		$ROWS report "$v.snaps.txt" "snapshot 1 (leaked):" >"$v.s1.rows" &&
-			check "$v: --show-snapshots: snapshot 1 is late_leak's 4,096 B in 1 block" \
-				node "$v.s1.rows" "$LEAK_PATH" $LEAK 1 ||
+		check "$v: --show-snapshots: snapshot 0 empty" [ "$(cat "$v.s0.rows")" = "TOTAL	0" ]
+		$ROWS report "$v.snaps.txt" "snapshot 1 (leaked):" >"$v.s1.rows" ||
 			mt_fail "$v: --show-snapshots: no snapshot 1"
+		check "$v: --show-snapshots: snapshot 1 is late_leak's 4,096 B in 1 block" \
+			node "$v.s1.rows" "$LEAK_PATH" $LEAK 1
 		timeout "$MT_TIMEOUT" "$MEMTRAIL" report -t 0 --diff 0 1 "$v.data" >"$v.d01.txt" 2>&1
-		$ROWS report "$v.d01.txt" "snapshot 0 - snapshot 1:" >"$v.d01.rows" &&
-			check "$v: --diff 0 1: late_leak +4,096 B, +1 block" node "$v.d01.rows" "$LEAK_PATH" $LEAK 1 ||
+		$ROWS report "$v.d01.txt" "snapshot 0 - snapshot 1:" >"$v.d01.rows" ||
 			mt_fail "$v: --diff 0 1: not read"
+		check "$v: --diff 0 1: late_leak +4,096 B, +1 block" node "$v.d01.rows" "$LEAK_PATH" $LEAK 1
 	fi
-	report_checks $v "$lk" "$lkb"
-	[ $have_tmux = 1 ] && view_checks $v "$lk" "$lkb"
+	report_checks "$v" "$lk" "$lkb"
+	[ $have_tmux = 1 ] && view_checks "$v" "$lk" "$lkb"
 done
 
 mt_finish
