@@ -62,6 +62,21 @@
 #   mt_chain FILE STRING...    checks that the fixed STRINGs occur in FILE on
 #                              lines in this order, each after the previous
 #                              one; mt_fail and non-zero if not
+#   mt_tmux_start COLS LINES   a private tmux server (socket mt-PID) running
+#                              sh in a COLS x LINES window; non-zero if tmux
+#                              cannot start; mt_tmux_stop ends it (call it
+#                              from the test's EXIT trap)
+#   mt_tmux_keys KEY...        tmux send-keys to that window (no wait)
+#   mt_tmux_screen FILE        the window's text (capture-pane) into FILE
+#   mt_tmux_wait ERE [SECONDS] polls the window (default 15 s) until a line
+#                              matches the extended regex ERE; on time out
+#                              prints the screen's last lines, returns 1;
+#                              the last screen is in $MT_TMP/tmux.cur
+#   mt_tmux_expand_all N       in `memtrail view`: the tree's first row, then
+#                              * and Down N times (every row's subtree
+#                              expanded when the tree has at most N rows),
+#                              and waits until the viewer has handled them
+#                              (g with no search yet: its message shows)
 #
 # The helpers use $MT_TIMEOUT (default 120) seconds per command.
 
@@ -232,4 +247,50 @@ mt_chain() {
 		_after=$_n
 	done
 	return 0
+}
+
+mt_tmux_start() {
+	MT_TMUX="tmux -L mt-$$"
+	$MT_TMUX new-session -d -s mt -x "$1" -y "$2" "env PS1='mt-prompt\$ ' sh" || return 1
+	$MT_TMUX set-option -g status off >/dev/null
+	$MT_TMUX resize-window -t mt -x "$1" -y "$2" 2>/dev/null
+	return 0
+}
+
+mt_tmux_stop() {
+	[ -n "${MT_TMUX:-}" ] && $MT_TMUX kill-server 2>/dev/null
+	return 0
+}
+
+mt_tmux_keys() {
+	$MT_TMUX send-keys -t mt "$@"
+}
+
+mt_tmux_screen() {
+	$MT_TMUX capture-pane -p -t mt >"$1"
+}
+
+mt_tmux_wait() {
+	_n=$(( ${2:-15} * 20 ))
+	while [ "$_n" -gt 0 ]; do
+		mt_tmux_screen "$MT_TMP/tmux.cur"
+		grep -qE -- "$1" "$MT_TMP/tmux.cur" && return 0
+		sleep 0.05
+		_n=$((_n - 1))
+	done
+	echo "--- screen while waiting for /$1/:"
+	grep -v '^ *$' "$MT_TMP/tmux.cur" | tail -n 20
+	return 1
+}
+
+mt_tmux_expand_all() {
+	_k="PPage PPage"
+	_i=0
+	while [ "$_i" -lt "$1" ]; do _k="$_k * Down"; _i=$((_i + 1)); done
+	# '*' must reach tmux as it is, not as the files it matches
+	case $- in *f*) _glob=;; *) _glob=1; set -f;; esac
+	# shellcheck disable=SC2086
+	mt_tmux_keys $_k g
+	[ -n "$_glob" ] && set +f
+	mt_tmux_wait "no search yet" 10
 }
