@@ -29,8 +29,8 @@
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3 cc
 mt_have_memtrail || mt_skip "memtrail not built"
-BIN=$MT_TOP/samples/bin/late_leak
-[ -x "$BIN" ] || mt_skip "samples not built (make samples): no samples/bin/late_leak"
+BIN=$MT_SAMPLES/late_leak
+[ -x "$BIN" ] || mt_skip "samples not built (make samples): no $MT_SAMPLES/late_leak"
 trap 'mt_tmux_stop; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
 cd "$MT_TMP" || exit 1
 ROWS="python3 $MT_TOP/tests/e2e/tree_rows.py"

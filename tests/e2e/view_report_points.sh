@@ -38,7 +38,7 @@ for s in "$MT_TOP"/samples/*.c "$MT_TOP"/samples/*.cpp; do
 	if [ -n "${SAMPLES:-}" ]; then
 		case " $SAMPLES " in *" $n "*) ;; *) continue;; esac
 	fi
-	[ -x "$MT_TOP/samples/bin/$n" ] || mt_skip "samples not built (make samples): no samples/bin/$n"
+	[ -x "$MT_SAMPLES/$n" ] || mt_skip "samples not built (make samples): no $MT_SAMPLES/$n"
 	names="$names $n"
 done
 [ -n "$names" ] || mt_skip "no sample"
@@ -95,7 +95,7 @@ re_quote() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 
 for name in $names; do
 	echo "== $name"
-	bin=$MT_TOP/samples/bin/$name
+	bin=$MT_SAMPLES/$name
 	w=$MT_TMP/$name
 	mt_record "$w.data" "$w.rec" "$bin"
 	if [ ! -s "$w.data" ]; then
