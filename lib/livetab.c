@@ -92,11 +92,6 @@ static int resize(struct mt_livetab *t, size_t ncap)
 	return 0;
 }
 
-static int full(size_t len, size_t cap)
-{
-	return (len + 1) * 10 > cap * 7;
-}
-
 int mt_livetab_reserve(struct mt_livetab *t, uint64_t n)
 {
 	size_t cap = t->cap ? t->cap : MIN_CAP;
@@ -105,7 +100,7 @@ int mt_livetab_reserve(struct mt_livetab *t, uint64_t n)
 	 * not ask for the machine; growth on the way still goes further. */
 	if (n > (1u << 25))
 		n = 1u << 25;
-	while (full((size_t)n, cap))
+	while (mt_livetab_full((size_t)n, cap))
 		cap *= 2;
 	return cap > t->cap ? resize(t, cap) : 0;
 }

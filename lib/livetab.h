@@ -85,6 +85,12 @@ static inline size_t mt_livetab_home(uint64_t addr, size_t cap)
 			__builtin_prefetch(&(t)->slots[mt_livetab_home((addr), (t)->cap)]); \
 	} while (0)
 
+/* Internal: len + 1 blocks would pass 70 % of cap slots. */
+static inline int mt_livetab_full(size_t len, size_t cap)
+{
+	return (len + 1) * 10 > cap * 7;
+}
+
 /* Internal to the inline functions below: the slow paths. */
 int mt_livetab_grow(struct mt_livetab *t);
 void mt_livetab_shift(struct mt_livetab *t, size_t hole);
@@ -111,7 +117,7 @@ static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t v
 		return was;
 	}
 	/* at most 70 % full: grow before looking, so the probe is the last */
-	if (__builtin_expect((t->len + 1) * 10 > t->cap * 7, 0) && mt_livetab_grow(t) < 0)
+	if (__builtin_expect(mt_livetab_full(t->len, t->cap), 0) && mt_livetab_grow(t) < 0)
 		return -1;
 	mask = t->cap - 1;
 	/* One probe: the block's slot if it is live, else where it goes. */
