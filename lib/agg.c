@@ -70,6 +70,7 @@ struct mt_agg {
 	struct agg_aux *aux;      /* cur.n of them (cur.cap allocated) */
 	uint32_t peak_epoch;      /* bumped at each new peak */
 
+	int figures;              /* mt_agg_run counts figures only */
 	int journal;              /* keeping frames */
 	uint32_t mark_no;         /* the mark being gathered, from 1 */
 	uint32_t *dirty;          /* stacks changed since the last mark */
@@ -476,6 +477,34 @@ static struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
 	return &a->cur.c[stack];
 }
 
+/*
+ * The run's figures of one allocation or free: the one place they are
+ * counted, for the full callbacks and the figures-only ones alike.
+ * Returns 1 when the allocation made a new peak.
+ */
+static inline int count_alloc(struct mt_agg *a, const struct mt_event *ev)
+{
+	a->live_bytes += (int64_t)ev->size;
+	a->live_blocks++;
+	a->st.allocations++;
+	a->st.bytes_allocated += ev->size;
+	if (a->live_bytes <= a->st.peak_bytes)
+		return 0;
+	a->st.peak_bytes = a->live_bytes;
+	a->st.peak_blocks = a->live_blocks;
+	a->st.peak_seq = ev->seq;
+	a->st.peak_time_ns = ev->time_ns;
+	a->st.peak_at_start = 0;
+	return 1;
+}
+
+static inline void count_free(struct mt_agg *a, const struct mt_event *ev)
+{
+	a->live_bytes -= (int64_t)ev->size;
+	a->live_blocks--;
+	a->st.frees++;
+}
+
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
@@ -489,18 +518,8 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	c->bytes += (int64_t)ev->size;
 	c->blocks++;
 	c->allocs++;
-	a->live_bytes += (int64_t)ev->size;
-	a->live_blocks++;
-	a->st.allocations++;
-	a->st.bytes_allocated += ev->size;
-	if (a->live_bytes > a->st.peak_bytes) {
-		a->st.peak_bytes = a->live_bytes;
-		a->st.peak_blocks = a->live_blocks;
-		a->st.peak_seq = ev->seq;
-		a->st.peak_time_ns = ev->time_ns;
-		a->st.peak_at_start = 0;
+	if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
-	}
 	last_alloc(a, ev->thread, ev->addr);
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
@@ -518,9 +537,7 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		return 0;
 	c->bytes -= (int64_t)ev->size;
 	c->blocks--;
-	a->live_bytes -= (int64_t)ev->size;
-	a->live_blocks--;
-	a->st.frees++;
+	count_free(a, ev);
 	if (last_free(a, ev->thread, ev->addr)) {
 		struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
 
@@ -529,6 +546,27 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		a->st.temporary++;
 	}
 	after_event(a, ev->seq, ev->time_ns);
+	return 0;
+}
+
+/* Figures only: the counts and nothing per stack (no requests either). */
+static int figures_on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	(void)count_alloc(a, ev);
+	a->st.events = ev->seq + 1;
+	a->st.end_time_ns = ev->time_ns;
+	return 0;
+}
+
+static int figures_on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	count_free(a, ev);
+	a->st.events = ev->seq + 1;
+	a->st.end_time_ns = ev->time_ns;
 	return 0;
 }
 
@@ -612,6 +650,14 @@ void mt_agg_ops(struct mt_replay_ops *ops)
 	ops->on_progress = agg_on_progress;
 }
 
+/* The callbacks of a figures-only replay (mt_agg_figures_only). */
+static void figures_ops(struct mt_replay_ops *ops)
+{
+	mt_agg_ops(ops);
+	ops->on_alloc = figures_on_alloc;
+	ops->on_free = figures_on_free;
+}
+
 struct mt_profile *mt_agg_take(struct mt_agg *a, size_t i)
 {
 	struct mt_profile *p;
@@ -668,7 +714,10 @@ int mt_agg_run(struct mt_agg *a, struct mt_replay *r, const struct mt_at *at, si
 	if (rc < 0)
 		return rc;
 	a->progress = progress ? *progress : none;
-	mt_agg_ops(&ops);
+	if (a->figures)
+		figures_ops(&ops);
+	else
+		mt_agg_ops(&ops);
 	rc = mt_replay_run(r, &ops, a);
 	a->progress = none;
 	if (rc < 0)
@@ -706,6 +755,11 @@ struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
 void mt_agg_journal(struct mt_agg *a, int on)
 {
 	a->journal = on;
+}
+
+void mt_agg_figures_only(struct mt_agg *a, int on)
+{
+	a->figures = on;
 }
 
 int mt_agg_mark(struct mt_agg *a)

@@ -179,6 +179,14 @@ long mt_agg_snapshot_mark(const struct mt_agg *a, size_t i);
  */
 int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from, size_t to);
 
+/*
+ * Figures only (off by default): mt_agg_run then counts the run's figures
+ * (struct mt_agg_stats, snapshots included) and nothing per stack: no
+ * costs, temporaries, requests or journal, for readers that print the
+ * summary alone. Profiles of such a replay are empty.
+ */
+void mt_agg_figures_only(struct mt_agg *a, int on);
+
 /* Frees the aggregator; NULL is a no-op. */
 void mt_agg_free(struct mt_agg *a);
 

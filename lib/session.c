@@ -134,8 +134,10 @@ static void pass_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_session *s = ctx;
 
-	agg_ops.on_end(s->agg, e);
-	series_ops.on_end(s->series, e);
+	if (!s->o.figures_only) {
+		agg_ops.on_end(s->agg, e);
+		series_ops.on_end(s->series, e);
+	}
 	s->end = *e;
 	/* the replay's string lasts one run; a side replay would end it */
 	s->end.stop_reason = NULL;
@@ -204,14 +206,19 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		goto fail;
 	rc = MT_E_NOMEM;
 	s->agg = mt_agg_new();
-	s->series = mt_series_new();
+	s->series = s->o.figures_only ? NULL : mt_series_new();
 	s->cursor = mt_profile_new();
-	if (!s->agg || !s->series || !s->cursor)
+	if (!s->agg || (!s->series && !s->o.figures_only) || !s->cursor)
 		goto fail;
 	rc = mt_agg_request(s->agg, NULL, 0, 0);
 	if (rc < 0)
 		goto fail;
-	mt_agg_journal(s->agg, 1);
+	if (s->o.figures_only) {
+		mt_agg_figures_only(s->agg, 1);
+		s->o.time_marks = 0;
+	} else {
+		mt_agg_journal(s->agg, 1);
+	}
 	{
 		/* END knows how many blocks will be live at the peak: the
 		 * live table is made that large at once (a hint only). */
@@ -221,16 +228,24 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		if (mt_replay_end_totals(s->r, &how, &tot) == 1)
 			(void)mt_replay_expect_blocks(s->r, tot.peak_blocks);
 	}
-	memset(&ops, 0, sizeof(ops));
-	ops.on_alloc = pass_alloc;
-	ops.on_free = pass_free;
-	ops.on_snapshot = pass_snapshot;
-	ops.on_end = pass_end;
-	ops.on_progress = pass_progress;
-	rc = mt_replay_run(s->r, &ops, s);
+	if (s->o.figures_only) {
+		/* the aggregator alone, straight from the replay */
+		rc = mt_agg_run(s->agg, s->r, NULL, 0, NULL, &s->o.progress);
+		if (rc == 0)
+			pass_end(s, mt_replay_end(s->r));
+	} else {
+		memset(&ops, 0, sizeof(ops));
+		ops.on_alloc = pass_alloc;
+		ops.on_free = pass_free;
+		ops.on_snapshot = pass_snapshot;
+		ops.on_end = pass_end;
+		ops.on_progress = pass_progress;
+		rc = mt_replay_run(s->r, &ops, s);
+	}
 	if (rc < 0)
 		goto fail;
-	if (s->err < 0 || mt_agg_error(s->agg) < 0 || mt_series_error(s->series) < 0) {
+	if (s->err < 0 || mt_agg_error(s->agg) < 0 ||
+	    (s->series && mt_series_error(s->series) < 0)) {
 		rc = s->err < 0 ? s->err : mt_agg_error(s->agg) < 0 ? mt_agg_error(s->agg) :
 			mt_series_error(s->series);
 		goto fail;
@@ -366,6 +381,8 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 
 	for (size_t i = 0; i < n; i++)
 		outs[i] = NULL;
+	if (s->o.figures_only)
+		return MT_E_ARG;
 	/* The symbolizer must see the full pass's modules, not a partial
 	 * replay's: make it now. */
 	if (!mt_session_source(s, &err))
@@ -408,6 +425,8 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 	long i;
 
 	*out = NULL;
+	if (s->o.figures_only)
+		return MT_E_ARG;
 	switch (at->kind) {
 	case MT_AT_START:
 		*out = mt_profile_new();
@@ -473,6 +492,9 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 {
+	*out = NULL;
+	if (s->o.figures_only)
+		return MT_E_ARG;
 	*out = mt_agg_temporary_profile(s->agg);
 	return *out ? 0 : MT_E_NOMEM;
 }

@@ -48,6 +48,12 @@ struct mt_session_opts {
 	 * Without it, only the peak, the end and the snapshots are indexed.
 	 */
 	int time_marks;
+	/*
+	 * The run's figures alone (the summary): the pass skips per-stack
+	 * costs, the journal and the series, and is as fast as a replay gets.
+	 * The session then has no series (NULL) and no profiles (MT_E_ARG).
+	 */
+	int figures_only;
 };
 
 /*
@@ -63,7 +69,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 const struct mt_header *mt_session_header(const struct mt_session *s);
 const struct mt_end *mt_session_end(const struct mt_session *s);
 const struct mt_agg_stats *mt_session_stats(const struct mt_session *s);
-const struct mt_series *mt_session_series(const struct mt_session *s);
+const struct mt_series *mt_session_series(const struct mt_session *s);  /* see figures_only */
 size_t mt_session_nthreads(const struct mt_session *s);
 
 /*

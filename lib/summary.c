@@ -1,9 +1,10 @@
 /*
- * summary.c - the figures of `memtrail report --summary`, as a replay
- * consumer, and their text and JSON output (see summary.h).
+ * summary.c - the figures of `memtrail report --summary`, taken from a
+ * session, and their text and JSON output (see summary.h).
  *
- * For: exact counts over one replay. Not for: per-stack figures (lib/agg.c)
- * or diagnostics: the write functions write the report itself to a FILE.
+ * For: the summary's shape and its text and JSON. Not for: counting (the
+ * session's aggregator, lib/agg.c, is the one tally of a run) or
+ * diagnostics: the write functions write the report itself to a FILE.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,7 +25,6 @@ struct mt_summary {
 	size_t snapcap;
 	uint64_t live_bytes, live_blocks;
 	int nomem;
-	struct mt_progress_cb progress;  /* during mt_summary_run */
 };
 
 struct mt_summary *mt_summary_new(void)
@@ -49,10 +49,8 @@ static void reset(struct mt_summary *s)
 	s->nomem = 0;
 }
 
-static void on_header(void *ctx, const struct mt_header *h)
+static void on_header(struct mt_summary *s, const struct mt_header *h)
 {
-	struct mt_summary *s = ctx;
-
 	free(s->command);
 	s->command = strdup(h->cmdline);
 	if (!s->command)
@@ -61,81 +59,8 @@ static void on_header(void *ctx, const struct mt_header *h)
 	s->info.pid = h->pid;
 }
 
-static void on_thread(void *ctx, uint32_t index, uint32_t tid)
+static void on_end(struct mt_summary *s, const struct mt_end *e)
 {
-	struct mt_summary *s = ctx;
-
-	(void)tid;
-	if (index + (size_t)1 > s->info.threads)
-		s->info.threads = index + (size_t)1;
-}
-
-static int on_alloc(void *ctx, const struct mt_event *ev)
-{
-	struct mt_summary *s = ctx;
-
-	s->info.allocations++;
-	s->info.bytes_allocated += ev->size;
-	s->live_bytes += ev->size;
-	s->live_blocks++;
-	/* The alloc half of a realloc comes last: evaluating here covers it. */
-	if (s->live_bytes > s->info.peak_bytes) {
-		s->info.peak_bytes = s->live_bytes;
-		s->info.peak_blocks = s->live_blocks;
-		s->info.peak_time_ns = ev->time_ns;
-		s->info.peak_seq = ev->seq;
-		s->info.has_peak = 1;
-	}
-	return 0;
-}
-
-static int on_free(void *ctx, const struct mt_event *ev)
-{
-	struct mt_summary *s = ctx;
-
-	/* Live bytes only fall here, so the peak cannot move. */
-	s->info.frees++;
-	s->live_bytes -= ev->size;
-	s->live_blocks--;
-	return 0;
-}
-
-static int on_snapshot(void *ctx, const struct mt_snapshot *snap)
-{
-	struct mt_summary *s = ctx;
-	struct mt_summary_snapshot *n;
-	size_t cap;
-
-	if (s->info.nsnapshots == s->snapcap) {
-		cap = s->snapcap ? s->snapcap * 2 : 16;
-		n = realloc(s->snaps, cap * sizeof(*n));
-		if (!n) {
-			s->nomem = 1;
-			return 1;
-		}
-		s->snaps = n;
-		s->snapcap = cap;
-		s->info.snapshots = n;
-	}
-	n = &s->snaps[s->info.nsnapshots];
-	n->label = strdup(snap->label);
-	if (!n->label) {
-		s->nomem = 1;
-		return 1;
-	}
-	n->index = snap->index;
-	n->seq = snap->seq;
-	n->time_ns = snap->time_ns;
-	n->live_bytes = s->live_bytes;
-	n->live_blocks = s->live_blocks;
-	s->info.nsnapshots++;
-	return 0;
-}
-
-static void on_end(void *ctx, const struct mt_end *e)
-{
-	struct mt_summary *s = ctx;
-
 	s->info.duration_ns = e->time_ns;
 	s->info.leaked_bytes = s->live_bytes;
 	s->info.leaked_blocks = s->live_blocks;
@@ -150,44 +75,6 @@ static void on_end(void *ctx, const struct mt_end *e)
 			s->nomem = 1;
 	}
 	s->info.stop_reason = s->stop_reason;
-}
-
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct mt_summary *s = ctx;
-
-	if (s->progress.fn)
-		s->progress.fn(s->progress.ctx, done, total);
-}
-
-static const struct mt_replay_ops summary_ops = {
-	.on_progress = on_progress,
-	.on_header = on_header,
-	.on_thread = on_thread,
-	.on_alloc = on_alloc,
-	.on_free = on_free,
-	.on_snapshot = on_snapshot,
-	.on_end = on_end,
-};
-
-const struct mt_replay_ops *mt_summary_ops(void)
-{
-	return &summary_ops;
-}
-
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
-		   const struct mt_progress_cb *progress)
-{
-	static const struct mt_progress_cb none;
-	int rc;
-
-	reset(s);
-	s->progress = progress ? *progress : none;
-	rc = mt_replay_run(r, &summary_ops, s);
-	s->progress = none;
-	if (s->nomem)
-		return MT_E_NOMEM;
-	return rc < 0 ? rc : 0;
 }
 
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s)

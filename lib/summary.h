@@ -1,9 +1,7 @@
 /*
  * summary.h - the figures of `memtrail report --summary` (SPEC section 4),
- * computed by one replay, and their text and JSON forms.
- *
- * A replay consumer: mt_summary_ops() with the struct mt_summary as ctx, or
- * mt_summary_run() which does the replay. Definitions:
+ * as a session (lib/session.h) found them, and their text and JSON forms.
+ * Definitions (the session's aggregator, lib/agg.h, counts them):
  *   allocations   on_alloc calls (a realloc's new block counts 1)
  *   frees         on_free calls (a realloc's old block counts 1; frees of
  *                 addresses that were never live are not counted)
@@ -24,8 +22,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct mt_replay;
-struct mt_replay_ops;
 struct mt_summary;
 
 struct mt_summary_snapshot {
@@ -62,25 +58,13 @@ struct mt_summary_info {
 struct mt_summary *mt_summary_new(void);
 
 /*
- * Fills s from a session (lib/session.h) that read the log already: the
- * same figures, without another replay. Returns 0 or MT_E_NOMEM.
+ * Fills s from a session (lib/session.h; one opened with figures_only is
+ * enough). Returns 0 or MT_E_NOMEM.
  */
 struct mt_session;
 int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses);
 
-/* The callbacks that fill s (pass s as ctx); a static table. */
-const struct mt_replay_ops *mt_summary_ops(void);
-
-/*
- * Replays r into s (after resetting it), passing the replay's progress to
- * progress when it is not NULL. Returns what mt_replay_run returns: 0, or
- * a negative MT_E_* (MT_E_NOMEM also when s ran out of memory).
- */
-struct mt_progress_cb;
-int mt_summary_run(struct mt_summary *s, struct mt_replay *r,
-		   const struct mt_progress_cb *progress);
-
-/* The figures so far; owned by s. */
+/* The figures; owned by s. */
 const struct mt_summary_info *mt_summary_info(const struct mt_summary *s);
 
 /* Writes the summary as text lines. Returns 0 or MT_E_IO. */

@@ -18,13 +18,14 @@
 #include "error.h"
 #include "format.h"
 #include "replay.h"
+#include "session.h"
 #include "summary.h"
 #include "testlog.c"
 
 struct fix {
 	char dir[64];
 	char path[128];
-	struct mt_replay *r;
+	struct mt_session *ses;
 	struct mt_summary *s;
 };
 
@@ -48,7 +49,7 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	mt_summary_free(f->s);
-	mt_replay_free(f->r);
+	mt_session_free(f->ses);
 	unlink(f->path);
 	rmdir(f->dir);
 	free(f);
@@ -57,10 +58,12 @@ static int teardown(void **state)
 
 static const struct mt_summary_info *summarize(struct fix *f, const void *img, size_t len)
 {
+	static const struct mt_session_opts figures = { .figures_only = 1 };
+
 	tl_write_file(f->path, img, len);
-	mt_replay_free(f->r);
-	assert_int_equal(mt_replay_open(f->path, &f->r, NULL), 0);
-	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
+	mt_session_free(f->ses);
+	assert_int_equal(mt_session_open(f->path, &figures, &f->ses, NULL), 0);
+	assert_int_equal(mt_summary_of_session(f->s, f->ses), 0);
 	return mt_summary_info(f->s);
 }
 
@@ -145,10 +148,15 @@ static void test_scenario(void **state)
 	assert_int_equal(i->snapshots[1].live_bytes, 507);
 	assert_int_equal(i->snapshots[1].live_blocks, 3);
 
-	/* A second run over the same replay gives the same figures. */
-	assert_int_equal(mt_summary_run(f->s, f->r, NULL), 0);
-	assert_int_equal(mt_summary_info(f->s)->allocations, 6);
-	assert_int_equal(mt_summary_info(f->s)->nsnapshots, 2);
+	/* A full session (per-stack costs, journal, series) counts the same. */
+	mt_session_free(f->ses);
+	assert_int_equal(mt_session_open(f->path, NULL, &f->ses, NULL), 0);
+	assert_int_equal(mt_summary_of_session(f->s, f->ses), 0);
+	i = mt_summary_info(f->s);
+	assert_int_equal(i->allocations, 6);
+	assert_int_equal(i->nsnapshots, 2);
+	assert_int_equal(i->peak_bytes, 600);
+	assert_int_equal(i->snapshots[1].live_bytes, 507);
 	tl_free(t);
 }
 

@@ -35,6 +35,7 @@
 #include "format.h"
 #include "outpath.h"
 #include "replay.h"
+#include "session.h"
 #include "summary.h"
 #include "util.h"
 
@@ -353,44 +354,68 @@ static char *read_child(int fd, int *exec_errno)
 }
 
 /*
- * The closing line from the END record of a log that ended cleanly: only
- * the chunk headers and the last chunk are read (mt_replay_end_totals).
- * Returns 0 (and prints nothing) when the log did not end that way: the
- * caller replays it.
+ * One closing line for the log at path, after `who` ("" for the program,
+ * "child PID (PROG): " for a child): from the END record when the log ended
+ * cleanly (only the chunk headers and the last chunk are read,
+ * mt_replay_end_totals), else from a session that counts the run's figures
+ * alone (a recording that stopped early says why; one cut short warns).
+ * Returns 0, or -1 after a warning when the log cannot be read at all.
  */
-static int report_from_end(struct mt_replay *r, const char *path)
+static int closing_line(const char *path, const char *who, struct mt_replay *r)
 {
 	char a[32], peak[32], leak[32], blocks[32], size[32];
+	struct mt_session_opts so = { .figures_only = 1 };
+	const struct mt_summary_info *i;
+	struct mt_summary *s = NULL;
+	struct mt_session *ses = NULL;
 	struct mt_totals tot;
 	struct stat st;
 	unsigned how;
+	int err, stopped;
 
-	/* A recording that stopped early is replayed: it says why. */
-	if (mt_replay_end_totals(r, &how, &tot) != 1 || how == MT_END_STOPPED)
-		return 0;
+	if (mt_replay_end_totals(r, &how, &tot) == 1 && how != MT_END_STOPPED) {
+		stopped = 0;
+	} else {
+		err = mt_session_open(path, &so, &ses, NULL);
+		if (err == 0 && !(s = mt_summary_new()))
+			die("out of memory");
+		if (err == 0)
+			err = mt_summary_of_session(s, ses);
+		if (err < 0) {
+			warning("%s: %s", path, mt_strerror(err));
+			mt_summary_free(s);
+			mt_session_free(ses);
+			return -1;
+		}
+		warn_log_end(path, mt_session_end(ses));
+		i = mt_summary_info(s);
+		tot.allocations = i->allocations;
+		tot.peak_bytes = i->peak_bytes;
+		tot.leaked_bytes = i->leaked_bytes;
+		tot.leaked_blocks = i->leaked_blocks;
+		stopped = i->stopped;
+		mt_summary_free(s);
+		mt_session_free(ses);
+	}
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
-	note("%s allocations, %s peak, %s leaked in %s blocks, %s written (%s)",
+	note("%s%s allocations, %s peak, %s %s in %s blocks, %s written (%s)", who,
 	     mt_fmt_count(a, sizeof(a), tot.allocations),
 	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
 	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
+	     stopped ? "live when recording stopped" : "leaked",
 	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks),
 	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
-	return 1;
+	return 0;
 }
 
-/*
- * The closing line: from END when the log ended cleanly, else by a replay
- * (which warns when the log was cut short).
- */
+/* The program's closing line (see closing_line). */
 static void report(const char *path, pid_t pid, const char *prog)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32], msg[256];
-	const struct mt_summary_info *i;
-	struct mt_summary *s;
 	struct mt_replay *r;
 	struct stat st;
 	uint64_t off = 0;
+	char msg[256];
 	int err;
 
 	/* The recorder writes only a regular file and says so when it cannot;
@@ -408,35 +433,10 @@ static void report(const char *path, pid_t pid, const char *prog)
 		warning("%s: %s", path, log_error(err, off, msg, sizeof(msg)));
 		return;
 	}
-	if (mt_replay_header(r)->pid != (uint32_t)pid) {
+	if (mt_replay_header(r)->pid != (uint32_t)pid)
 		warning("%s was not written by this run of %s (no log recorded)", path, prog);
-		mt_replay_free(r);
-		return;
-	}
-	if (report_from_end(r, path)) {
-		mt_replay_free(r);
-		return;
-	}
-	s = mt_summary_new();
-	if (!s)
-		die("out of memory");
-	err = mt_summary_run(s, r, NULL);
-	if (err < 0) {
-		warning("%s: %s", path, mt_strerror(err));
-	} else {
-		i = mt_summary_info(s);
-		warn_log_end(path, mt_replay_end(r));
-		if (stat(path, &st) < 0)
-			st.st_size = 0;
-		note("%s allocations, %s peak, %s %s in %s blocks, %s written (%s)",
-		     mt_fmt_count(a, sizeof(a), i->allocations),
-		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
-		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
-	}
-	mt_summary_free(s);
+	else
+		(void)closing_line(path, "", r);
 	mt_replay_free(r);
 }
 
@@ -519,14 +519,11 @@ static int child_name(const char *name, const char *base)
 	return p > name + bl + 1;
 }
 
-/* One line for a child's log, from a replay (child logs are small). */
+/* One line for a child's log (see closing_line). */
 static void child_line(const struct child_log *c)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32], msg[256];
-	const struct mt_summary_info *i;
-	struct mt_summary *s;
+	char who[64 + PATH_MAX], msg[256];
 	struct mt_replay *r;
-	struct stat st;
 	uint64_t off = 0;
 	int err;
 
@@ -535,27 +532,8 @@ static void child_line(const struct child_log *c)
 		warning("%s: %s", c->path, log_error(err, off, msg, sizeof(msg)));
 		return;
 	}
-	s = mt_summary_new();
-	if (!s)
-		die("out of memory");
-	err = mt_summary_run(s, r, NULL);
-	if (err < 0) {
-		warning("%s: %s", c->path, mt_strerror(err));
-	} else {
-		i = mt_summary_info(s);
-		warn_log_end(c->path, mt_replay_end(r));
-		if (stat(c->path, &st) < 0)
-			st.st_size = 0;
-		note("child %" PRIu32 " (%s): %s allocations, %s peak, %s %s in %s blocks, "
-		     "%s written (%s)", c->pid, c->prog,
-		     mt_fmt_count(a, sizeof(a), i->allocations),
-		     mt_fmt_size(peak, sizeof(peak), i->peak_bytes),
-		     mt_fmt_size(leak, sizeof(leak), i->leaked_bytes),
-		     i->stopped ? "live when recording stopped" : "leaked",
-		     mt_fmt_count(blocks, sizeof(blocks), i->leaked_blocks),
-		     c->path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
-	}
-	mt_summary_free(s);
+	snprintf(who, sizeof(who), "child %" PRIu32 " (%s): ", c->pid, c->prog);
+	(void)closing_line(c->path, who, r);
 	mt_replay_free(r);
 }
 

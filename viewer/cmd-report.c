@@ -1,7 +1,7 @@
 /*
  * cmd-report.c - `memtrail report`: parses the options of SPEC section 4,
- * reads the log once (a session, lib/session.h; --summary alone needs only
- * the summary's own replay), prints the summary itself (lib/summary.h) and
+ * reads the log once (a session, lib/session.h; --summary alone asks it for
+ * the run's figures only), prints the summary itself (lib/summary.h) and
  * hands every other part of the report to mt_report_write() (lib/report.h).
  *
  * Not here: trees, timeline and exports (lib/report.c).
@@ -136,8 +136,8 @@ static void parse_point(const char *arg, struct mt_at *p)
 }
 
 /* Frees what cmd_report holds (out is closed unless it is stdout). */
-static void free_all(struct mt_replay *r, struct mt_session *ses, struct mt_summary *s,
-		     FILE *out, struct warned *w)
+static void free_all(struct mt_session *ses, struct mt_summary *s, FILE *out,
+		     struct warned *w)
 {
 	size_t i;
 
@@ -145,7 +145,6 @@ static void free_all(struct mt_replay *r, struct mt_session *ses, struct mt_summ
 		fclose(out);
 	mt_summary_free(s);
 	mt_session_free(ses);
-	mt_replay_free(r);
 	for (i = 0; i < w->n; i++)
 		free(w->lines[i]);
 	free(w->lines);
@@ -159,7 +158,6 @@ int cmd_report(int argc, char **argv)
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
 	struct mt_progress prog;
-	struct mt_replay *r = NULL;
 	struct mt_session *ses = NULL;
 	struct mt_summary *s = NULL;
 	FILE *out = stdout;
@@ -224,13 +222,12 @@ int cmd_report(int argc, char **argv)
 		die_usage("--format json: --summary cannot be combined with trees (one JSON object each)");
 
 	mt_progress_init(&prog, stderr);
-	if (o.show) {
-		struct mt_session_opts so = { .progress = { mt_progress_update, &prog } };
+	{
+		struct mt_session_opts so = { .progress = { mt_progress_update, &prog },
+					      .figures_only = !o.show };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);
-	} else {
-		r = open_log(file);
 	}
 	/*
 	 * From here on a failure frees what it holds before it dies (err
@@ -254,14 +251,7 @@ int cmd_report(int argc, char **argv)
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail;
 		}
-		if (ses) {
-			rc = mt_summary_of_session(s, ses);
-		} else {
-			struct mt_progress_cb cb = { mt_progress_update, &prog };
-
-			rc = mt_summary_run(s, r, &cb);
-			mt_progress_clear(&prog);
-		}
+		rc = mt_summary_of_session(s, ses);
 		if (rc < 0) {
 			snprintf(err, sizeof(err), "%s: %s", file, mt_strerror(rc));
 			goto fail;
@@ -300,7 +290,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	/* The truncation warning once, here, whoever replayed the log. */
-	warn_log_end(file, ses ? mt_session_end(ses) : mt_replay_end(r));
+	warn_log_end(file, mt_session_end(ses));
 	if (fflush(out) != 0 || ferror(out))
 		goto write_failed;
 	if (out != stdout) {
@@ -309,12 +299,12 @@ int cmd_report(int argc, char **argv)
 		if (rc != 0)
 			goto write_failed;
 	}
-	free_all(r, ses, s, out, &warned);
+	free_all(ses, s, out, &warned);
 	return status;
 write_failed:
 	snprintf(err, sizeof(err), "cannot write %s: %s", outpath ? outpath : "standard output",
 		 strerror(errno));
 fail:
-	free_all(r, ses, s, out, &warned);
+	free_all(ses, s, out, &warned);
 	die("%s", err);
 }
