@@ -193,7 +193,8 @@ static int text_timeline(struct report *rp)
 	char b1[32], b2[32];
 	int rc;
 
-	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, TIMELINE_COLS, cols);
+	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, TIMELINE_COLS,
+				st->peak_at_start ? NULL : &st->peak_time_ns, cols);
 	if (rc < 0)
 		return rc;
 	memset(grid, ' ', sizeof(grid));
@@ -442,7 +443,7 @@ static int write_massif(struct report *rp)
 	e[n].s.time_ns = 0;
 	e[n].order = n;
 	n++;
-	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, MASSIF_SAMPLES, cols);
+	rc = mt_series_resample(mt_session_series(rp->ses), 0, t1 + 1, MASSIF_SAMPLES, NULL, cols);
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < MASSIF_SAMPLES; i++) {

@@ -1,7 +1,9 @@
 /*
  * series.c - live heap over time in a fixed number of doubling buckets
  * (see series.h). A replay consumer: it never reads the log itself and never
- * draws; the timeline of `report` and the viewer's graph draw from it.
+ * draws; the timeline of `report` and the viewer's graph draw from it. It
+ * keeps the live state only as far as its buckets need it: the run's
+ * figures (peak, snapshots, totals) are the aggregator's (lib/agg.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +26,8 @@ struct mt_series {
 	uint64_t width;           /* ns per bucket */
 	uint64_t last_lo;         /* start of bucket used - 1 */
 
-	uint64_t live_bytes, live_blocks, events;
-	uint64_t allocs, frees, bytes_allocated;
-	uint64_t end_time;
-	struct mt_series_peak peak;
-
-	struct mt_series_snap *snaps;
-	size_t nsnaps, cap_snaps;
-	int err;
+	uint64_t live_bytes, live_blocks, events;  /* the state now */
+	uint64_t end_time;        /* of the last record */
 };
 
 struct mt_series *mt_series_new(void)
@@ -53,25 +49,17 @@ void mt_series_free(struct mt_series *s)
 {
 	if (!s)
 		return;
-	mt_series_reset(s);
-	free(s->snaps);
 	free(s->b);
 	free(s);
 }
 
 void mt_series_reset(struct mt_series *s)
 {
-	for (size_t i = 0; i < s->nsnaps; i++)
-		free((char *)s->snaps[i].label);
-	s->nsnaps = 0;
 	memset(s->b, 0, NBUCKETS * sizeof(*s->b));
 	s->used = 0;
 	s->width = FIRST_WIDTH_NS;
 	s->live_bytes = s->live_blocks = s->events = 0;
-	s->allocs = s->frees = s->bytes_allocated = 0;
 	s->end_time = 0;
-	memset(&s->peak, 0, sizeof(s->peak));
-	s->err = 0;
 }
 
 void mt_series_ops(struct mt_replay_ops *ops)
@@ -159,14 +147,6 @@ int mt_series_on_alloc(void *ctx, const struct mt_event *ev)
 
 	s->live_bytes += ev->size;
 	s->live_blocks++;
-	s->allocs++;
-	s->bytes_allocated += ev->size;
-	if (s->live_bytes > s->peak.bytes) {
-		s->peak.bytes = s->live_bytes;
-		s->peak.blocks = s->live_blocks;
-		s->peak.time_ns = ev->time_ns;
-		s->peak.seq = ev->seq;
-	}
 	if (ev->time_ns > s->end_time)
 		s->end_time = ev->time_ns;
 	after_event(s, b, ev->seq);
@@ -182,7 +162,6 @@ int mt_series_on_free(void *ctx, const struct mt_event *ev)
 	s->live_bytes -= ev->size <= s->live_bytes ? ev->size : s->live_bytes;
 	if (s->live_blocks)
 		s->live_blocks--;
-	s->frees++;
 	if (ev->time_ns > s->end_time)
 		s->end_time = ev->time_ns;
 	after_event(s, b, ev->seq);
@@ -192,36 +171,10 @@ int mt_series_on_free(void *ctx, const struct mt_event *ev)
 int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap)
 {
 	struct mt_series *s = ctx;
-	struct bucket *b = bucket_at(s, snap->time_ns);
-	struct mt_series_snap *x;
-	char *label;
 
 	if (snap->time_ns > s->end_time)
 		s->end_time = snap->time_ns;
-	after_event(s, b, snap->seq);
-	if (s->err)
-		return 0;
-	if (s->nsnaps == s->cap_snaps) {
-		size_t cap = s->cap_snaps ? 2 * s->cap_snaps : 16;
-		x = realloc(s->snaps, cap * sizeof(*x));
-		if (!x)
-			goto fail;
-		s->snaps = x;
-		s->cap_snaps = cap;
-	}
-	label = strdup(snap->label ? snap->label : "");
-	if (!label)
-		goto fail;
-	x = &s->snaps[s->nsnaps++];
-	x->index = snap->index;
-	x->label = label;
-	x->time_ns = snap->time_ns;
-	x->seq = snap->seq;
-	x->live_bytes = s->live_bytes;
-	x->live_blocks = s->live_blocks;
-	return 0;
-fail:
-	s->err = MT_E_NOMEM;
+	after_event(s, bucket_at(s, snap->time_ns), snap->seq);
 	return 0;
 }
 
@@ -233,37 +186,6 @@ void mt_series_on_end(void *ctx, const struct mt_end *end)
 		s->end_time = end->time_ns;
 	/* The graph stays flat up to the last record. */
 	bucket_at(s, s->end_time);
-}
-
-int mt_series_error(const struct mt_series *s)
-{
-	return s->err;
-}
-
-void mt_series_peak(const struct mt_series *s, struct mt_series_peak *p)
-{
-	*p = s->peak;
-}
-
-void mt_series_end(const struct mt_series *s, struct mt_series_end *e)
-{
-	e->time_ns = s->end_time;
-	e->live_bytes = s->live_bytes;
-	e->live_blocks = s->live_blocks;
-	e->events = s->events;
-	e->allocs = s->allocs;
-	e->frees = s->frees;
-	e->bytes_allocated = s->bytes_allocated;
-}
-
-size_t mt_series_nsnapshots(const struct mt_series *s)
-{
-	return s->nsnaps;
-}
-
-const struct mt_series_snap *mt_series_snapshot(const struct mt_series *s, size_t i)
-{
-	return i < s->nsnaps ? &s->snaps[i] : NULL;
 }
 
 uint64_t mt_series_bucket_ns(const struct mt_series *s)
@@ -279,11 +201,11 @@ static size_t ceil_div(uint64_t a, uint64_t b)
 }
 
 int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
-		       size_t n, struct mt_series_col *out)
+		       size_t n, const uint64_t *peak_ns, struct mt_series_col *out)
 {
 	uint64_t span;
-	size_t kpeak = (size_t)(s->peak.time_ns / s->width);
-	int peak_done = 0;
+	size_t kpeak = peak_ns ? (size_t)(*peak_ns / s->width) : 0;
+	int peak_done = !peak_ns;
 
 	if (!n || t1_ns <= t0_ns)
 		return MT_E_ARG;
@@ -318,6 +240,7 @@ int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns
 			c->end_bytes = b->end_bytes;
 			c->end_blocks = b->end_blocks;
 			c->end_events = b->end_events;
+			c->end_ns = (uint64_t)(k + 1) * s->width;
 			any = 1;
 		}
 		if (k1 >= s->used) {
@@ -329,8 +252,9 @@ int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns
 			c->end_bytes = s->live_bytes;
 			c->end_blocks = s->live_blocks;
 			c->end_events = s->events;
+			c->end_ns = s->end_time + 1;
 		}
-		if (!peak_done && s->peak.bytes && kpeak >= k0 && kpeak <= k1) {
+		if (!peak_done && kpeak >= k0 && kpeak <= k1) {
 			c->has_peak = 1;
 			peak_done = 1;
 		}

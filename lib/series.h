@@ -12,11 +12,9 @@
  * the state at its end, so a resampled column never loses a spike: the
  * maximum of a column is the maximum of every event inside it.
  *
- * The peak is exact: the first event after which live bytes reach their
- * maximum over the whole run (ties keep the earliest). Snapshots are kept
- * with the live bytes and blocks at the moment they were taken.
- *
- * Not here: who holds the heap (lib/agg.h), drawing (report.c, viewer/).
+ * Not here: the run's figures, its peak and its snapshots (lib/agg.h, the
+ * one tally of a run), who holds the heap (lib/agg.h), drawing (report.c,
+ * viewer/).
  */
 #ifndef MT_SERIES_H
 #define MT_SERIES_H
@@ -43,32 +41,13 @@ struct mt_series_col {
 	 */
 	uint64_t end_bytes, end_blocks;
 	uint64_t end_events;
-	int has_peak;         /* the run's peak falls in this slice */
-};
-
-/* The run's peak (all zero when nothing was allocated). */
-struct mt_series_peak {
-	uint64_t bytes, blocks;
-	uint64_t time_ns;
-	uint64_t seq;         /* the event after which the peak was reached */
-};
-
-/* A snapshot marker with the heap at that moment. */
-struct mt_series_snap {
-	uint32_t index;
-	const char *label;    /* "" when unnamed; owned by the series */
-	uint64_t time_ns;
-	uint64_t seq;
-	uint64_t live_bytes, live_blocks;
-};
-
-/* Totals at the end of the run (what leaked) once on_end was seen. */
-struct mt_series_end {
-	uint64_t time_ns;     /* duration: time of the last record */
-	uint64_t live_bytes, live_blocks;
-	uint64_t events;      /* events consumed */
-	uint64_t allocs, frees;
-	uint64_t bytes_allocated;
+	/*
+	 * The end state is the state after every event with a time before
+	 * end_ns (the end of that bucket; past the run's data, the time of its
+	 * last record + 1): the point to ask a profile at for this column.
+	 */
+	uint64_t end_ns;
+	int has_peak;         /* the peak time given to resample falls here */
 };
 
 /* A new, empty series. Returns NULL when out of memory. */
@@ -87,36 +66,21 @@ int mt_series_on_free(void *ctx, const struct mt_event *ev);
 int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);
 void mt_series_on_end(void *ctx, const struct mt_end *end);
 
-/*
- * 0, or a negative MT_E_* if a callback ran out of memory (a snapshot could
- * not be stored); the error is sticky until mt_series_reset().
- */
-int mt_series_error(const struct mt_series *s);
-
 /* Empties the series for another replay. */
 void mt_series_reset(struct mt_series *s);
-
-/* The peak; *p all zero when nothing was allocated. */
-void mt_series_peak(const struct mt_series *s, struct mt_series_peak *p);
-
-/* The end totals; before on_end, the totals so far. */
-void mt_series_end(const struct mt_series *s, struct mt_series_end *e);
-
-/* Snapshots in the order taken; a pointer is valid until the next on_snapshot. */
-size_t mt_series_nsnapshots(const struct mt_series *s);
-const struct mt_series_snap *mt_series_snapshot(const struct mt_series *s, size_t i);
 
 /*
  * Resamples [t0_ns, t1_ns) into n equal columns (column i covers
  * [t0 + i*(t1-t0)/n, t0 + (i+1)*(t1-t0)/n)). Each bucket counts in the
  * column where it starts, so with columns wider than a bucket every spike
- * shows in exactly one column, and the one with has_peak set holds the peak;
+ * shows in exactly one column, and the one with has_peak set holds the time
+ * *peak_ns (the run's peak, lib/agg.h; NULL: no column has it);
  * a column narrower than a bucket gets the bucket it falls in (neighbours
  * then share it). Columns past the end of the run hold the end state. Returns 0, or MT_E_ARG when n is 0
  * or t1_ns <= t0_ns.
  */
 int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
-		       size_t n, struct mt_series_col *out);
+		       size_t n, const uint64_t *peak_ns, struct mt_series_col *out);
 
 /* The width of one bucket in ns (it doubles as the run gets longer). */
 uint64_t mt_series_bucket_ns(const struct mt_series *s);

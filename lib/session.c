@@ -6,8 +6,9 @@
  * Before each event the session checks whether the event falls in a later
  * bucket of the series than the previous one: if so it closes a journal
  * mark first, and notes the mark's time range: the state at that mark is
- * the state after every event with a time before the bucket's start, and
- * also before the event's own time, since nothing happened in between.
+ * the state after every event with a time before T, for any T after the
+ * previous event's time up to this event's own, since nothing happened in
+ * between (so quiet buckets are covered too).
  * Widening the series (its buckets double) keeps every old boundary a
  * boundary, so the marks are the boundaries of the final buckets (and
  * more). Snapshots are marks too (the aggregator makes them).
@@ -42,8 +43,9 @@ struct mt_session {
 
 	struct bmark *bm;
 	size_t nbm, cap_bm;
-	uint64_t bucket;          /* of the last event, in the series' width then */
+	uint64_t bucket;          /* time of the last event that opened a bucket */
 	uint64_t next;            /* no mark before this time */
+	uint64_t first, last;     /* times of the first and the last event */
 	int any;
 
 	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
@@ -66,7 +68,14 @@ struct mt_session {
 
 static void before(struct mt_session *s, uint64_t t)
 {
-	if (!s->o.time_marks || t < s->next)
+	uint64_t prev = s->last;
+
+	if (!s->o.time_marks)
+		return;
+	if (!s->any)
+		s->first = t;
+	s->last = t;
+	if (t < s->next)
 		return;
 	uint64_t w = mt_series_bucket_ns(s->series);
 	uint64_t k = t / w;
@@ -90,8 +99,9 @@ static void before(struct mt_session *s, uint64_t t)
 			s->bm = b;
 			s->cap_bm = cap;
 		}
+		/* nothing happened between the last event and this one */
 		s->bm[s->nbm].mark = mt_agg_nmarks(s->agg) - 1;
-		s->bm[s->nbm].lo = k * w;
+		s->bm[s->nbm].lo = prev + 1;
 		s->bm[s->nbm].hi = t;
 		s->nbm++;
 	}
@@ -244,10 +254,8 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	}
 	if (rc < 0)
 		goto fail;
-	if (s->err < 0 || mt_agg_error(s->agg) < 0 ||
-	    (s->series && mt_series_error(s->series) < 0)) {
-		rc = s->err < 0 ? s->err : mt_agg_error(s->agg) < 0 ? mt_agg_error(s->agg) :
-			mt_series_error(s->series);
+	if (s->err < 0 || mt_agg_error(s->agg) < 0) {
+		rc = s->err < 0 ? s->err : mt_agg_error(s->agg);
 		goto fail;
 	}
 	if (err_offset && s->end.error)
@@ -413,6 +421,22 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 	return 0;
 }
 
+/* The snapshot with event seq `seq` (snapshots are in seq order), or -1. */
+static long snapshot_at_seq(const struct mt_agg_stats *st, uint64_t seq)
+{
+	size_t lo = 0, hi = st->nsnapshots;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->snapshots[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->nsnapshots && st->snapshots[lo].seq == seq ? (long)lo : -1;
+}
+
 /* A point off the marks: a replay that stops once past it. */
 static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
 {
@@ -448,6 +472,9 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 			t.kind = MT_AT_END;
 		else if (!st->peak_at_start && at->value == st->peak_seq)
 			t.kind = MT_AT_PEAK;
+		else if ((i = snapshot_at_seq(st, at->value)) >= 0)
+			/* a snapshot changes nothing: the state at its mark */
+			return at_mark(s, (size_t)mt_agg_snapshot_mark(s->agg, (size_t)i), out);
 		else {
 			/* a mark with exactly value + 1 events applied */
 			size_t lo = 0, hi = mt_agg_nmarks(s->agg);
@@ -471,8 +498,13 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 		struct mt_at e = { MT_AT_END, 0 };
 		size_t lo = 0, hi = s->nbm;
 
-		if (at->value >= st->end_time_ns)
+		/* after the last event, or before the first (with marks on) */
+		if (at->value >= st->end_time_ns || (s->o.time_marks && at->value >= s->last))
 			return mt_session_profile(s, &e, out);
+		if (s->o.time_marks && (!s->any || at->value < s->first)) {
+			e.kind = MT_AT_START;
+			return mt_session_profile(s, &e, out);
+		}
 		/* the last bucket mark whose range starts at or before T + 1 */
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;

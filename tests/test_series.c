@@ -5,8 +5,9 @@
  * The main scenario replays the event sequence that samples/phases.c
  * documents in its header comment (the same blocks, in the same order), so
  * the expected figures are the sample's own: 67,712 B at snapshot 0, a peak
- * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. The series beside
- * the aggregator in one replay is lib/session.c's (test_session). Not
+ * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. The run's figures
+ * (peak, snapshots, totals) are the aggregator's (lib/agg.h), fed the same
+ * events here beside the series, as lib/session.c does (test_session). Not
  * here: the reader itself (test_replay), trees (test_view_model).
  */
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "agg.h"
 #include "error.h"
 #include "replay.h"
 #include "series.h"
@@ -26,7 +28,8 @@
 
 struct fixture {
 	struct mt_series *s;
-	struct mt_replay_ops ops;
+	struct mt_agg *a;         /* the run's figures, from the same events */
+	struct mt_replay_ops ops, aops;
 	uint64_t seq, time;
 	/* the synthetic heap: address -> size of the block */
 	uint64_t size[64];
@@ -39,11 +42,15 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	f->s = mt_series_new();
-	if (!f->s) {
+	f->a = mt_agg_new();
+	if (!f->s || !f->a || mt_agg_request(f->a, NULL, 0, 0) < 0) {
+		mt_series_free(f->s);
+		mt_agg_free(f->a);
 		free(f);
 		return -1;
 	}
 	mt_series_ops(&f->ops);
+	mt_agg_ops(&f->aops);
 	*state = f;
 	return 0;
 }
@@ -53,6 +60,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	mt_series_free(f->s);
+	mt_agg_free(f->a);
 	free(f);
 	return 0;
 }
@@ -69,6 +77,7 @@ static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.size = n;
 	f->size[a] = n;
 	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
+	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
 }
 
 static void free_(struct fixture *f, unsigned a)
@@ -81,6 +90,7 @@ static void free_(struct fixture *f, unsigned a)
 	ev.addr = 0x1000 + a;
 	ev.size = f->size[a];
 	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
+	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
 }
 
 /* realloc: one seq number, the free half then the alloc half. */
@@ -95,9 +105,11 @@ static void realloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.size = f->size[a];
 	ev.realloc = 1;
 	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
+	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
 	ev.size = n;
 	f->size[a] = n;
 	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
+	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
 }
 
 static void snapshot_(struct fixture *f, uint32_t index, const char *label)
@@ -108,6 +120,7 @@ static void snapshot_(struct fixture *f, uint32_t index, const char *label)
 	sn.seq = f->seq++;
 	sn.time_ns = f->time;
 	assert_int_equal(f->ops.on_snapshot(f->s, &sn), 0);
+	assert_int_equal(f->aops.on_snapshot(f->a, &sn), 0);
 }
 
 static void end_(struct fixture *f)
@@ -118,6 +131,7 @@ static void end_(struct fixture *f)
 	e.time_ns = f->time;
 	e.events = f->seq;
 	f->ops.on_end(f->s, &e);
+	f->aops.on_end(f->a, &e);
 }
 
 /*
@@ -156,56 +170,51 @@ static void play_phases(struct fixture *f)
 static void test_phases_totals(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_series_peak p;
-	struct mt_series_end e;
+	const struct mt_agg_stats *st = mt_agg_stats(f->a);
 
 	play_phases(f);
-	assert_int_equal(mt_series_error(f->s), 0);
-	mt_series_peak(f->s, &p);
-	assert_int_equal(p.bytes, 362624);
-	assert_int_equal(p.blocks, 23);
-	mt_series_end(f->s, &e);
-	assert_int_equal(e.live_bytes, 9216);
-	assert_int_equal(e.live_blocks, 3);
-	assert_int_equal(e.allocs, 35);
-	assert_int_equal(e.frees, 32);
-	assert_int_equal(e.bytes_allocated, 403584);
-	assert_int_equal(e.time_ns, f->time);
-	assert_int_equal(e.events, f->seq);
+	assert_int_equal(mt_agg_error(f->a), 0);
+	assert_int_equal(st->peak_bytes, 362624);
+	assert_int_equal(st->peak_blocks, 23);
+	assert_int_equal(st->end_bytes, 9216);
+	assert_int_equal(st->end_blocks, 3);
+	assert_int_equal(st->allocations, 35);
+	assert_int_equal(st->frees, 32);
+	assert_int_equal(st->bytes_allocated, 403584);
+	assert_int_equal(st->end_time_ns, f->time);
+	assert_int_equal(st->events, f->seq);
 }
 
 static void test_phases_snapshots(void **state)
 {
 	struct fixture *f = *state;
+	const struct mt_agg_stats *st = mt_agg_stats(f->a);
 	static const struct { const char *label; uint64_t bytes, blocks; } want[3] = {
 		{ "loaded", 67712, 22 }, { "grown", 92288, 22 }, { "freed", 9216, 3 },
 	};
 
 	play_phases(f);
-	assert_int_equal(mt_series_nsnapshots(f->s), 3);
+	assert_int_equal(st->nsnapshots, 3);
 	for (size_t i = 0; i < 3; i++) {
-		const struct mt_series_snap *sn = mt_series_snapshot(f->s, i);
+		const struct mt_agg_snapshot *sn = &st->snapshots[i];
 
-		assert_non_null(sn);
 		assert_int_equal(sn->index, i);
 		assert_string_equal(sn->label, want[i].label);
 		assert_int_equal(sn->live_bytes, want[i].bytes);
 		assert_int_equal(sn->live_blocks, want[i].blocks);
 	}
-	assert_null(mt_series_snapshot(f->s, 3));
 }
 
 /* The peak is the event after which the scratch buffer was live. */
 static void test_peak_position(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_series_peak p;
+	const struct mt_agg_stats *st = mt_agg_stats(f->a);
 
 	play_phases(f);
-	mt_series_peak(f->s, &p);
 	/* 22 allocations, snapshot 0, 8 reallocs: the scratch is event 31 */
-	assert_int_equal(p.seq, 22 + 1 + 8);
-	assert_int_equal(p.time_ns, (22 + 1 + 8 + 1) * 1000);
+	assert_int_equal(st->peak_seq, 22 + 1 + 8);
+	assert_int_equal(st->peak_time_ns, (22 + 1 + 8 + 1) * 1000);
 }
 
 /*
@@ -216,17 +225,17 @@ static void test_peak_position(void **state)
 static void test_resample_keeps_peak(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_series_peak p;
+	const struct mt_agg_stats *st = mt_agg_stats(f->a);
 	struct mt_series_col cols[300];
 	size_t widths[] = { 1, 2, 7, 72, 80, 300 };
 
 	play_phases(f);
-	mt_series_peak(f->s, &p);
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
 		size_t n = widths[w], flagged = 0;
 		uint64_t max = 0;
 
-		assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, n, cols), 0);
+		assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, n, &st->peak_time_ns,
+						    cols), 0);
 		for (size_t i = 0; i < n; i++) {
 			if (cols[i].max_bytes > max)
 				max = cols[i].max_bytes;
@@ -237,11 +246,13 @@ static void test_resample_keeps_peak(void **state)
 				assert_int_equal(cols[i].max_bytes, 362624);
 			}
 		}
-		assert_int_equal(max, p.bytes);
+		assert_int_equal(max, st->peak_bytes);
 		assert_int_equal(flagged, 1);
 		assert_int_equal(cols[n - 1].end_bytes, 9216);
 		assert_int_equal(cols[n - 1].end_blocks, 3);
 		assert_int_equal(cols[n - 1].end_events, f->seq);
+		/* the end state is after the last record */
+		assert_true(cols[n - 1].end_ns > f->time);
 	}
 }
 
@@ -254,10 +265,17 @@ static void test_resample_end_states(void **state)
 	play_phases(f);
 	assert_true(mt_series_bucket_ns(f->s) <= 1024);
 	/* snapshot 0 is event 22 at 23 µs: the state just after it */
-	assert_int_equal(mt_series_resample(f->s, 0, 2 * 23 * 1024, 2, cols), 0);
+	assert_int_equal(mt_series_resample(f->s, 0, 2 * 23 * 1024, 2, NULL, cols), 0);
 	assert_int_equal(cols[0].end_bytes, 67712);
 	assert_int_equal(cols[0].end_blocks, 22);
 	assert_int_equal(cols[0].end_events, 23);
+	/*
+	 * That state holds for every time up to the end of the bucket of the
+	 * column's last time (23,551 ns, in bucket 22 of 1,024 ns): the next
+	 * event is at 24 µs.
+	 */
+	assert_int_equal(cols[0].end_ns, 23 * 1024);
+	assert_int_equal(cols[0].has_peak, 0);
 }
 
 /*
@@ -268,7 +286,7 @@ static void test_long_run_spike(void **state)
 {
 	struct fixture *f = *state;
 	struct mt_series_col cols[100];
-	struct mt_series_peak p;
+	const struct mt_agg_stats *st = mt_agg_stats(f->a);
 	size_t spike_col = 100;
 
 	alloc_(f, 0, 100);
@@ -280,9 +298,9 @@ static void test_long_run_spike(void **state)
 	alloc_(f, 2, 50);
 	end_(f);
 	assert_true(mt_series_bucket_ns(f->s) > 1024);
-	mt_series_peak(f->s, &p);
-	assert_int_equal(p.bytes, 100 + (1 << 20));
-	assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, 100, cols), 0);
+	assert_int_equal(st->peak_bytes, 100 + (1 << 20));
+	assert_int_equal(mt_series_resample(f->s, 0, f->time + 1, 100, &st->peak_time_ns,
+					    cols), 0);
 	for (size_t i = 0; i < 100; i++) {
 		if (cols[i].max_bytes == 100 + (1 << 20)) {
 			assert_int_equal(spike_col, 100);
@@ -311,19 +329,19 @@ static void test_reset_and_args(void **state)
 {
 	struct fixture *f = *state;
 	struct mt_series_col c;
-	struct mt_series_peak p;
+	uint64_t t = 5;
 
 	play_phases(f);
 	mt_series_reset(f->s);
-	mt_series_peak(f->s, &p);
-	assert_int_equal(p.bytes, 0);
-	assert_int_equal(mt_series_nsnapshots(f->s), 0);
-	assert_int_equal(mt_series_resample(f->s, 10, 10, 1, &c), MT_E_ARG);
-	assert_int_equal(mt_series_resample(f->s, 0, 10, 0, &c), MT_E_ARG);
+	assert_int_equal(mt_series_resample(f->s, 10, 10, 1, NULL, &c), MT_E_ARG);
+	assert_int_equal(mt_series_resample(f->s, 0, 10, 0, NULL, &c), MT_E_ARG);
 	/* an empty series resamples to zeros */
-	assert_int_equal(mt_series_resample(f->s, 0, 10, 1, &c), 0);
+	assert_int_equal(mt_series_resample(f->s, 0, 10, 1, NULL, &c), 0);
 	assert_int_equal(c.max_bytes, 0);
 	assert_int_equal(c.has_peak, 0);
+	/* the peak's column is the one holding the time given */
+	assert_int_equal(mt_series_resample(f->s, 0, 10, 1, &t, &c), 0);
+	assert_int_equal(c.has_peak, 1);
 	mt_series_free(NULL);
 }
 

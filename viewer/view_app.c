@@ -16,7 +16,7 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 	memset(app, 0, sizeof(*app));
 	app->file = file;
 	app->data = d;
-	app->tl = mt_view_timeline_new(mt_view_data_series(d));
+	app->tl = mt_view_timeline_new(mt_view_data_series(d), mt_view_data_stats(d));
 	app->model = mt_view_model_new();
 	if (!app->tl || !app->model) {
 		mt_view_app_fini(app);
@@ -82,23 +82,6 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	return 0;
 }
 
-static void prefetch(struct mt_view_app *app)
-{
-	size_t n = mt_view_timeline_ncols(app->tl);
-	struct mt_at *at = calloc(n ? n : 1, sizeof(*at));
-
-	/* a failure only costs speed: points are then computed one by one */
-	app->prefetched = n;
-	if (at) {
-		for (size_t i = 0; i < n; i++) {
-			at[i].kind = MT_AT_TIME;
-			at[i].value = mt_view_timeline_col(app->tl, i)->t1_ns - 1;
-		}
-		mt_view_data_prefetch(app->data, at, n);
-		free(at);
-	}
-}
-
 int mt_view_app_refresh(struct mt_view_app *app)
 {
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
@@ -111,14 +94,6 @@ int mt_view_app_refresh(struct mt_view_app *app)
 		return 0;
 	if (!mark)
 		mark = &start;
-	/*
-	 * The first time the cursor is on a plain column, one replay computes
-	 * every column's end: moving along the timeline is then immediate.
-	 */
-	if ((cur->kind == MT_VIEW_AT_COLUMN ||
-	     (app->mode == MT_VIEW_DIFF && mark->kind == MT_VIEW_AT_COLUMN && mark != &start)) &&
-	    app->prefetched != mt_view_timeline_ncols(app->tl))
-		prefetch(app);
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
 			       app->sort, &t, &app->total);
 	if (rc < 0) {

@@ -39,7 +39,6 @@ struct mt_view_app {
 	int b_inverted;
 	struct mt_view_point b_cur, b_mark;
 
-	size_t prefetched;                   /* width whose column ends are prefetched */
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */
 	int help;                            /* the help screen is up */
 	int prompt;                          /* typing a search pattern */

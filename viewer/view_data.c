@@ -1,13 +1,12 @@
 /*
  * view_data.c - the log behind `memtrail view`: a session (lib/session.h)
- * that read the log once, and profiles at the viewer's points from it (see
- * view_data.h). No curses, no output.
+ * that read the log once with time marks, and profiles at the viewer's
+ * points from it (see view_data.h). No curses, no output.
  *
- * The peak, the end, the snapshots and the start come from the session's
- * index without a replay. The columns of the timeline (times) are asked
- * of the session all at once, one replay that stops after the last
- * (prefetch), and one at a time otherwise, with a small cache so that going
- * back to a point is instant.
+ * Every point the viewer names (the peak, the end, a snapshot, the start, a
+ * column's end state on a bucket boundary of the series) is in the
+ * session's index: no replay. A small cache makes going back to a point
+ * instant.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "view_data.h"
 
 #define NCACHE 8
-#define PREFETCH_MAX_BYTES (64u << 20)  /* profiles kept for the columns */
 
 struct cached {
 	struct mt_at at;
@@ -32,15 +30,13 @@ struct mt_view_data {
 
 	struct cached cache[NCACHE];
 	uint64_t clock;
-	struct cached *pre;       /* prefetched points (the columns' ends) */
-	size_t npre;
 };
 
 int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
-	struct mt_session_opts so = { .time_marks = 0 };
+	struct mt_session_opts so = { .time_marks = 1 };
 	static const struct mt_at end = { MT_AT_END, 0 };
 	int rc;
 
@@ -71,22 +67,12 @@ fail:
 	return rc;
 }
 
-static void drop_prefetch(struct mt_view_data *d)
-{
-	for (size_t i = 0; i < d->npre; i++)
-		mt_profile_free(d->pre[i].p);
-	free(d->pre);
-	d->pre = NULL;
-	d->npre = 0;
-}
-
 void mt_view_data_free(struct mt_view_data *d)
 {
 	if (!d)
 		return;
 	for (size_t i = 0; i < NCACHE; i++)
 		mt_profile_free(d->cache[i].p);
-	drop_prefetch(d);
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
 	mt_session_free(d->ses);
@@ -131,9 +117,6 @@ static int at_same(const struct mt_at *a, const struct mt_at *b)
 
 static struct cached *cache_find(struct mt_view_data *d, const struct mt_at *at)
 {
-	for (size_t i = 0; i < d->npre; i++)
-		if (d->pre[i].p && at_same(&d->pre[i].at, at))
-			return &d->pre[i];
 	for (size_t i = 0; i < NCACHE; i++) {
 		if (d->cache[i].p && at_same(&d->cache[i].at, at)) {
 			d->cache[i].used = ++d->clock;
@@ -166,8 +149,8 @@ static void cache_put(struct mt_view_data *d, const struct mt_at *at, struct mt_
 }
 
 /*
- * Makes sure the profiles at the n (<= 2) points are cached: one replay
- * computes every missing one. Returns 0 or a negative MT_E_*.
+ * Makes sure the profiles at the n (<= 2) points are cached. Returns 0 or
+ * a negative MT_E_*.
  */
 static int fetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 {
@@ -189,16 +172,14 @@ static int fetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
 		else if (!(k == 1 && at_same(&want[0], &at[i])))
 			want[k++] = at[i];
 	}
-	if (!k)
-		return 0;
-	if (k == 1) {
-		/* the session's index, or one replay */
-		rc = mt_session_profile(d->ses, &want[0], &got[0]);
-	} else {
-		rc = mt_session_replay_points(d->ses, want, k, got);
+	for (size_t i = 0; i < k; i++) {
+		rc = mt_session_profile(d->ses, &want[i], &got[i]);
+		if (rc < 0) {
+			if (i)
+				mt_profile_free(got[0]);
+			return rc;
+		}
 	}
-	if (rc < 0)
-		return rc;
 	for (size_t i = 0; i < k; i++) {
 		cache_put(d, &want[i], got[i], keep);
 		keep = cache_find(d, &want[i]);
@@ -274,37 +255,4 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	}
 	mt_profile_free(own);
 	return rc;
-}
-
-int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t n)
-{
-	struct mt_profile **got;
-	size_t nstacks = mt_session_stats(d->ses)->allocations ? 1 : 0;
-	int rc;
-
-	drop_prefetch(d);
-	for (uint32_t i = 0; d->src->stack(d->src->ctx, i); i++)
-		nstacks = (size_t)i + 1;
-	if (!n || n * (nstacks + 1) * sizeof(struct mt_cost) > PREFETCH_MAX_BYTES)
-		return 0;
-	d->pre = calloc(n, sizeof(*d->pre));
-	got = calloc(n, sizeof(*got));
-	if (!d->pre || !got) {
-		free(got);
-		drop_prefetch(d);
-		return MT_E_NOMEM;
-	}
-	rc = mt_session_replay_points(d->ses, at, n, got);
-	if (rc < 0) {
-		free(got);
-		drop_prefetch(d);
-		return rc;
-	}
-	d->npre = n;
-	for (size_t i = 0; i < n; i++) {
-		d->pre[i].at = at[i];
-		d->pre[i].p = got[i];
-	}
-	free(got);
-	return 0;
 }

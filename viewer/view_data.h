@@ -1,12 +1,13 @@
 /*
- * view_data.h - what `memtrail view` knows about a log: one full replay at
- * load time (the heap series, the run's figures, the leak and temporary
- * profiles, a copy of every stack and a symbolizer), then profiles at other
- * points on demand, each by a replay that stops once it has them, with a
- * small cache so that going back to a point is instant.
+ * view_data.h - what `memtrail view` knows about a log: a session
+ * (lib/session.h) that replayed it once at load time, with time marks (the
+ * heap series, the run's figures, the leak and temporary profiles, every
+ * stack and a symbolizer), then profiles at the viewer's points from the
+ * session's index, with a small cache so that going back to a point is
+ * instant.
  *
- * Everything comes from lib/ (replay, agg, series, tree, symbols): the same
- * code and the same numbers as `memtrail report`. No curses here.
+ * Everything comes from lib/ (session, agg, series, tree): the same code
+ * and the same numbers as `memtrail report`. No curses here.
  *
  * Not here: cursor and columns (view_timeline.h), expansion (view_model.h).
  */
@@ -60,17 +61,8 @@ const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const stru
 					      int *err);
 
 /*
- * Computes the profiles at the n points in one replay and keeps them, so
- * that later requests for them need none (the viewer passes every column's
- * end when the cursor first moves along the timeline). Replaces the
- * previous prefetch. Does nothing when they would take more than 64 MiB.
- * Returns 0 or a negative MT_E_* (nothing is kept then).
- */
-int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t n);
-
-/*
  * Builds the tree for a mode: the profile at `at` (LIVE), at the end
- * (LEAKS), at `at` minus at `mark` (DIFF; one replay computes both), or the
+ * (LEAKS), at `at` minus at `mark` (DIFF), or the
  * temporary profile (TEMPORARY), with inverted as in mt_tree_opts and its
  * children sorted by key. *out is owned by the caller; *total gets the
  * profile's total. Returns 0 or a negative MT_E_*.

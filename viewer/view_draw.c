@@ -112,24 +112,19 @@ static void fill(int y, int x, int c)
 static uint64_t cursor_bytes(const struct mt_view_app *app)
 {
 	const struct mt_view_point *p = mt_view_timeline_cursor(app->tl);
-	const struct mt_series *s = mt_view_data_series(app->data);
-	struct mt_series_peak pk;
-	struct mt_series_end e;
-	const struct mt_series_snap *sn;
+	const struct mt_agg_stats *st = mt_view_data_stats(app->data);
 	const struct mt_series_col *c;
 
 	if (app->mode == MT_VIEW_LIVE && !mt_view_app_stale(app))
 		return (uint64_t)app->total.bytes;
 	switch (p->kind) {
 	case MT_VIEW_AT_PEAK:
-		mt_series_peak(s, &pk);
-		return pk.bytes;
+		return (uint64_t)st->peak_bytes;
 	case MT_VIEW_AT_SNAPSHOT:
-		sn = mt_series_snapshot(s, p->snapshot);
-		return sn ? sn->live_bytes : 0;
+		return p->snapshot < st->nsnapshots ?
+			(uint64_t)st->snapshots[p->snapshot].live_bytes : 0;
 	case MT_VIEW_AT_END:
-		mt_series_end(s, &e);
-		return e.live_bytes;
+		return (uint64_t)st->end_bytes;
 	default:
 		c = mt_view_timeline_col(app->tl, mt_view_timeline_cursor_col(app->tl));
 		return c ? c->end_bytes : 0;
@@ -140,7 +135,7 @@ static uint64_t cursor_bytes(const struct mt_view_app *app)
 
 static void draw_timeline(const struct mt_view_app *app, const struct mt_view_layout *l)
 {
-	const struct mt_series *s = mt_view_data_series(app->data);
+	const struct mt_agg_stats *st = mt_view_data_stats(app->data);
 	size_t n = mt_view_timeline_ncols(app->tl);
 	size_t cur = mt_view_timeline_cursor_col(app->tl);
 	size_t peak = mt_view_timeline_peak_col(app->tl);
@@ -149,7 +144,6 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	uint64_t ymax = mt_view_timeline_ymax(app->tl);
 	int gh = l->graph_h, x0 = l->axis_w;
 	char buf[64], num[32];
-	struct mt_series_end e;
 
 	/* y axis: the top of the graph, its middle, and zero */
 	for (int r = 0; r < gh; r++) {
@@ -197,12 +191,10 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	}
 	/* the peak's label, beside its column on the top row */
 	if (peak != SIZE_MAX) {
-		struct mt_series_peak pk;
 		int len, x;
 
-		mt_series_peak(s, &pk);
 		snprintf(buf, sizeof(buf), "peak %s B",
-			 mt_fmt_count(num, sizeof(num), pk.bytes));
+			 mt_fmt_count(num, sizeof(num), (uint64_t)st->peak_bytes));
 		len = (int)strlen(buf);
 		x = x0 + (int)peak + 2;
 		if (x + len > COLS)
@@ -219,14 +211,12 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	fill(l->marks_row, 0, C_NORMAL);
 	put(l->marks_row, 0, C_AXIS, "    snap |");
 	{
-		size_t ns = mt_series_nsnapshots(s);
+		size_t ns = st->nsnapshots;
 		int *pos = calloc(ns ? ns : 1, sizeof(*pos));
 		int *len = calloc(ns ? ns : 1, sizeof(*len));
 
 		for (size_t i = 0; pos && len && i < ns; i++) {
-			const struct mt_series_snap *sn = mt_series_snapshot(s, i);
-
-			len[i] = snprintf(buf, sizeof(buf), "%u", sn->index);
+			len[i] = snprintf(buf, sizeof(buf), "%u", st->snapshots[i].index);
 			pos[i] = (int)mt_view_timeline_snapshot_col(app->tl, i);
 			if (i && pos[i] < pos[i - 1] + len[i - 1] + 1)
 				pos[i] = pos[i - 1] + len[i - 1] + 1;
@@ -237,7 +227,7 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 			limit = (size_t)(pos[i] > 0 ? pos[i] : 0);
 		}
 		for (size_t i = 0; pos && len && i < ns; i++) {
-			snprintf(buf, sizeof(buf), "%u", mt_series_snapshot(s, i)->index);
+			snprintf(buf, sizeof(buf), "%u", st->snapshots[i].index);
 			if (pos[i] >= 0)
 				put(l->marks_row, x0 + pos[i], C_SNAP, buf);
 		}
@@ -262,13 +252,12 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 	/* x axis: time at the start, the middle and the end */
 	fill(l->xaxis_row, 0, C_NORMAL);
 	put(l->xaxis_row, 0, C_AXIS, "    time |");
-	mt_series_end(s, &e);
 	put(l->xaxis_row, x0, C_AXIS, mt_fmt_time_short(buf, sizeof(buf), 0));
 	if (n > 40) {
-		mt_fmt_time_short(buf, sizeof(buf), e.time_ns / 2);
+		mt_fmt_time_short(buf, sizeof(buf), st->end_time_ns / 2);
 		put(l->xaxis_row, x0 + (int)n / 2 - (int)strlen(buf) / 2, C_AXIS, buf);
 	}
-	mt_fmt_time_short(buf, sizeof(buf), e.time_ns);
+	mt_fmt_time_short(buf, sizeof(buf), st->end_time_ns);
 	if (x0 + (int)n - (int)strlen(buf) > x0 + 8)
 		put(l->xaxis_row, x0 + (int)n - (int)strlen(buf), C_AXIS, buf);
 }

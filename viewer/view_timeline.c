@@ -12,6 +12,7 @@
 
 struct mt_view_timeline {
 	const struct mt_series *s;
+	const struct mt_agg_stats *st;
 	struct mt_series_col *cols;
 	size_t ncols;
 	uint64_t t1;              /* columns cover [0, t1) */
@@ -24,30 +25,22 @@ struct mt_view_timeline {
 
 static void point_peak(const struct mt_view_timeline *tl, struct mt_view_point *p)
 {
-	struct mt_series_peak pk;
-
-	mt_series_peak(tl->s, &pk);
 	memset(p, 0, sizeof(*p));
 	p->kind = MT_VIEW_AT_PEAK;
-	p->time_ns = pk.time_ns;
-	if (pk.bytes) {
-		p->at.kind = MT_AT_SEQ;
-		p->at.value = pk.seq;
-	} else {
-		p->at.kind = MT_AT_START;
-	}
+	p->time_ns = tl->st->peak_time_ns;
+	p->at.kind = tl->st->peak_at_start ? MT_AT_START : MT_AT_PEAK;
 }
 
-struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s)
+struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s,
+					      const struct mt_agg_stats *st)
 {
 	struct mt_view_timeline *tl = calloc(1, sizeof(*tl));
-	struct mt_series_end e;
 
 	if (!tl)
 		return NULL;
 	tl->s = s;
-	mt_series_end(s, &e);
-	tl->t1 = e.time_ns + 1;
+	tl->st = st;
+	tl->t1 = st->end_time_ns + 1;
 	tl->peak_col = SIZE_MAX;
 	point_peak(tl, &tl->cur);
 	return tl;
@@ -80,6 +73,19 @@ size_t mt_view_timeline_col_of(const struct mt_view_timeline *tl, uint64_t t)
 	return i;
 }
 
+/*
+ * The point of column c: where its end state is (series.h), on a bucket
+ * boundary of the series, which the session has indexed (no replay).
+ */
+static void column_point(const struct mt_view_timeline *tl, size_t c, struct mt_view_point *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = MT_VIEW_AT_COLUMN;
+	p->time_ns = tl->cols[c].t1_ns - 1;
+	p->at.kind = MT_AT_TIME;
+	p->at.value = tl->cols[c].end_ns - 1;
+}
+
 /* The column a point is drawn in. */
 static size_t point_col(const struct mt_view_timeline *tl, const struct mt_view_point *p)
 {
@@ -103,7 +109,8 @@ int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
 			return MT_E_NOMEM;
 		tl->cols = cols;
 	}
-	rc = mt_series_resample(tl->s, 0, tl->t1, width, tl->cols);
+	rc = mt_series_resample(tl->s, 0, tl->t1, width,
+				tl->st->peak_at_start ? NULL : &tl->st->peak_time_ns, tl->cols);
 	if (rc < 0)
 		return rc;
 	tl->ncols = width;
@@ -116,11 +123,8 @@ int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
 			tl->peak_col = i;
 	}
 	tl->cur_col = point_col(tl, &tl->cur);
-	if (tl->cur.kind == MT_VIEW_AT_COLUMN) {
-		/* the same time in a new width: that column's end */
-		tl->cur.time_ns = tl->cols[tl->cur_col].t1_ns - 1;
-		tl->cur.at.value = tl->cur.time_ns;
-	}
+	if (tl->cur.kind == MT_VIEW_AT_COLUMN)  /* the same time in a new width */
+		column_point(tl, tl->cur_col, &tl->cur);
 	tl->mark_col = point_col(tl, &tl->mark);
 	return 0;
 }
@@ -147,9 +151,7 @@ size_t mt_view_timeline_peak_col(const struct mt_view_timeline *tl)
 
 size_t mt_view_timeline_snapshot_col(const struct mt_view_timeline *tl, size_t i)
 {
-	const struct mt_series_snap *sn = mt_series_snapshot(tl->s, i);
-
-	return sn ? mt_view_timeline_col_of(tl, sn->time_ns) : 0;
+	return i < tl->st->nsnapshots ? mt_view_timeline_col_of(tl, tl->st->snapshots[i].time_ns) : 0;
 }
 
 const struct mt_view_point *mt_view_timeline_cursor(const struct mt_view_timeline *tl)
@@ -193,7 +195,7 @@ static int set_cursor(struct mt_view_timeline *tl, const struct mt_view_point *p
 
 int mt_view_timeline_move(struct mt_view_timeline *tl, long delta)
 {
-	struct mt_view_point p = { .kind = MT_VIEW_AT_COLUMN };
+	struct mt_view_point p;
 	size_t c = tl->cur_col;
 
 	if (!tl->ncols)
@@ -202,9 +204,7 @@ int mt_view_timeline_move(struct mt_view_timeline *tl, long delta)
 		c = (size_t)-delta > c ? 0 : c - (size_t)-delta;
 	else
 		c = c + (size_t)delta >= tl->ncols ? tl->ncols - 1 : c + (size_t)delta;
-	p.time_ns = tl->cols[c].t1_ns - 1;
-	p.at.kind = MT_AT_TIME;
-	p.at.value = p.time_ns;
+	column_point(tl, c, &p);
 	return set_cursor(tl, &p);
 }
 
@@ -232,16 +232,16 @@ int mt_view_timeline_peak(struct mt_view_timeline *tl)
 
 int mt_view_timeline_snapshot(struct mt_view_timeline *tl, int dir)
 {
-	size_t n = mt_series_nsnapshots(tl->s), pick = SIZE_MAX;
+	size_t n = tl->st->nsnapshots, pick = SIZE_MAX;
 	const struct mt_view_point *c = &tl->cur;
 	struct mt_view_point p = { .kind = MT_VIEW_AT_SNAPSHOT };
-	const struct mt_series_snap *sn;
+	const struct mt_agg_snapshot *sn;
 
 	for (size_t i = 0; i < n; i++) {
-		sn = mt_series_snapshot(tl->s, i);
+		sn = &tl->st->snapshots[i];
 		if (dir > 0) {
 			int after = c->kind == MT_VIEW_AT_SNAPSHOT ? i > c->snapshot
-				  : c->kind == MT_VIEW_AT_PEAK ? sn->seq > c->at.value
+				  : c->kind == MT_VIEW_AT_PEAK ? sn->seq > tl->st->peak_seq
 				  : sn->time_ns > c->time_ns;
 			if (after) {
 				pick = i;
@@ -249,7 +249,7 @@ int mt_view_timeline_snapshot(struct mt_view_timeline *tl, int dir)
 			}
 		} else {
 			int before = c->kind == MT_VIEW_AT_SNAPSHOT ? i < c->snapshot
-				   : c->kind == MT_VIEW_AT_PEAK ? sn->seq < c->at.value
+				   : c->kind == MT_VIEW_AT_PEAK ? sn->seq < tl->st->peak_seq
 				   : c->kind == MT_VIEW_AT_END ? 1
 				   : sn->time_ns < c->time_ns;
 			if (before)
@@ -258,7 +258,7 @@ int mt_view_timeline_snapshot(struct mt_view_timeline *tl, int dir)
 	}
 	if (pick == SIZE_MAX)
 		return 0;
-	sn = mt_series_snapshot(tl->s, pick);
+	sn = &tl->st->snapshots[pick];
 	p.snapshot = pick;
 	p.time_ns = sn->time_ns;
 	p.at.kind = MT_AT_SEQ;
@@ -278,7 +278,7 @@ char *mt_view_timeline_describe(const struct mt_view_timeline *tl,
 				const struct mt_view_point *p, char *buf, size_t size)
 {
 	char t[32];
-	const struct mt_series_snap *sn;
+	const struct mt_agg_snapshot *sn;
 
 	switch (p->kind) {
 	case MT_VIEW_AT_PEAK:
@@ -288,14 +288,14 @@ char *mt_view_timeline_describe(const struct mt_view_timeline *tl,
 		snprintf(buf, size, "end");
 		break;
 	case MT_VIEW_AT_SNAPSHOT:
-		sn = mt_series_snapshot(tl->s, p->snapshot);
+		sn = p->snapshot < tl->st->nsnapshots ? &tl->st->snapshots[p->snapshot] : NULL;
 		if (sn && sn->label[0])
 			snprintf(buf, size, "snapshot %u %s", sn->index, sn->label);
 		else
 			snprintf(buf, size, "snapshot %u", sn ? sn->index : 0);
 		break;
-	default:
-		snprintf(buf, size, "t=%s", mt_fmt_time_short(t, sizeof(t), p->time_ns));
+	default:  /* the time of the column's profile */
+		snprintf(buf, size, "t=%s", mt_fmt_time_short(t, sizeof(t), p->at.value));
 		break;
 	}
 	return buf;

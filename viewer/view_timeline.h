@@ -3,11 +3,12 @@
  * series (lib/series.h) resampled to the pane's width, the cursor and the
  * mark, and the point of the run each one stands for.
  *
- * A point is the peak, a snapshot, the end, or the end of a column's time
- * slice; each carries the struct mt_at (lib/agg.h) its profile is taken at,
- * so the tree pane shows exactly what `memtrail report` shows for the same
- * point (peak = the peak event, snapshot N = right after marker N). The
- * model never draws and never includes <curses.h>.
+ * A point is the peak, a snapshot, the end, or a column's end state (on a
+ * bucket boundary of the series, so the session has it indexed); each
+ * carries the struct mt_at (lib/agg.h) its profile is taken at, so the
+ * tree pane shows exactly what `memtrail report` shows for the same point
+ * (peak = the peak event, snapshot N = right after marker N). The model
+ * never draws and never includes <curses.h>.
  *
  * Not here: drawing (view_draw.c), profiles and trees (view_data.h).
  */
@@ -23,7 +24,7 @@
 struct mt_view_timeline;
 
 enum mt_view_at {
-	MT_VIEW_AT_COLUMN = 0,   /* the end of the cursor column's time slice */
+	MT_VIEW_AT_COLUMN = 0,   /* the end state of the cursor's column (series.h) */
 	MT_VIEW_AT_PEAK,
 	MT_VIEW_AT_SNAPSHOT,
 	MT_VIEW_AT_END,
@@ -31,17 +32,19 @@ enum mt_view_at {
 
 struct mt_view_point {
 	enum mt_view_at kind;
-	size_t snapshot;         /* MT_VIEW_AT_SNAPSHOT: index into the series' snapshots */
-	uint64_t time_ns;        /* the time the point stands for */
+	size_t snapshot;         /* MT_VIEW_AT_SNAPSHOT: index into the run's snapshots */
+	uint64_t time_ns;        /* where it is drawn on the time axis */
 	struct mt_at at;         /* where its profile is taken */
 };
 
 /*
- * A new timeline over series s (not owned; it must outlive the timeline and
- * hold a finished replay). The cursor starts at the peak. NULL when out of
+ * A new timeline over series s and the run's figures st (the peak, the
+ * snapshots, the end; not owned: both must outlive the timeline and come
+ * from a finished pass). The cursor starts at the peak. NULL when out of
  * memory.
  */
-struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s);
+struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s,
+					      const struct mt_agg_stats *st);
 
 /*
  * Resamples the series into width columns (the whole run, start to end).
