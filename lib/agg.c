@@ -835,3 +835,66 @@ int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from
 	p->time_ns = a->marks[to - 1].time_ns;
 	return 0;
 }
+
+int mt_agg_merge_marks(struct mt_agg *a, const unsigned char *keep, size_t *newidx)
+{
+	size_t n = a->nmarks, w = 0, kept = 0, from = 0;
+	uint32_t *stamp;
+	size_t *pos;
+
+	if (!n)
+		return 0;
+	/* the group of each kept mark, stamped per stack: its entries so far */
+	stamp = calloc(a->cur.n ? a->cur.n : 1, sizeof(*stamp));
+	pos = malloc((a->cur.n ? a->cur.n : 1) * sizeof(*pos));
+	if (!stamp || !pos) {
+		free(stamp);
+		free(pos);
+		return a->err = MT_E_NOMEM;
+	}
+	for (size_t i = 0; i < a->st.nsnapshots; i++)
+		if (a->snap_mark[i] < n && !keep[a->snap_mark[i]])
+			goto bad;
+	if (!keep[n - 1])
+		goto bad;
+	for (size_t i = 0; i < n; i++) {
+		if (!keep[i]) {
+			newidx[i] = SIZE_MAX;
+			continue;
+		}
+		/*
+		 * Frames from..i become one: each stack once, with its latest
+		 * cost. Reading forward, the write position never passes the
+		 * read position, so this works in place.
+		 */
+		size_t e0 = from ? a->marks[from - 1].end : 0, e1 = a->marks[i].end;
+
+		for (size_t e = e0; e < e1; e++) {
+			struct agg_entry x = a->ent[e];
+
+			if (stamp[x.stack] == kept + 1) {
+				a->ent[pos[x.stack]].c = x.c;
+			} else {
+				stamp[x.stack] = (uint32_t)(kept + 1);
+				pos[x.stack] = w;
+				a->ent[w++] = x;
+			}
+		}
+		a->marks[kept] = a->marks[i];
+		a->marks[kept].end = w;
+		newidx[i] = kept++;
+		from = i + 1;
+	}
+	a->nent = w;
+	a->nmarks = kept;
+	for (size_t i = 0; i < a->st.nsnapshots; i++)
+		if (a->snap_mark[i] < n)
+			a->snap_mark[i] = newidx[a->snap_mark[i]];
+	free(stamp);
+	free(pos);
+	return 0;
+bad:
+	free(stamp);
+	free(pos);
+	return MT_E_ARG;
+}

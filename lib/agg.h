@@ -187,6 +187,15 @@ int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from
  */
 void mt_agg_figures_only(struct mt_agg *a, int on);
 
+/*
+ * Drops the marks i with keep[i] == 0, merging each dropped mark's frame
+ * into the next kept one, so the journal's memory shrinks to what the kept
+ * marks need; newidx[i] gets mark i's new index (SIZE_MAX when dropped).
+ * The last mark and every snapshot's mark must be kept (MT_E_ARG
+ * otherwise, nothing changed). 0, MT_E_ARG or MT_E_NOMEM.
+ */
+int mt_agg_merge_marks(struct mt_agg *a, const unsigned char *keep, size_t *newidx);
+
 /* Frees the aggregator; NULL is a no-op. */
 void mt_agg_free(struct mt_agg *a);
 

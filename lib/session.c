@@ -5,7 +5,9 @@
  * The pass feeds the aggregator (journal on) and the series side by side.
  * Before each event the session checks whether the event falls in a later
  * bucket of the series than the previous one: if so it closes a journal
- * mark first, and notes the mark's time range: the state at that mark is
+ * mark first (marks fall on boundaries of MARK_SPAN buckets, thinned
+ * each time the series widens), and notes the mark's time range: the
+ * state at that mark is
  * the state after every event with a time before T, for any T after the
  * previous event's time up to this event's own, since nothing happened in
  * between (so quiet buckets are covered too).
@@ -28,6 +30,13 @@
 #include "session.h"
 #include "symbols.h"
 
+/*
+ * Time marks fall on boundaries of MARK_SPAN buckets of the series: at most
+ * NBUCKETS / MARK_SPAN of them (512), enough for a timeline as wide as a
+ * terminal, while each mark's frame holds the stacks changed in a span.
+ */
+#define MARK_SPAN 8
+
 /* A mark closed at a bucket boundary: exact for any time in [lo, hi]. */
 struct bmark {
 	size_t mark;
@@ -46,6 +55,7 @@ struct mt_session {
 	uint64_t bucket;          /* time of the last event that opened a bucket */
 	uint64_t next;            /* no mark before this time */
 	uint64_t first, last;     /* times of the first and the last event */
+	uint64_t span;            /* marks fall on multiples of this (ns) */
 	int any;
 
 	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
@@ -66,6 +76,46 @@ struct mt_session {
 
 /* ---- the pass ------------------------------------------------------------- */
 
+/*
+ * The series widened: the marks whose range holds no multiple of the new
+ * span go (their frames merge into the next mark's), so the journal keeps
+ * at most one mark per span however long the run. Snapshot marks and the
+ * last mark stay.
+ */
+static void thin(struct mt_session *s, uint64_t span)
+{
+	size_t n = mt_agg_nmarks(s->agg), k = 0;
+	unsigned char *keep = malloc(n ? n : 1);
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+
+	s->span = span;
+	if (!keep || !idx) {
+		s->err = MT_E_NOMEM;
+		goto out;
+	}
+	memset(keep, 1, n);
+	for (size_t i = 0; i < s->nbm; i++) {
+		const struct bmark *b = &s->bm[i];
+
+		if (b->hi / span * span < b->lo && b->mark + 1 < n)
+			keep[b->mark] = 0;
+	}
+	if (mt_agg_merge_marks(s->agg, keep, idx) < 0) {
+		s->err = MT_E_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->nbm; i++) {
+		if (idx[s->bm[i].mark] == SIZE_MAX)
+			continue;
+		s->bm[k] = s->bm[i];
+		s->bm[k++].mark = idx[s->bm[i].mark];
+	}
+	s->nbm = k;
+out:
+	free(keep);
+	free(idx);
+}
+
 static void before(struct mt_session *s, uint64_t t)
 {
 	uint64_t prev = s->last;
@@ -77,9 +127,11 @@ static void before(struct mt_session *s, uint64_t t)
 	s->last = t;
 	if (t < s->next)
 		return;
-	uint64_t w = mt_series_bucket_ns(s->series);
+	uint64_t w = mt_series_bucket_ns(s->series) * MARK_SPAN;
 	uint64_t k = t / w;
 
+	if (w != s->span)
+		thin(s, w);
 	s->next = (k + 1) * w;    /* no division until then */
 	if (s->any && k == s->bucket / w)
 		return;
@@ -419,6 +471,26 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 		}
 	}
 	return 0;
+}
+
+uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t)
+{
+	size_t lo = 0, hi = s->nbm;
+
+	/* the end, the start, or no marks: the point itself */
+	if (!s->o.time_marks || !s->any || t >= s->last || t < s->first || !s->first)
+		return t;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->bm[mid].lo <= t + 1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return s->first - 1;      /* the start */
+	return t + 1 <= s->bm[lo - 1].hi ? t : s->bm[lo - 1].hi - 1;
 }
 
 /* The snapshot with event seq `seq` (snapshots are in seq order), or -1. */

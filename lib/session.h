@@ -12,11 +12,12 @@
  *   start, end, the peak     kept during the pass (the peak copy on write);
  *   every snapshot           a mark of the aggregator's journal;
  *   a time or event number   with time_marks, the journal's marks are taken
- *                            each time the run crosses into a new bucket of
- *                            the series, so any point on a bucket boundary
- *                            (a column of a timeline) is a mark; any other
- *                            point is found by a replay that stops once
- *                            past it.
+ *                            each time the run crosses a boundary of every
+ *                            8 buckets of the series (at most 512 marks,
+ *                            thinned as the series widens): a timeline's
+ *                            column asks at the latest such point in it
+ *                            (mt_session_indexed_time); any other point is
+ *                            found by a replay that stops once past it.
  * A profile at a mark is rebuilt by applying the journal's frames (each
  * mark's changed stacks) from the nearest point the session already has in
  * hand (its cursor), forward; memory is the frames, which grow with the
@@ -97,6 +98,13 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
  */
 int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
 			     struct mt_profile **outs);
+
+/*
+ * The latest time u <= t whose profile (MT_AT_TIME u) the index has
+ * without a replay: t itself when it has it (or the session has no time
+ * marks). A timeline's column asks for its profile there.
+ */
+uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t);
 
 /* The profile of temporary allocations over the whole run (agg.h). */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);

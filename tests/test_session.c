@@ -253,6 +253,49 @@ static void test_points(void **state)
 	mt_session_free(s);
 }
 
+/*
+ * The indexed times a timeline's columns ask at: never after the time
+ * asked, never before the previous mark's range, and their profiles are
+ * the aggregator's at the same time; across the run they are at most one
+ * per 8 buckets of the series (the marks, thinned as the series widened)
+ * plus the times themselves where a mark covers them.
+ */
+static void test_indexed_times(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_session *s;
+	struct mt_at at[300];
+	size_t n = 0, distinct = 0;
+
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
+	const struct mt_agg_stats *st = mt_session_stats(s);
+	uint64_t w = mt_series_bucket_ns(mt_session_series(s)), prev = UINT64_MAX;
+	for (uint64_t t = 0; n < 300 && t <= st->end_time_ns + 2000;
+	     t += st->end_time_ns / 250 + 1) {
+		uint64_t u = mt_session_indexed_time(s, t);
+
+		assert_true(u <= t);
+		/* a mark every 8 buckets: never further back than that */
+		assert_true(t - u < 16 * w);
+		at[n].kind = MT_AT_TIME;
+		at[n++].value = u;
+		if (u != prev && u != t)
+			distinct++;
+		prev = u;
+	}
+	assert_true(distinct <= st->end_time_ns / (8 * w) + 2);
+	struct mt_profile **want = truth(f->path, at, n);
+	for (size_t i = 0; i < n; i++) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
+		assert_same(p, want[i]);
+		mt_profile_free(p);
+		mt_profile_free(want[i]);
+	}
+	free(want);
+	mt_session_free(s);
+}
+
 /* The session's figures are those of an aggregator's own replay. */
 static void test_stats(void **state)
 {
@@ -289,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_points, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_indexed_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
 	};
 

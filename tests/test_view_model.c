@@ -651,15 +651,15 @@ static void test_diff(void **state)
 }
 
 /*
- * Column points are the columns' end states (on the series' bucket
- * boundaries, which the session indexes): each equals the profile that
- * lib/agg computes on its own replay for the same time, and the column's
- * own end figures in the graph.
+ * Column points are the columns' end states, or the latest indexed point
+ * before one: each equals the profile that lib/agg computes on its own
+ * replay for the same time, and, at an end state, the column's own end
+ * figures in the graph.
  */
 static void test_columns_indexed(void **state)
 {
 	struct mt_view_app *app = get(state);
-	size_t n = mt_view_timeline_ncols(app->tl);
+	size_t n = mt_view_timeline_ncols(app->tl), at_end = 0;
 	struct mt_replay *r;
 	struct mt_agg *a;
 
@@ -672,14 +672,22 @@ static void test_columns_indexed(void **state)
 		struct mt_profile *want;
 		struct mt_cost w;
 
+		const struct mt_series_col *col;
+
 		mt_view_timeline_move(app->tl, (long)c - (long)mt_view_timeline_cursor_col(app->tl));
 		p = mt_view_timeline_cursor(app->tl);
 		assert_int_equal(p->kind, MT_VIEW_AT_COLUMN);
 		assert_int_equal(p->at.kind, MT_AT_TIME);
-		assert_int_equal(p->at.value, mt_view_timeline_col(app->tl, c)->end_ns - 1);
+		col = mt_view_timeline_col(app->tl, c);
+		assert_int_equal(p->at.value, mt_session_indexed_time(mt_view_data_session(app->data),
+								      col->end_ns - 1));
+		assert_true(p->at.value <= col->end_ns - 1);
 		assert_int_equal(mt_view_app_refresh(app), 0);
-		assert_int_equal(app->total.bytes, mt_view_timeline_col(app->tl, c)->end_bytes);
-		assert_int_equal(app->total.blocks, mt_view_timeline_col(app->tl, c)->end_blocks);
+		if (p->at.value == col->end_ns - 1) {
+			assert_int_equal(app->total.bytes, col->end_bytes);
+			assert_int_equal(app->total.blocks, col->end_blocks);
+			at_end++;
+		}
 		assert_int_equal(mt_agg_run(a, r, &p->at, 1, &want, NULL), 0);
 		w = mt_profile_total(want);
 		assert_int_equal(app->total.bytes, w.bytes);
@@ -687,6 +695,8 @@ static void test_columns_indexed(void **state)
 		assert_int_equal(app->total.allocs, w.allocs);
 		mt_profile_free(want);
 	}
+	/* this short run has a mark at most columns' ends */
+	assert_true(at_end > 0);
 	mt_agg_free(a);
 	mt_replay_free(r);
 }

@@ -16,7 +16,7 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 	memset(app, 0, sizeof(*app));
 	app->file = file;
 	app->data = d;
-	app->tl = mt_view_timeline_new(mt_view_data_series(d), mt_view_data_stats(d));
+	app->tl = mt_view_timeline_new(mt_view_data_session(d));
 	app->model = mt_view_model_new();
 	if (!app->tl || !app->model) {
 		mt_view_app_fini(app);

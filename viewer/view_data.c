@@ -86,9 +86,9 @@ const char *mt_view_data_command(const struct mt_view_data *d)
 	return h && h->cmdline ? h->cmdline : "";
 }
 
-const struct mt_series *mt_view_data_series(const struct mt_view_data *d)
+const struct mt_session *mt_view_data_session(const struct mt_view_data *d)
 {
-	return mt_session_series(d->ses);
+	return d->ses;
 }
 
 const struct mt_agg_stats *mt_view_data_stats(const struct mt_view_data *d)

@@ -47,8 +47,9 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 /* The command line recorded in the log. */
 const char *mt_view_data_command(const struct mt_view_data *d);
 
-/* The series, the run's figures and how the log ended (from the load replay). */
-const struct mt_series *mt_view_data_series(const struct mt_view_data *d);
+/* The session, the run's figures and how the log ended (from the load replay). */
+struct mt_session;
+const struct mt_session *mt_view_data_session(const struct mt_view_data *d);
 const struct mt_agg_stats *mt_view_data_stats(const struct mt_view_data *d);
 const struct mt_end *mt_view_data_end(const struct mt_view_data *d);
 

@@ -11,6 +11,7 @@
 #include "view_timeline.h"
 
 struct mt_view_timeline {
+	const struct mt_session *ses;
 	const struct mt_series *s;
 	const struct mt_agg_stats *st;
 	struct mt_series_col *cols;
@@ -31,14 +32,15 @@ static void point_peak(const struct mt_view_timeline *tl, struct mt_view_point *
 	p->at.kind = tl->st->peak_at_start ? MT_AT_START : MT_AT_PEAK;
 }
 
-struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s,
-					      const struct mt_agg_stats *st)
+struct mt_view_timeline *mt_view_timeline_new(const struct mt_session *ses)
 {
 	struct mt_view_timeline *tl = calloc(1, sizeof(*tl));
+	const struct mt_agg_stats *st = mt_session_stats(ses);
 
 	if (!tl)
 		return NULL;
-	tl->s = s;
+	tl->ses = ses;
+	tl->s = mt_session_series(ses);
 	tl->st = st;
 	tl->t1 = st->end_time_ns + 1;
 	tl->peak_col = SIZE_MAX;
@@ -74,8 +76,9 @@ size_t mt_view_timeline_col_of(const struct mt_view_timeline *tl, uint64_t t)
 }
 
 /*
- * The point of column c: where its end state is (series.h), on a bucket
- * boundary of the series, which the session has indexed (no replay).
+ * The point of column c: its end state (series.h), or the latest point
+ * before it that the session has indexed, so that no cursor move waits
+ * for a replay.
  */
 static void column_point(const struct mt_view_timeline *tl, size_t c, struct mt_view_point *p)
 {
@@ -83,7 +86,7 @@ static void column_point(const struct mt_view_timeline *tl, size_t c, struct mt_
 	p->kind = MT_VIEW_AT_COLUMN;
 	p->time_ns = tl->cols[c].t1_ns - 1;
 	p->at.kind = MT_AT_TIME;
-	p->at.value = tl->cols[c].end_ns - 1;
+	p->at.value = mt_session_indexed_time(tl->ses, tl->cols[c].end_ns - 1);
 }
 
 /* The column a point is drawn in. */

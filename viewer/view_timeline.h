@@ -3,8 +3,8 @@
  * series (lib/series.h) resampled to the pane's width, the cursor and the
  * mark, and the point of the run each one stands for.
  *
- * A point is the peak, a snapshot, the end, or a column's end state (on a
- * bucket boundary of the series, so the session has it indexed); each
+ * A point is the peak, a snapshot, the end, or a column's end state (or
+ * the latest point before it that the session has indexed); each
  * carries the struct mt_at (lib/agg.h) its profile is taken at, so the
  * tree pane shows exactly what `memtrail report` shows for the same point
  * (peak = the peak event, snapshot N = right after marker N). The model
@@ -20,6 +20,7 @@
 
 #include "agg.h"
 #include "series.h"
+#include "session.h"
 
 struct mt_view_timeline;
 
@@ -38,13 +39,11 @@ struct mt_view_point {
 };
 
 /*
- * A new timeline over series s and the run's figures st (the peak, the
- * snapshots, the end; not owned: both must outlive the timeline and come
- * from a finished pass). The cursor starts at the peak. NULL when out of
- * memory.
+ * A new timeline over a session's series and figures (the peak, the
+ * snapshots, the end) and its index (not owned: the session must outlive
+ * the timeline). The cursor starts at the peak. NULL when out of memory.
  */
-struct mt_view_timeline *mt_view_timeline_new(const struct mt_series *s,
-					      const struct mt_agg_stats *st);
+struct mt_view_timeline *mt_view_timeline_new(const struct mt_session *ses);
 
 /*
  * Resamples the series into width columns (the whole run, start to end).

@@ -49,15 +49,19 @@ for i in $(seq "$RUNS"); do
 done | median >"$out/view.summary"
 summary=$(cat "$out/view.summary")
 
-T="tmux -L mt-bench-$$"
-trap '$T kill-server 2>/dev/null' EXIT
+# a server of its own per run: starting one while the last is still
+# shutting down on the same socket can fail
+T=""
+trap '[ -n "$T" ] && $T kill-server 2>/dev/null' EXIT
 screen() { $T capture-pane -p -t mt; }
-# until SCREEN differs from $1 and shows the tree header; prints the ns taken
+# until the screen differs from $1 and shows the tree's heading; prints the
+# ns taken (-1 after 60 s)
 changed_after() {
 	_before=$1; _t0=$2; _n=0
 	while [ $_n -lt 6000 ]; do
 		_s=$(screen)
-		if [ "$_s" != "$_before" ] && echo "$_s" | grep -q 'bytes  *%  *blocks'; then
+		# the tree's heading: "bytes % blocks", or a diff's "+/- blks"
+		if [ "$_s" != "$_before" ] && echo "$_s" | grep -Eq 'bytes +% +(blocks|\+/- blks|temps)'; then
 			echo $(( $(now) - _t0 )); return 0
 		fi
 		sleep 0.01
@@ -69,7 +73,8 @@ changed_after() {
 : >"$out/view.first"
 : >"$out/view.keys"
 for i in $(seq "$RUNS"); do
-	$T kill-server 2>/dev/null
+	[ -n "$T" ] && $T kill-server 2>/dev/null
+	T="tmux -L mt-bench-$$-$i"
 	$T new-session -d -s mt -x 120 -y 40 "sh" || { echo "view.sh: tmux cannot start"; exit 0; }
 	$T set-option -g status off >/dev/null
 	sleep 0.3
