@@ -66,44 +66,12 @@ struct fixture {
 
 static struct fixture *fx;
 
-/* xorshift64*: a fixed sequence on every platform. */
+/* A fixed sequence on every platform. */
 static uint64_t rng_state = 0x6d656d747261696cull;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-/* The source tree: $MT_TOP, else the current directory. */
-static const char *top(void)
-{
-	static char buf[4096];
-	const char *t = getenv("MT_TOP");
-
-	if (!buf[0] && !realpath(t && *t ? t : ".", buf))
-		snprintf(buf, sizeof(buf), ".");
-	return buf;
-}
-
-/*
- * The build directory, where memtrail, libmemtrail.so and the samples are:
- * $MT_BUILD, else top()/build, as an absolute path (commands run elsewhere).
- */
-static const char *build(void)
-{
-	static char buf[4096];
-	const char *b = getenv("MT_BUILD");
-
-	if (buf[0])
-		return buf;
-	if (!b || !*b)
-		snprintf(buf, sizeof(buf), "%s/build", top());
-	else if (!realpath(b, buf))
-		snprintf(buf, sizeof(buf), "%s", b);
-	return buf;
+	return tl_rand(&rng_state);
 }
 
 /*
@@ -124,7 +92,7 @@ static int record(struct fixture *f)
 		"del x\n"
 		"print(len(y))\n";
 	char *cmd, path[128];
-	const char *t = top(), *b = build();
+	const char *t = tl_top(), *b = tl_build();
 	FILE *p;
 	int rc;
 

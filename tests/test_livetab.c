@@ -16,15 +16,13 @@
 #include <cmocka.h>
 
 #include "livetab.h"
+#include "testlog.c"
 
 static uint64_t rng_state = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return tl_rand(&rng_state);
 }
 
 static void test_basic(void **state)

@@ -144,6 +144,22 @@ static struct mt_profile **truth(const char *path, const struct mt_at *at, size_
 	return p;
 }
 
+/* The session's profile at each of the n points is the aggregator's. */
+static void check_points(struct mt_session *s, const char *path, const struct mt_at *at,
+			 size_t n)
+{
+	struct mt_profile **want = truth(path, at, n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct mt_profile *p;
+		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
+		assert_same(p, want[i]);
+		mt_profile_free(p);
+		mt_profile_free(want[i]);
+	}
+	free(want);
+}
+
 /* Every event number: the session (marks or replay) = the aggregator. */
 static void test_every_seq(void **state)
 {
@@ -208,10 +224,9 @@ static void test_points(void **state)
 		mine[m] = (struct mt_at){ MT_AT_SNAPSHOT, st->snapshots[i].index };
 		theirs[m++] = (struct mt_at){ MT_AT_SEQ, st->snapshots[i].seq };
 	}
-	struct mt_profile **want = truth(f->path, at, n);
 	struct mt_profile **want2 = truth(f->path, theirs, m);
 	/* just before every boundary of the series' final buckets: where the
-	 * index answers from its marks */
+	 * index answers from its marks, or by a replay */
 	uint64_t w = mt_series_bucket_ns(mt_session_series(s));
 	size_t nb = (size_t)(st->end_time_ns / w) + 1;
 	struct mt_at *bt = calloc(nb, sizeof(*bt));
@@ -220,23 +235,9 @@ static void test_points(void **state)
 		bt[k].kind = MT_AT_TIME;
 		bt[k].value = (k + 1) * w - 1;
 	}
-	struct mt_profile **want3 = truth(f->path, bt, nb);
-	for (size_t k = 0; k < nb; k++) {
-		struct mt_profile *p;
-		assert_int_equal(mt_session_profile(s, &bt[k], &p), 0);
-		assert_same(p, want3[k]);
-		mt_profile_free(p);
-		mt_profile_free(want3[k]);
-	}
-	free(want3);
+	check_points(s, f->path, bt, nb);
 	free(bt);
-	for (size_t i = 0; i < n; i++) {
-		struct mt_profile *p;
-		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
-		assert_same(p, want[i]);
-		mt_profile_free(p);
-		mt_profile_free(want[i]);
-	}
+	check_points(s, f->path, at, n);
 	for (size_t i = m; i-- > 0;) {
 		struct mt_profile *p;
 		assert_int_equal(mt_session_profile(s, &mine[i], &p), 0);
@@ -248,7 +249,6 @@ static void test_points(void **state)
 	struct mt_profile *p = NULL;
 	assert_int_equal(mt_session_profile(s, &none, &p), MT_E_NOTFOUND);
 	assert_null(p);
-	free(want);
 	free(want2);
 	mt_session_free(s);
 }
@@ -284,15 +284,7 @@ static void test_indexed_times(void **state)
 		prev = u;
 	}
 	assert_true(distinct <= st->end_time_ns / (8 * w) + 2);
-	struct mt_profile **want = truth(f->path, at, n);
-	for (size_t i = 0; i < n; i++) {
-		struct mt_profile *p;
-		assert_int_equal(mt_session_profile(s, &at[i], &p), 0);
-		assert_same(p, want[i]);
-		mt_profile_free(p);
-		mt_profile_free(want[i]);
-	}
-	free(want);
+	check_points(s, f->path, at, n);
 	mt_session_free(s);
 }
 

@@ -31,6 +31,7 @@
 
 #include "report.h"
 #include "session.h"
+#include "testlog.c"
 
 /* The sample's memtrail-expect block. */
 struct expect {
@@ -49,35 +50,6 @@ struct fixture {
 
 static struct fixture *fx;   /* the group's state: one recording for all tests */
 
-/* The source tree: $MT_TOP, else the current directory, as an absolute path. */
-static const char *top(void)
-{
-	static char buf[4096];
-	const char *t = getenv("MT_TOP");
-
-	if (!buf[0] && !realpath(t && *t ? t : ".", buf))
-		snprintf(buf, sizeof(buf), ".");
-	return buf;
-}
-
-/*
- * The build directory, where memtrail, libmemtrail.so and the samples are:
- * $MT_BUILD, else top()/build, as an absolute path (commands run elsewhere).
- */
-static const char *build(void)
-{
-	static char buf[4096];
-	const char *b = getenv("MT_BUILD");
-
-	if (buf[0])
-		return buf;
-	if (!b || !*b)
-		snprintf(buf, sizeof(buf), "%s/build", top());
-	else if (!realpath(b, buf))
-		snprintf(buf, sizeof(buf), "%s", b);
-	return buf;
-}
-
 static int read_expect(struct expect *ex)
 {
 	char path[512], line[512];
@@ -85,7 +57,7 @@ static int read_expect(struct expect *ex)
 	int in = 0;
 
 	memset(ex, 0, sizeof(*ex));
-	snprintf(path, sizeof(path), "%s/samples/phases.c", top());
+	snprintf(path, sizeof(path), "%s/samples/phases.c", tl_top());
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -127,7 +99,7 @@ static int read_expect(struct expect *ex)
 /* Records the sample into f->log; 0 when a log exists afterwards. */
 static int record(struct fixture *f)
 {
-	const char *b = build();
+	const char *b = tl_build();
 	char *cmd;
 	int rc;
 

@@ -2,6 +2,7 @@
  * testlog.c - the test-only log encoder (see testlog.h). Included by the
  * tests (#include "testlog.c"): it is not a test program itself.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,4 +389,38 @@ void tl_write(struct testlog *t, const char *path)
 	const uint8_t *p = tl_image(t, &len);
 
 	tl_write_file(path, p, len);
+}
+
+/* ---- the tests' surroundings -------------------------------------------- */
+
+const char *tl_top(void)
+{
+	static char buf[PATH_MAX];
+	const char *t = getenv("MT_TOP");
+
+	if (!buf[0] && !realpath(t && *t ? t : ".", buf))
+		snprintf(buf, sizeof(buf), ".");
+	return buf;
+}
+
+const char *tl_build(void)
+{
+	static char buf[PATH_MAX];
+	const char *b = getenv("MT_BUILD");
+
+	if (buf[0])
+		return buf;
+	if (!b || !*b)
+		snprintf(buf, sizeof(buf), "%s/build", tl_top());
+	else if (!realpath(b, buf))
+		snprintf(buf, sizeof(buf), "%s", b);
+	return buf;
+}
+
+uint64_t tl_rand(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dull;
 }

@@ -62,6 +62,22 @@ size_t tl_chunk_offset(const struct testlog *t, size_t k);
 /* Events written so far (ALLOC, FREE, REALLOC, SNAPSHOT). */
 uint64_t tl_events(const struct testlog *t);
 
+/* ---- the tests' surroundings -------------------------------------------- */
+
+/* The source tree: $MT_TOP, else the current directory, as an absolute path. */
+const char *tl_top(void);
+
+/*
+ * The build directory, where memtrail, libmemtrail.so and the samples are:
+ * $MT_BUILD, else tl_top()/build, as an absolute path (commands run
+ * elsewhere).
+ */
+const char *tl_build(void);
+
+/* xorshift64*: the next number of the sequence in *state (not 0), the same
+ * on every platform. */
+uint64_t tl_rand(uint64_t *state);
+
 /* Writes len bytes of data to path; aborts on failure. */
 void tl_write_file(const char *path, const void *data, size_t len);
 /* Writes the image (flushed) to path. */
