@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "progress.h"
 #include "error.h"
 #include "replay.h"
 #include "util.h"
@@ -55,35 +55,6 @@ static void end_curses(void)
 	}
 }
 
-/* Progress of the load on stderr, only for loads longer than half a second. */
-struct progress {
-	struct timespec start;
-	int shown, tty;
-	int last_pct;
-	const char *file;
-};
-
-static double since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress *p = ctx;
-	int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
-
-	if (!p->tty || pct == p->last_pct || (!p->shown && since(&p->start) < 0.5))
-		return;
-	p->shown = 1;
-	p->last_pct = pct;
-	fprintf(stderr, "\rmemtrail: loading %s: %3d%%", p->file, pct);
-	fflush(stderr);
-}
-
 /* Handles every key already typed, so that held arrows do not queue replays. */
 static int drain_keys(struct mt_view_app *app, int flags)
 {
@@ -107,7 +78,7 @@ int cmd_view(int argc, char **argv)
 	};
 	struct opt_state os;
 	const char *file = NULL, *arg;
-	struct progress prog = { .last_pct = -1 };
+	struct mt_progress prog;
 	struct mt_view_data *data;
 	struct mt_view_app app;
 	struct mt_view_layout l;
@@ -133,12 +104,10 @@ int cmd_view(int argc, char **argv)
 	/* load everything before the screen starts: errors stay readable */
 	if (access(file, R_OK) < 0)
 		die("%s: %s", file, strerror(errno));
-	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	prog.tty = isatty(STDERR_FILENO);
-	prog.file = file;
-	rc = mt_view_data_open(file, &(struct mt_progress_cb){ on_progress, &prog }, &data, &off);
-	if (prog.shown)
-		fprintf(stderr, "\r\033[K");
+	mt_progress_init(&prog, stderr);
+	rc = mt_view_data_open(file, &(struct mt_progress_cb){ mt_progress_update, &prog },
+			       &data, &off);
+	mt_progress_clear(&prog);
 	if (rc < 0)
 		die("%s: %s", file, log_error(rc, off, buf, sizeof(buf)));
 	/* the same words as report and dump about how the log ends */
