@@ -1,7 +1,7 @@
 /*
  * view_data.h - what `memtrail view` knows about a log: one full replay at
- * load time (the heap series, the run's figures, the leak and temporary
- * profiles, a copy of every stack and a symbolizer), then profiles at other
+ * load time (the heap series, the run's figures, the leak, temporary and
+ * calls profiles, a copy of every stack and a symbolizer), then profiles at other
  * points on demand, each by a replay that stops once it has them, with a
  * small cache so that going back to a point is instant.
  *
@@ -29,6 +29,7 @@ enum mt_view_mode {
 	MT_VIEW_LEAKS,      /* live at the end of the run */
 	MT_VIEW_DIFF,       /* cursor minus mark */
 	MT_VIEW_TEMPORARY,  /* temporary allocations of the whole run */
+	MT_VIEW_CALLS,      /* every allocation call of the run (lib/sizes.h) */
 	MT_VIEW_NMODES
 };
 
@@ -70,8 +71,9 @@ int mt_view_data_prefetch(struct mt_view_data *d, const struct mt_at *at, size_t
 
 /*
  * Builds the tree for a mode: the profile at `at` (LIVE), at the end
- * (LEAKS), at `at` minus at `mark` (DIFF; one replay computes both), or the
- * temporary profile (TEMPORARY), with inverted as in mt_tree_opts and its
+ * (LEAKS), at `at` minus at `mark` (DIFF; one replay computes both), the
+ * temporary profile (TEMPORARY) or the calls profile (CALLS: per stack,
+ * bytes requested and calls as blocks), with inverted as in mt_tree_opts and its
  * children sorted by key. *out is owned by the caller; *total gets the
  * profile's total. Returns 0 or a negative MT_E_*.
  */
