@@ -1,7 +1,8 @@
 /*
  * report.c - everything `memtrail report` writes except the summary: the
- * maximum, leaks, snapshot, delta, diff and temporary trees, the timeline,
- * and the collapsed, JSON and massif exports (see report.h).
+ * maximum, leaks, snapshot, delta, diff, temporary and calls trees, the
+ * size histogram, the timeline, and the collapsed, JSON and massif exports
+ * (see report.h); and the one parser of a point as users name it.
  *
  * Everything comes from a session (lib/session.h), which read the log once:
  * profiles at the peak, at snapshots, at the end are asked of it, and the

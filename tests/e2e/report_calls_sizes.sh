@@ -84,12 +84,12 @@ EOF
 "$MEMTRAIL" report sizes.data --show-calls --format collapsed >calls.col 2>/dev/null ||
 	mt_fail "--show-calls --format collapsed failed"
 sum=$(awk '{ s += $NF } END { print s + 0 }' calls.col)
-[ "$sum" = $CALLS ] && mt_ok "collapsed: the lines sum to $CALLS calls" ||
-	mt_fail "collapsed: the lines sum to $sum, not $CALLS"
-grep -q "churn \[$F:$L_CHURN\];malloc 1000$" calls.col && mt_ok "collapsed: churn's 1000 calls" ||
-	mt_fail "collapsed: no line for churn's 1000 calls"
-grep -q "grow \[$F:$L_REALLOC\];realloc 6$" calls.col && mt_ok "collapsed: grow's 6 reallocs" ||
-	mt_fail "collapsed: no line for grow's 6 reallocs"
+if [ "$sum" = $CALLS ]; then mt_ok "collapsed: the lines sum to $CALLS calls"
+else mt_fail "collapsed: the lines sum to $sum, not $CALLS"; fi
+if grep -q "churn \[$F:$L_CHURN\];malloc 1000$" calls.col; then mt_ok "collapsed: churn's 1000 calls"
+else mt_fail "collapsed: no line for churn's 1000 calls"; fi
+if grep -q "grow \[$F:$L_REALLOC\];realloc 6$" calls.col; then mt_ok "collapsed: grow's 6 reallocs"
+else mt_fail "collapsed: no line for grow's 6 reallocs"; fi
 "$MEMTRAIL" report sizes.data --show-calls --format json >calls.json 2>/dev/null ||
 	mt_fail "--show-calls --format json failed"
 python3 - calls.json <<EOF || mt_fail "json: calls"
@@ -134,9 +134,8 @@ EOF
 # the expected lines, spaces squeezed: range, calls, % of calls, bytes, a bar
 # of 40 marks for the fullest bucket (1,001 calls), at least one otherwise
 while read -r line; do
-	set -- $line
-	eval "bytes=\${$#}"
-	eval "n=\${$(($# - 1))}"
+	n=$(echo "$line" | awk '{ print $(NF - 1) }')
+	bytes=$(echo "$line" | awk '{ print $NF }')
 	range=$(echo "$line" | awk '{ NF -= 2; print }')
 	bar=$(awk -v n="$n" 'BEGIN { b = int((n * 40 + 1000) / 1001); s = ""
 		for (i = 0; i < b; i++) s = s "#"; print s }')
@@ -168,15 +167,21 @@ EOF
 # ---- -i / -x: the stacks they keep ----------------------------------------------
 "$MEMTRAIL" report sizes.data --show-sizes -i churn >churn.txt 2>/dev/null
 has churn.txt "sizes: 1,000 allocations (24,000B)"
-[ "$(sed 's/^ *//; s/  */ /g' churn.txt | sed -n 3p)" = "16 - 31 1,000 100.00% 24,000B $(printf '%040d' 0 | tr 0 '#')" ] &&
-	mt_ok "-i churn: one bucket, 16 - 31" || mt_fail "-i churn: $(sed -n 3p churn.txt)"
+if [ "$(sed 's/^ *//; s/  */ /g' churn.txt | sed -n 3p)" = "16 - 31 1,000 100.00% 24,000B $(printf '%040d' 0 | tr 0 '#')" ]; then
+	mt_ok "-i churn: one bucket, 16 - 31"
+else
+	mt_fail "-i churn: $(sed -n 3p churn.txt)"
+fi
 [ "$(wc -l <churn.txt)" -eq 3 ] || mt_fail "-i churn: more than one bucket"
 "$MEMTRAIL" report sizes.data --show-sizes -x 'churn|edges' >rest.txt 2>/dev/null
 # grow's 16 + 6 reallocs, the table and big: 1 + 6 + 1 + 1 calls
 has rest.txt "sizes: 9 allocations ($(commas $((16 + 2016 + 1000 + 1048576)))B)"
 "$MEMTRAIL" report sizes.data --show-sizes --include-module nosuchmodule >none.txt 2>/dev/null
-[ "$(cat none.txt)" = "sizes: 0 allocations (0B)" ] && mt_ok "a filter keeping nothing: 0 allocations" ||
+if [ "$(cat none.txt)" = "sizes: 0 allocations (0B)" ]; then
+	mt_ok "a filter keeping nothing: 0 allocations"
+else
 	mt_fail "a filter keeping nothing: $(cat none.txt)"
+fi
 
 # ---- formats that cannot hold them --------------------------------------------------
 usage() {   # usage NAME ARGS...: exit status 2 and one "memtrail: error:" line

@@ -11,7 +11,9 @@
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3
 mt_have_memtrail || mt_skip "memtrail not built"
-[ -x "$MT_SAMPLES/phases" ] && [ -x "$MT_SAMPLES/sizes" ] || mt_skip "samples not built (make samples)"
+if [ ! -x "$MT_SAMPLES/phases" ] || [ ! -x "$MT_SAMPLES/sizes" ]; then
+	mt_skip "samples not built (make samples)"
+fi
 cd "$MT_TMP" || exit 1
 
 mt_record phases.data rec "$MT_SAMPLES/phases"
@@ -42,8 +44,11 @@ same "labels" --diff "$L0" "$L1" --format json -- --diff 0 1 --format json
 same "labels" --diff "$L2" "$L0" --inverted -- --diff 2 0 --inverted
 # the header names the snapshots by number, as --diff 0 2 does
 "$MEMTRAIL" report phases.data --diff "$L0" "$L2" >hdr.txt 2>/dev/null
-[ "$(head -n 1 hdr.txt | cut -d: -f1)" = "snapshot 0 - snapshot 2" ] &&
-	mt_ok "header: snapshot 0 - snapshot 2" || mt_fail "header: $(head -n 1 hdr.txt)"
+if [ "$(head -n 1 hdr.txt | cut -d: -f1)" = "snapshot 0 - snapshot 2" ]; then
+	mt_ok "header: snapshot 0 - snapshot 2"
+else
+	mt_fail "header: $(head -n 1 hdr.txt)"
+fi
 
 # err WANT ARGS...: exit 1, stderr exactly WANT
 err() {
@@ -69,6 +74,10 @@ err "memtrail: error: no snapshot 0 in none.data (it has none)" report none.data
 err "memtrail: error: no snapshot labelled 'x' in none.data (it has none)" report none.data --diff start x
 # an empty point is a usage error
 "$MEMTRAIL" report phases.data --diff "" 2 >/dev/null 2>e.err
-[ $? -eq 2 ] && grep -q '^memtrail: error: --diff: an empty point' e.err &&
-	mt_ok "--diff '' 2: usage error" || mt_fail "--diff '' 2: $(cat e.err)"
+rc=$?
+if [ $rc -eq 2 ] && grep -q '^memtrail: error: --diff: an empty point' e.err; then
+	mt_ok "--diff '' 2: usage error"
+else
+	mt_fail "--diff '' 2: exit $rc, $(cat e.err)"
+fi
 mt_finish
