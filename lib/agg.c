@@ -26,6 +26,7 @@
 #include "error.h"
 #include "livetab.h"
 #include "replay.h"
+#include "sizes.h"
 
 struct mt_profile {
 	struct mt_cost *c;
@@ -97,6 +98,8 @@ struct mt_agg {
 
 	struct mt_progress_cb progress;
 	int err;
+
+	struct mt_sizes *sizes;   /* requested sizes per stack (sizes.h) */
 };
 
 /* ---- profiles ------------------------------------------------------------ */
@@ -224,6 +227,11 @@ struct mt_agg *mt_agg_new(void)
 	if (a) {
 		a->st.peak_at_start = 1;
 		mt_livetab_init(&a->last, NULL, NULL);
+		a->st.sizes = a->sizes = mt_sizes_new();
+		if (!a->sizes) {
+			free(a);
+			return NULL;
+		}
 	}
 	return a;
 }
@@ -260,6 +268,7 @@ void mt_agg_free(struct mt_agg *a)
 	free(a->temp.c);
 	free(a->thr);
 	mt_livetab_fini(&a->last);
+	mt_sizes_free(a->sizes);
 	free(a);
 }
 
@@ -278,6 +287,8 @@ static void reset_run(struct mt_agg *a)
 	memset(&a->st, 0, sizeof(a->st));
 	a->st.peak_at_start = 1;
 	a->st.snapshots = a->snaps;
+	mt_sizes_clear(a->sizes);
+	a->st.sizes = a->sizes;
 	a->err = 0;
 }
 
@@ -521,6 +532,8 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
 	last_alloc(a, ev->thread, ev->addr);
+	if (mt_sizes_add(a->sizes, ev->stack, ev->size) < 0)
+		a->err = MT_E_NOMEM;
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
 }

@@ -39,6 +39,7 @@ struct mt_profile;
 struct mt_replay;
 struct mt_progress_cb;
 struct mt_replay_ops;
+struct mt_sizes;
 
 /* The cost of one stack (or tree node); signed so that diffs fit. */
 struct mt_cost {
@@ -88,6 +89,9 @@ struct mt_agg_stats {
 	uint64_t temporary;       /* temporary allocations */
 	size_t nsnapshots;
 	const struct mt_agg_snapshot *snapshots;  /* owned by the mt_agg */
+	const struct mt_sizes *sizes;  /* requested sizes of every allocation
+					  call, per stack (lib/sizes.h); owned
+					  by the mt_agg */
 };
 
 /* A new aggregator. Returns NULL when out of memory. */

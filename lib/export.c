@@ -62,13 +62,17 @@ static int significant(const struct text *x, int64_t key)
 
 static void print_figures(const struct text *x, int64_t key, int64_t bytes, int64_t blocks)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 	double pct = x->total > 0 ? 100.0 * (double)key / x->total : 0.0;
 	int sign = x->o->signed_figures;
 
-	fprintf(x->out, sign ? "%+.2f%% (%sB, %sx)" : "%.2f%% (%sB, %sx)", pct,
+	fprintf(x->out, sign ? "%+.2f%% (%sB, %sx" : "%.2f%% (%sB, %sx", pct,
 		mt_fmt_signed(b1, sizeof(b1), bytes, sign),
 		mt_fmt_signed(b2, sizeof(b2), blocks, sign));
+	if (x->o->averages && blocks > 0 && bytes >= 0)
+		fprintf(x->out, ", avg %sB",
+			mt_fmt_count(b3, sizeof(b3), (uint64_t)((bytes + blocks / 2) / blocks)));
+	fputc(')', x->out);
 }
 
 /* Writes a threshold like 1 -> "1", 0.5 -> "0.5", 2.25 -> "2.25". */
@@ -187,15 +191,32 @@ static void put_sanitized(FILE *out, const char *s)
 		fputc(*s == ';' || *s == '\n' ? '_' : *s, out);
 }
 
-static void collapsed_node(const struct mt_tree_node *n, const struct mt_tree_node **path,
-			   unsigned depth, FILE *out)
+/* The figure an export writes of node n. */
+static int64_t figure(const struct mt_tree_node *n, enum mt_export_figure fig)
+{
+	const struct mt_cost *c = mt_tree_node_cost(n);
+
+	return fig == MT_EXPORT_CALLS ? c->blocks : c->bytes;
+}
+
+/* n's figure minus its children's: what n costs by itself. */
+static int64_t own_figure(const struct mt_tree_node *n, enum mt_export_figure fig)
 {
 	size_t nk = mt_tree_node_nchildren(n);
-	int64_t own = mt_tree_node_cost(n)->bytes;
+	int64_t own = figure(n, fig);
+
+	for (size_t i = 0; i < nk; i++)
+		own -= figure(mt_tree_node_child(n, i), fig);
+	return own;
+}
+
+static void collapsed_node(const struct mt_tree_node *n, const struct mt_tree_node **path,
+			   unsigned depth, enum mt_export_figure fig, FILE *out)
+{
+	size_t nk = mt_tree_node_nchildren(n);
+	int64_t own = own_figure(n, fig);
 
 	path[depth] = n;
-	for (size_t i = 0; i < nk; i++)
-		own -= mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
 	if (own && depth > 0) {
 		for (unsigned d = 1; d <= depth; d++) {
 			if (d > 1)
@@ -205,7 +226,7 @@ static void collapsed_node(const struct mt_tree_node *n, const struct mt_tree_no
 		fprintf(out, " %" PRId64 "\n", own);
 	}
 	for (size_t i = 0; i < nk; i++)
-		collapsed_node(mt_tree_node_child(n, i), path, depth + 1, out);
+		collapsed_node(mt_tree_node_child(n, i), path, depth + 1, fig, out);
 }
 
 /* The depth of the deepest node below n. */
@@ -223,14 +244,14 @@ static unsigned max_depth(const struct mt_tree_node *n)
 	return m;
 }
 
-int mt_export_collapsed(const struct mt_tree *inverted, FILE *out)
+int mt_export_collapsed(const struct mt_tree *inverted, enum mt_export_figure fig, FILE *out)
 {
 	const struct mt_tree_node *root = mt_tree_root(inverted);
 	const struct mt_tree_node **path = calloc(max_depth(root) + 1, sizeof(*path));
 
 	if (!path)
 		return MT_E_NOMEM;
-	collapsed_node(root, path, 0, out);
+	collapsed_node(root, path, 0, fig, out);
 	free(path);
 	return ferror(out) ? MT_E_IO : 0;
 }
@@ -304,6 +325,7 @@ static int fnmap_put(struct fnmap *m, const struct mt_tree_node *n, size_t *out)
 
 struct json {
 	FILE *out;
+	enum mt_export_figure fig;
 	struct fnmap fns;
 	size_t *chain;            /* function indices from the root's child down */
 	int nevents;
@@ -312,7 +334,7 @@ struct json {
 static int json_events(struct json *j, const struct mt_tree_node *n, unsigned depth)
 {
 	size_t nk = mt_tree_node_nchildren(n);
-	int64_t own = mt_tree_node_cost(n)->bytes;
+	int64_t own = own_figure(n, j->fig);
 	int rc;
 
 	if (depth > 0) {
@@ -320,8 +342,6 @@ static int json_events(struct json *j, const struct mt_tree_node *n, unsigned de
 		if (rc < 0)
 			return rc;
 	}
-	for (size_t i = 0; i < nk; i++)
-		own -= mt_tree_node_cost(mt_tree_node_child(n, i))->bytes;
 	if (own && depth > 0) {
 		fprintf(j->out, "%s\n    {\"callchain\": [", j->nevents++ ? "," : "");
 		for (unsigned d = 0; d < depth; d++)
@@ -336,7 +356,7 @@ static int json_events(struct json *j, const struct mt_tree_node *n, unsigned de
 	return 0;
 }
 
-int mt_export_json(const struct mt_tree *callee, FILE *out)
+int mt_export_json(const struct mt_tree *callee, enum mt_export_figure fig, FILE *out)
 {
 	struct json j;
 	const struct mt_tree_node *root = mt_tree_root(callee);
@@ -344,12 +364,15 @@ int mt_export_json(const struct mt_tree *callee, FILE *out)
 
 	memset(&j, 0, sizeof(j));
 	j.out = out;
+	j.fig = fig;
 	j.chain = calloc(max_depth(root) + 1, sizeof(*j.chain));
 	if (!j.chain)
 		return MT_E_NOMEM;
-	fputs("{\n  \"version\": 0,\n"
-	      "  \"costs\": [{\"description\": \"Memory\", \"unit\": \"bytes\"}],\n"
-	      "  \"events\": [", out);
+	fprintf(out, "{\n  \"version\": 0,\n"
+		"  \"costs\": [{\"description\": \"%s\", \"unit\": \"%s\"}],\n"
+		"  \"events\": [",
+		fig == MT_EXPORT_CALLS ? "Allocation calls" : "Memory",
+		fig == MT_EXPORT_CALLS ? "calls" : "bytes");
 	rc = json_events(&j, root, 0);
 	if (rc == 0) {
 		fputs("\n  ],\n  \"functions\": [", out);

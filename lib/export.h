@@ -20,12 +20,15 @@ struct mt_text_opts {
 	int signed_figures;     /* a diff: "+1,200B", "-3x", "+12.50%"; percentages of
 				   the gross change (mt_tree_gross) */
 	int by_blocks;          /* percentages and threshold on blocks instead of bytes
-				   (temporary allocations: blocks = their number) */
+				   (temporary allocations, calls: blocks = their number) */
+	int averages;           /* ", avg 24B" after the count: bytes / blocks, rounded
+				   to the nearest byte (calls) */
 };
 
 /*
  * Writes the tree's lines under a header line already written by the caller:
- *   "  -> 45.71% (4,096B, 2x): label" with "| " continuation bars, a bar-only
+ *   "  -> 45.71% (4,096B, 2x): label" (with averages, "(4,096B, 2x, avg
+ * 2,048B)") with "| " continuation bars, a bar-only
  * line after a sibling's subtree when more siblings follow, and siblings
  * below the threshold folded into
  *   "  -> P% (BYTES, Nx) in K places, all below the T% threshold".
@@ -33,21 +36,30 @@ struct mt_text_opts {
  */
 int mt_export_text(const struct mt_tree *t, const struct mt_text_opts *o, FILE *out);
 
+/* The figure of each node that the collapsed and JSON exports write. */
+enum mt_export_figure {
+	MT_EXPORT_BYTES = 0,    /* bytes: gprof2dot's "Memory", in "bytes" */
+	MT_EXPORT_CALLS,        /* blocks of a calls profile (lib/sizes.h):
+				   "Allocation calls", in "calls" */
+};
+
 /*
  * Collapsed stacks of an inverted tree (built with inverted = 1): one line
- * "outer;...;inner;entry BYTES" per node whose own bytes (its cost minus its
- * children's) are not zero, so the lines sum to the tree's total. ';' and
- * newlines inside labels become '_'. Returns 0 or MT_E_IO.
+ * "outer;...;inner;entry N" per node whose own figure fig (its cost minus
+ * its children's) is not zero, so the lines sum to the tree's total. ';'
+ * and newlines inside labels become '_'. Returns 0 or MT_E_IO.
  */
-int mt_export_collapsed(const struct mt_tree *inverted, FILE *out);
+int mt_export_collapsed(const struct mt_tree *inverted, enum mt_export_figure fig, FILE *out);
 
 /*
  * gprof2dot JSON of a callee-first tree: {"version":0,"costs":[{"description":
  * "Memory","unit":"bytes"}],"functions":[{"name":..,"module":..}],"events":
  * [{"callchain":[innermost first],"cost":[bytes]}]}, one event per node with
- * own bytes, one function per distinct label. Returns 0 or MT_E_IO.
+ * own figure fig, one function per distinct label (with MT_EXPORT_CALLS the
+ * cost is {"description":"Allocation calls","unit":"calls"}). Returns 0 or
+ * MT_E_IO.
  */
-int mt_export_json(const struct mt_tree *callee, FILE *out);
+int mt_export_json(const struct mt_tree *callee, enum mt_export_figure fig, FILE *out);
 
 /* One snapshot of a massif.out file. */
 struct mt_massif_snap {

@@ -1,7 +1,8 @@
 /*
  * report.c - everything `memtrail report` writes except the summary: the
- * maximum, leaks, snapshot, delta, diff and temporary trees, the timeline,
- * and the collapsed, JSON and massif exports (see report.h).
+ * maximum, leaks, snapshot, delta, diff, temporary and calls trees, the
+ * size histogram, the timeline, and the collapsed, JSON and massif exports
+ * (see report.h); and the one parser of a point as users name it.
  *
  * Everything comes from a session (lib/session.h), which read the log once:
  * profiles at the peak, at snapshots, at the end are asked of it, and the
@@ -21,26 +22,40 @@
 #include "report.h"
 #include "series.h"
 #include "session.h"
+#include "sizes.h"
 #include "tree.h"
 
-int mt_at_parse(const char *s, struct mt_at *p)
+int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p)
 {
-	char *end;
-	unsigned long v;
+	size_t found = 0;
 
-	if (!s || !*s)
+	if (!text || !*text)
 		return MT_E_ARG;
 	p->value = 0;
-	if (!strcmp(s, "start") || !strcmp(s, "peak") || !strcmp(s, "end")) {
-		p->kind = s[0] == 's' ? MT_AT_START : s[0] == 'p' ? MT_AT_PEAK : MT_AT_END;
+	if (!strcmp(text, "start") || !strcmp(text, "peak") || !strcmp(text, "end")) {
+		p->kind = text[0] == 's' ? MT_AT_START : text[0] == 'p' ? MT_AT_PEAK : MT_AT_END;
 		return 0;
 	}
-	v = strtoul(s, &end, 10);
-	if (*end || s[0] == '-' || v > UINT32_MAX)
-		return MT_E_ARG;
 	p->kind = MT_AT_SNAPSHOT;
-	p->value = v;
-	return 0;
+	if (strspn(text, "0123456789") == strlen(text)) {
+		/* past UINT32_MAX no snapshot can have the number */
+		uint64_t v = 0;
+
+		for (const char *c = text; *c && v <= UINT32_MAX; c++)
+			v = v * 10 + (uint64_t)(*c - '0');
+		p->value = v;
+		for (size_t i = 0; i < st->nsnapshots; i++)
+			if (st->snapshots[i].index == v)
+				return 0;
+		return MT_E_NOTFOUND;
+	}
+	for (size_t i = 0; i < st->nsnapshots; i++) {
+		if (st->snapshots[i].label && !strcmp(st->snapshots[i].label, text)) {
+			if (!found++)
+				p->value = st->snapshots[i].index;
+		}
+	}
+	return found == 1 ? 0 : found ? MT_E_ARG : MT_E_NOTFOUND;
 }
 
 #define TIMELINE_COLS 72
@@ -104,14 +119,23 @@ static void section(struct report *rp)
 		fputc('\n', rp->out);
 }
 
+/* What a tree's blocks count. */
+enum counted {
+	LIVE = 0,       /* live blocks (or their change, in a diff) */
+	TEMPORARY,      /* temporary allocations */
+	CALLS,          /* allocation calls (lib/sizes.h's calls profile) */
+};
+
 /*
  * One tree under the header "NAME: FIGURE": FIGURE is the tree's total in
- * bytes, signed for a diff; for temporaries, their number and bytes.
+ * bytes, signed for a diff; for temporaries and calls, their number and
+ * bytes, and the tree is sorted and its percentages taken on that number.
  */
 static int text_tree(struct report *rp, const char *name, const struct mt_profile *p,
-		     int diff, int temporary)
+		     int diff, enum counted what)
 {
-	struct mt_text_opts to = { rp->o->threshold_pct, rp->o->top, diff, temporary };
+	struct mt_text_opts to = { rp->o->threshold_pct, rp->o->top, diff, what != LIVE,
+				   what == CALLS };
 	const struct mt_cost *c;
 	struct mt_tree *t = NULL;
 	char b1[32], b2[32];
@@ -122,11 +146,11 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 	rc = build_tree(rp, p, rp->o->inverted, 0, &t);
 	if (rc < 0)
 		return rc;
-	if (temporary)
+	if (what != LIVE)
 		mt_tree_sort(t, MT_TREE_BY_BLOCKS);
 	c = mt_tree_node_cost(mt_tree_root(t));
 	section(rp);
-	if (temporary)
+	if (what != LIVE)
 		fprintf(rp->out, "%s: %s allocation%s (%sB)\n", name,
 			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
 			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
@@ -145,7 +169,7 @@ static int text_diff(struct report *rp, const char *name, const struct mt_profil
 
 	if (!d)
 		return MT_E_NOMEM;
-	rc = text_tree(rp, name, d, 1, 0);
+	rc = text_tree(rp, name, d, 1, LIVE);
 	mt_profile_free(d);
 	return rc;
 }
@@ -262,7 +286,7 @@ static int text_at(struct report *rp, const char *name, const struct mt_at *at)
 
 	if (!p)
 		return rc;
-	rc = text_tree(rp, name, p, 0, 0);
+	rc = text_tree(rp, name, p, 0, LIVE);
 	mt_profile_free(p);
 	return rc;
 }
@@ -287,6 +311,150 @@ static struct mt_at snap_at(const struct mt_agg_snapshot *s)
 	struct mt_at at = { MT_AT_SNAPSHOT, s->index };
 
 	return at;
+}
+
+/* ---- sizes --------------------------------------------------------------- */
+
+/* 1 when the report's options filter stacks (-i, -x and the module ones). */
+static int filtered(const struct mt_report_opts *o)
+{
+	return o->include_function || o->exclude_function || o->include_module ||
+		o->exclude_module;
+}
+
+/*
+ * The histogram of requested sizes of the calls the report's filters keep
+ * (every call without filters; then no symbols are needed) into h.
+ */
+static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
+{
+	struct mt_profile *calls, *kept = NULL;
+	const struct mt_tree_source *src;
+	struct mt_tree_opts to;
+	int rc;
+
+	if (!filtered(rp->o)) {
+		mt_sizes_histogram(rp->st->sizes, NULL, h);
+		return 0;
+	}
+	src = mt_session_source(rp->ses, &rc);
+	if (!src)
+		return rc;
+	calls = mt_sizes_calls(rp->st->sizes);
+	if (!calls)
+		return MT_E_NOMEM;
+	memset(&to, 0, sizeof(to));
+	to.include_function = rp->o->include_function;
+	to.exclude_function = rp->o->exclude_function;
+	to.include_module = rp->o->include_module;
+	to.exclude_module = rp->o->exclude_module;
+	rc = mt_tree_keep(calls, src, &to, &kept);
+	if (rc == 0)
+		mt_sizes_histogram(rp->st->sizes, kept, h);
+	mt_profile_free(kept);
+	mt_profile_free(calls);
+	return rc;
+}
+
+/* "0", "1", "2 - 3", "1,024 - 2,047": the sizes bucket k holds. */
+static void bucket_name(unsigned k, char *buf, size_t size)
+{
+	char lo[MT_FMT_LEN], hi[MT_FMT_LEN];
+	uint64_t l, h;
+
+	mt_sizes_bucket_range(k, &l, &h);
+	if (l == h)
+		snprintf(buf, size, "%s", mt_fmt_count(lo, sizeof(lo), l));
+	else
+		snprintf(buf, size, "%s - %s", mt_fmt_count(lo, sizeof(lo), l),
+			 mt_fmt_count(hi, sizeof(hi), h));
+}
+
+#define SIZES_BAR 40
+
+/*
+ * The size histogram: one line per power-of-two bucket from the smallest
+ * size requested to the largest (empty ones between included), with the
+ * calls, their share of all calls, the bytes they asked for and a bar
+ * scaled to the fullest bucket.
+ */
+static int text_sizes(struct report *rp)
+{
+	struct mt_sizes_bucket h[MT_SIZES_NBUCKETS];
+	uint64_t calls = 0, bytes = 0, most = 0;
+	unsigned first = MT_SIZES_NBUCKETS, last = 0;
+	int wsize = 4, wcalls = 5, wbytes = 5;
+	char b1[MT_FMT_LEN], b2[MT_FMT_LEN], name[2 * MT_FMT_LEN + 4];
+	int rc = size_histogram(rp, h);
+
+	if (rc < 0)
+		return rc;
+	for (unsigned k = 0; k < MT_SIZES_NBUCKETS; k++) {
+		if (!h[k].calls)
+			continue;
+		if (first == MT_SIZES_NBUCKETS)
+			first = k;
+		last = k;
+		calls += h[k].calls;
+		bytes += h[k].bytes;
+		if (h[k].calls > most)
+			most = h[k].calls;
+	}
+	section(rp);
+	fprintf(rp->out, "sizes: %s allocation%s (%sB)\n", mt_fmt_count(b1, sizeof(b1), calls),
+		calls == 1 ? "" : "s", mt_fmt_count(b2, sizeof(b2), bytes));
+	if (!calls)
+		return 0;
+	for (unsigned k = first; k <= last; k++) {
+		int n;
+
+		bucket_name(k, name, sizeof(name));
+		if ((n = (int)strlen(name)) > wsize)
+			wsize = n;
+		if ((n = (int)strlen(mt_fmt_count(b1, sizeof(b1), h[k].calls))) > wcalls)
+			wcalls = n;
+		if ((n = (int)strlen(mt_fmt_count(b1, sizeof(b1), h[k].bytes)) + 1) > wbytes)
+			wbytes = n;
+	}
+	fprintf(rp->out, "  %*s  %*s  %7s  %*s\n", wsize, "size", wcalls, "calls", "% calls",
+		wbytes, "bytes");
+	for (unsigned k = first; k <= last; k++) {
+		/* a bucket with any call shows at least one mark */
+		unsigned bar = (unsigned)((h[k].calls * SIZES_BAR + most - 1) / most);
+
+		bucket_name(k, name, sizeof(name));
+		snprintf(b2, sizeof(b2), "%sB", mt_fmt_count(b1, sizeof(b1), h[k].bytes));
+		fprintf(rp->out, "  %*s  %*s  %6.2f%%  %*s%s", wsize, name, wcalls,
+			mt_fmt_count(b1, sizeof(b1), h[k].calls),
+			100.0 * (double)h[k].calls / (double)calls, wbytes, b2, bar ? "  " : "");
+		for (unsigned i = 0; i < bar; i++)
+			fputc('#', rp->out);
+		fputc('\n', rp->out);
+	}
+	return 0;
+}
+
+/* The histogram as JSON: every bucket with a call, smallest first. */
+static int json_sizes(struct report *rp)
+{
+	struct mt_sizes_bucket h[MT_SIZES_NBUCKETS];
+	int rc = size_histogram(rp, h), n = 0;
+
+	if (rc < 0)
+		return rc;
+	fputs("{\n  \"sizes\": [", rp->out);
+	for (unsigned k = 0; k < MT_SIZES_NBUCKETS; k++) {
+		uint64_t lo, hi;
+
+		if (!h[k].calls)
+			continue;
+		mt_sizes_bucket_range(k, &lo, &hi);
+		fprintf(rp->out, "%s\n    {\"min\": %" PRIu64 ", \"max\": %" PRIu64
+			", \"calls\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+			n++ ? "," : "", lo, hi, h[k].calls, h[k].bytes);
+	}
+	fputs(n ? "\n  ]\n}\n" : "]\n}\n", rp->out);
+	return 0;
 }
 
 static int write_text(struct report *rp)
@@ -345,11 +513,21 @@ static int write_text(struct report *rp)
 
 		rc = mt_session_temporary(rp->ses, &t);
 		if (rc == 0)
-			rc = text_tree(rp, "temporary", t, 0, 1);
+			rc = text_tree(rp, "temporary", t, 0, TEMPORARY);
 		mt_profile_free(t);
 		if (rc < 0)
 			return rc;
 	}
+	if (o->show & MT_SHOW_CALLS) {
+		struct mt_profile *c = mt_sizes_calls(st->sizes);
+
+		rc = text_tree(rp, "calls", c, 0, CALLS);
+		mt_profile_free(c);
+		if (rc < 0)
+			return rc;
+	}
+	if (o->show & MT_SHOW_SIZES && (rc = text_sizes(rp)) < 0)
+		return rc;
 	if (o->show & MT_SHOW_TIMELINE && (rc = text_timeline(rp)) < 0)
 		return rc;
 	return 0;
@@ -359,10 +537,10 @@ static int write_text(struct report *rp)
 
 /*
  * The one profile that --format json / collapsed exports: the diff, else
- * the maximum, the leaks, the temporaries, the last snapshot, the last
- * delta. New; the caller frees it.
+ * the maximum, the leaks, the temporaries, the calls (*fig then says so),
+ * the last snapshot, the last delta. New; the caller frees it.
  */
-static struct mt_profile *export_profile(struct report *rp, int *rc)
+static struct mt_profile *export_profile(struct report *rp, enum mt_export_figure *fig, int *rc)
 {
 	const struct mt_report_opts *o = rp->o;
 	size_t n = rp->st->nsnapshots;
@@ -380,6 +558,12 @@ static struct mt_profile *export_profile(struct report *rp, int *rc)
 		at.kind = MT_AT_END;
 	} else if (o->show & MT_SHOW_TEMPORARY) {
 		*rc = mt_session_temporary(rp->ses, &p);
+		return p;
+	} else if (o->show & MT_SHOW_CALLS) {
+		*fig = MT_EXPORT_CALLS;
+		p = mt_sizes_calls(rp->st->sizes);
+		if (!p)
+			*rc = MT_E_NOMEM;
 		return p;
 	} else if (o->show & MT_SHOW_SNAPSHOTS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);
@@ -499,7 +683,8 @@ out:
 static int write_export(struct report *rp)
 {
 	int rc = 0;
-	struct mt_profile *p = export_profile(rp, &rc);
+	enum mt_export_figure fig = MT_EXPORT_BYTES;
+	struct mt_profile *p = export_profile(rp, &fig, &rc);
 	int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
 	struct mt_tree *t = NULL;
 
@@ -507,7 +692,8 @@ static int write_export(struct report *rp)
 		return rc < 0 ? rc : MT_E_NOMEM;
 	rc = build_tree(rp, p, inverted, 0, &t);
 	if (rc == 0)
-		rc = inverted ? mt_export_collapsed(t, rp->out) : mt_export_json(t, rp->out);
+		rc = inverted ? mt_export_collapsed(t, fig, rp->out) :
+			mt_export_json(t, fig, rp->out);
 	mt_tree_free(t);
 	mt_profile_free(p);
 	return rc;
@@ -538,6 +724,10 @@ int mt_report_write(struct mt_session *ses, const struct mt_report_opts *o, FILE
 		rc = write_massif(&rp);
 	else if (o->format == MT_FORMAT_TEXT)
 		rc = write_text(&rp);
+	else if (o->show == MT_SHOW_SIZES && o->format == MT_FORMAT_JSON)
+		rc = json_sizes(&rp);
+	else if (o->show & MT_SHOW_SIZES)
+		rc = MT_E_ARG;     /* one export at a time, and sizes are no tree */
 	else
 		rc = write_export(&rp);
 out:

@@ -26,6 +26,8 @@ enum mt_report_show {
 	MT_SHOW_DIFF      = 1 << 4,
 	MT_SHOW_TEMPORARY = 1 << 5,
 	MT_SHOW_TIMELINE  = 1 << 6,
+	MT_SHOW_CALLS     = 1 << 7,   /* every allocation call of the run, by stack */
+	MT_SHOW_SIZES     = 1 << 8,   /* the histogram of requested sizes */
 };
 
 enum mt_report_format {
@@ -45,21 +47,27 @@ struct mt_report_opts {
 	int inverted;               /* caller first */
 	const char *include_function, *exclude_function;  /* POSIX extended regexes or NULL */
 	const char *include_module, *exclude_module;
-	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT */
+	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT (mt_at_parse) */
 	void (*warn)(void *ctx, const char *msg);  /* one line, no prefix, no newline */
 	void *warn_ctx;
 };
 
 /*
- * Parses "3" (a snapshot's number), "start", "peak" or "end" into *p.
- * Returns 0 or MT_E_ARG.
+ * The one parser of a point as a user names it: "start", "peak", "end", a
+ * snapshot's number ("2") or its label ("grown"), among the snapshots of
+ * st (a run's figures, lib/agg.h). A label that reads as a number or as
+ * one of the three words names its snapshot only by number. Returns 0 and
+ * *p; MT_E_NOTFOUND when no snapshot has that number or label; MT_E_ARG
+ * for an empty text, or for a label that several snapshots carry (their
+ * numbers tell them apart).
  */
-int mt_at_parse(const char *s, struct mt_at *p);
+int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p);
 
 /*
  * Writes what opts asks for about the log of session s to out. Returns 0,
  * or a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot
- * that does not exist; MT_E_ARG for a bad regex).
+ * that does not exist; MT_E_ARG for a bad regex, or for MT_SHOW_SIZES with
+ * a format other than text and JSON).
  */
 int mt_report_write(struct mt_session *s, const struct mt_report_opts *opts, FILE *out);
 

@@ -346,14 +346,52 @@ static struct mt_tree_node *add_frame(struct build *b, struct mt_tree_node *n,
 	return n;
 }
 
+/*
+ * The frames of stack s into b->path (*np of them) and its entry point's
+ * label; returns 1 when the filters keep the stack, 0 when they drop it,
+ * or a negative MT_E_*.
+ */
+static int stack_path(struct build *b, const struct mt_stack *s, const char **entry,
+		      size_t *np)
+{
+	unsigned match = 0;
+	int rc;
+
+	*np = 0;
+	*entry = intern(b, mt_fn_name(s->fn));
+	if (!*entry)
+		return MT_E_NOMEM;
+	if (filter_match(b, RE_INC_FN, *entry))
+		match |= 1u << RE_INC_FN;
+	if (filter_match(b, RE_EXC_FN, *entry))
+		match |= 1u << RE_EXC_FN;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct ipinfo *in;
+
+		rc = resolve_ip(b, s->ips[i], &in);
+		if (rc < 0)
+			return rc;
+		match |= in->match;
+		for (size_t k = 0; k < in->n; k++)
+			if ((rc = path_push(b, (*np)++, &in->f[k])) < 0)
+				return rc;
+	}
+	if (b->have_re[RE_INC_FN] && !(match & (1u << RE_INC_FN)))
+		return 0;
+	if (b->have_re[RE_INC_MOD] && !(match & (1u << RE_INC_MOD)))
+		return 0;
+	if (match & (1u << RE_EXC_FN | 1u << RE_EXC_MOD))
+		return 0;
+	return 1;
+}
+
 /* Adds one stack's cost along its branch. */
 static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 {
 	const struct mt_stack *s = b->src->stack(b->src->ctx, id);
 	struct mt_tree_node *n = &b->t->root;
 	const char *entry;
-	unsigned match = 0;
-	size_t np = 0, first, count;
+	size_t np, first, count;
 	int rc;
 
 	if (!s) {
@@ -365,30 +403,9 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 		add_gross(b->t, c);
 		return 0;
 	}
-	entry = intern(b, mt_fn_name(s->fn));
-	if (!entry)
-		return MT_E_NOMEM;
-	if (filter_match(b, RE_INC_FN, entry))
-		match |= 1u << RE_INC_FN;
-	if (filter_match(b, RE_EXC_FN, entry))
-		match |= 1u << RE_EXC_FN;
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct ipinfo *in;
-
-		rc = resolve_ip(b, s->ips[i], &in);
-		if (rc < 0)
-			return rc;
-		match |= in->match;
-		for (size_t k = 0; k < in->n; k++)
-			if ((rc = path_push(b, np++, &in->f[k])) < 0)
-				return rc;
-	}
-	if (b->have_re[RE_INC_FN] && !(match & (1u << RE_INC_FN)))
-		return 0;
-	if (b->have_re[RE_INC_MOD] && !(match & (1u << RE_INC_MOD)))
-		return 0;
-	if (match & (1u << RE_EXC_FN | 1u << RE_EXC_MOD))
-		return 0;
+	rc = stack_path(b, s, &entry, &np);
+	if (rc <= 0)
+		return rc;
 
 	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
 	add_cost(n, c);
@@ -478,38 +495,45 @@ void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key)
 
 /* ---- building ------------------------------------------------------------ */
 
-int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
-		  const struct mt_tree_opts *o, struct mt_tree **out)
+/* Sets b up for source src and options o: the filters compiled, an empty tree. */
+static int build_init(struct build *b, const struct mt_tree_source *src,
+		      const struct mt_tree_opts *o)
 {
 	static const struct mt_tree_opts defaults;
-	struct build b;
 	const char *pat[RE_N];
-	size_t n;
-	int rc = 0;
 
-	*out = NULL;
-	memset(&b, 0, sizeof(b));
-	b.o = o ? *o : defaults;
-	b.src = src;
-	pat[RE_INC_FN] = b.o.include_function;
-	pat[RE_EXC_FN] = b.o.exclude_function;
-	pat[RE_INC_MOD] = b.o.include_module;
-	pat[RE_EXC_MOD] = b.o.exclude_module;
+	memset(b, 0, sizeof(*b));
+	b->o = o ? *o : defaults;
+	b->src = src;
+	pat[RE_INC_FN] = b->o.include_function;
+	pat[RE_EXC_FN] = b->o.exclude_function;
+	pat[RE_INC_MOD] = b->o.include_module;
+	pat[RE_EXC_MOD] = b->o.exclude_module;
 	for (int i = 0; i < RE_N; i++) {
 		if (!pat[i])
 			continue;
-		if (regcomp(&b.re[i], pat[i], REG_EXTENDED | REG_NOSUB)) {
-			rc = MT_E_ARG;
-			goto fail;
-		}
-		b.have_re[i] = 1;
+		if (regcomp(&b->re[i], pat[i], REG_EXTENDED | REG_NOSUB))
+			return MT_E_ARG;
+		b->have_re[i] = 1;
 	}
-	b.t = calloc(1, sizeof(*b.t));
-	if (!b.t) {
-		rc = MT_E_NOMEM;
+	b->t = calloc(1, sizeof(*b->t));
+	if (!b->t)
+		return MT_E_NOMEM;
+	b->t->root.label = "";
+	return 0;
+}
+
+int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
+		  const struct mt_tree_opts *o, struct mt_tree **out)
+{
+	struct build b;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	rc = build_init(&b, src, o);
+	if (rc < 0)
 		goto fail;
-	}
-	b.t->root.label = "";
 	n = mt_profile_nstacks(p);
 	for (uint32_t id = 0; id < n; id++) {
 		struct mt_cost c = mt_profile_get(p, id);
@@ -528,6 +552,42 @@ fail:
 	mt_tree_free(b.t);
 	build_fini(&b);
 	return rc;
+}
+
+int mt_tree_keep(const struct mt_profile *p, const struct mt_tree_source *src,
+		 const struct mt_tree_opts *o, struct mt_profile **out)
+{
+	struct build b;
+	struct mt_profile *kept = NULL;
+	size_t n = mt_profile_nstacks(p);
+	int rc;
+
+	*out = NULL;
+	rc = build_init(&b, src, o);
+	if (rc == 0 && !(kept = mt_profile_new()))
+		rc = MT_E_NOMEM;
+	for (uint32_t id = 0; rc == 0 && id < n; id++) {
+		struct mt_cost c = mt_profile_get(p, id);
+		const struct mt_stack *s;
+		const char *entry;
+		size_t np;
+
+		if (!c.bytes && !c.blocks && !c.allocs)
+			continue;
+		s = src->stack(src->ctx, id);
+		/* a stack the source lacks: the tree's "?" branch keeps it */
+		rc = s ? stack_path(&b, s, &entry, &np) : 1;
+		if (rc == 1)
+			rc = mt_profile_add(kept, id, &c);
+	}
+	mt_tree_free(b.t);
+	build_fini(&b);
+	if (rc < 0) {
+		mt_profile_free(kept);
+		return rc;
+	}
+	*out = kept;
+	return 0;
 }
 
 void mt_tree_free(struct mt_tree *t)

@@ -93,6 +93,16 @@ enum mt_tree_key {
 int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
 		  const struct mt_tree_opts *o, struct mt_tree **out);
 
+/*
+ * The stacks of p that a tree built with o would keep (its filters; depth,
+ * inversion and the rest play no part), with their costs: a new profile
+ * owned by the caller in *out, for figures that are not trees (the size
+ * histogram). Stacks costing nothing at all are left out. Returns 0,
+ * MT_E_ARG for a bad regex, or another negative MT_E_*.
+ */
+int mt_tree_keep(const struct mt_profile *p, const struct mt_tree_source *src,
+		 const struct mt_tree_opts *o, struct mt_profile **out);
+
 /* Re-sorts every node's children by key; ties by label, then first seen. */
 void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key);
 

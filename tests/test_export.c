@@ -174,7 +174,7 @@ static void build(struct fixture *f, int inverted, int skip_entry)
 static void test_text_readme(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_text_opts o = { 1.0, 0, 0, 0 };
+	struct mt_text_opts o = { 1.0, 0, 0, 0, 0 };
 
 	build(f, 0, 0);
 	assert_int_equal(mt_tree_node_cost(mt_tree_root(f->t))->bytes, 8960);
@@ -186,7 +186,7 @@ static void test_text_readme(void **state)
 static void test_text_threshold_top(void **state)
 {
 	struct fixture *f = *state;
-	struct mt_text_opts o = { 10.0, 0, 0, 0 };
+	struct mt_text_opts o = { 10.0, 0, 0, 0, 0 };
 	const char *s, *want =
 	"  | -> 8.57% (768B, 2x) in 1 place, all below the 10% threshold\n"
 	"  | \n"
@@ -216,7 +216,7 @@ static void test_text_signed(void **state)
 	struct fixture *f = *state;
 	struct mt_profile *d = mt_profile_new();
 	const struct mt_cost c0 = { -4096, -2, 0 }, c4 = { 2048, 1, 1 };
-	struct mt_text_opts o = { 1.0, 0, 1, 0 };
+	struct mt_text_opts o = { 1.0, 0, 1, 0, 0 };
 	const char *s;
 
 	assert_int_equal(mt_profile_add(d, 0, &c0), 0);
@@ -230,6 +230,28 @@ static void test_text_signed(void **state)
 	mt_profile_free(d);
 }
 
+/*
+ * Averages (calls): 2 calls of 5 B in all average 2.5 B, shown 3 (to the
+ * nearest byte, halves up); 3 calls of 7 B, 2.33 B, shown 2. Percentages
+ * and order on the calls (blocks): 3 of 5 = 60%, 2 of 5 = 40%.
+ */
+static void test_text_averages(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_profile *p = mt_profile_new();
+	const struct mt_cost c0 = { 5, 2, 2 }, c4 = { 7, 3, 3 };
+	struct mt_text_opts o = { 1.0, 0, 0, 1, 1 };
+
+	assert_int_equal(mt_profile_add(p, 0, &c0), 0);
+	assert_int_equal(mt_profile_add(p, 4, &c4), 0);
+	assert_int_equal(mt_tree_build(p, &src, NULL, &f->t), 0);
+	mt_tree_sort(f->t, MT_TREE_BY_BLOCKS);
+	assert_int_equal(mt_export_text(f->t, &o, f->out), 0);
+	assert_starts(output(f), "  -> 60.00% (7B, 3x, avg 2B): realloc\n");
+	assert_non_null(strstr(output(f), "  -> 40.00% (5B, 2x, avg 3B): calloc\n"));
+	mt_profile_free(p);
+}
+
 static void test_collapsed(void **state)
 {
 	struct fixture *f = *state;
@@ -239,7 +261,7 @@ static void test_collapsed(void **state)
 	int lines = 0;
 
 	build(f, 1, 0);
-	assert_int_equal(mt_export_collapsed(f->t, f->out), 0);
+	assert_int_equal(mt_export_collapsed(f->t, MT_EXPORT_BYTES, f->out), 0);
 	s = output(f);
 	assert_non_null(strstr(s, "_start;call_init [csu/libc-start.c:128];"
 		"__libc_start_call_main [sysdeps/nptl/libc_start_call_main.h:58];"
@@ -256,6 +278,10 @@ static void test_collapsed(void **state)
 	free(copy);
 	assert_int_equal(lines, 5);
 	assert_int_equal(sum, 8960);
+	/* the same lines with blocks (calls) instead of bytes */
+	reset_output(f);
+	assert_int_equal(mt_export_collapsed(f->t, MT_EXPORT_CALLS, f->out), 0);
+	assert_non_null(strstr(output(f), ";test_calloc() [sample.cpp:82];calloc 2\n"));
 }
 
 static void test_json(void **state)
@@ -264,7 +290,7 @@ static void test_json(void **state)
 	const char *s;
 
 	build(f, 0, 0);
-	assert_int_equal(mt_export_json(f->t, f->out), 0);
+	assert_int_equal(mt_export_json(f->t, MT_EXPORT_BYTES, f->out), 0);
 	s = output(f);
 	assert_starts(s, "{\n  \"version\": 0,\n  \"costs\": [{\"description\": \"Memory\", \"unit\": \"bytes\"}],");
 	/* functions numbered in walk order: calloc, test_calloc, main:242, ... */
@@ -323,6 +349,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_readme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_threshold_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_signed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_averages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_massif, setup, teardown),

@@ -3,7 +3,8 @@
  * log written with the test encoder (tests/testlog.c, independent of the
  * writer), reported with mt_report_write. The log has no modules, so every
  * frame shows as its address; the expected texts are derived by hand from
- * the events listed in new_log(). Not for: symbols (test_symbols.c) or the
+ * the events listed in new_log(); the point parser (mt_at_parse) against
+ * its snapshots. Not for: symbols (test_symbols.c) or the
  * samples (tests/e2e/report_*.sh).
  */
 #include <setjmp.h>
@@ -236,6 +237,135 @@ static void test_exports(void **state)
 }
 
 /*
+ * Every call of the run: malloc 100 and 50 (stack 0: 2 calls, 150 B, avg
+ * 75), calloc 300 (1), realloc's new block of 500 (1): 4 calls, 950 B.
+ * Sorted and scaled by calls: malloc 2/4 = 50%, then calloc and realloc
+ * (1/4 = 25% each, tied: by name).
+ */
+static void test_calls(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(report(f, MT_SHOW_CALLS),
+		"calls: 4 allocations (950B)\n"
+		"  -> 50.00% (150B, 2x, avg 75B): malloc\n"
+		"  | -> 50.00% (150B, 2x, avg 75B): 0x1000\n"
+		"  |   -> 50.00% (150B, 2x, avg 75B): 0x2000\n"
+		"  | \n"
+		"  -> 25.00% (300B, 1x, avg 300B): calloc\n"
+		"  | -> 25.00% (300B, 1x, avg 300B): 0x1100\n"
+		"  |   -> 25.00% (300B, 1x, avg 300B): 0x2000\n"
+		"  | \n"
+		"  -> 25.00% (500B, 1x, avg 500B): realloc\n"
+		"    -> 25.00% (500B, 1x, avg 500B): 0x1200\n"
+		"      -> 25.00% (500B, 1x, avg 500B): 0x2000\n");
+	/* the exports count calls, not bytes */
+	f->o.format = MT_FORMAT_COLLAPSED;
+	assert_string_equal(report(f, MT_SHOW_CALLS),
+		"0x2000;0x1200;realloc 1\n"
+		"0x2000;0x1100;calloc 1\n"
+		"0x2000;0x1000;malloc 2\n");
+	f->o.format = MT_FORMAT_JSON;
+	report(f, MT_SHOW_CALLS);
+	assert_non_null(strstr(f->buf,
+		"\"costs\": [{\"description\": \"Allocation calls\", \"unit\": \"calls\"}]"));
+	/* functions in walk order (by bytes): realloc 0, 0x1200 1, 0x2000 2,
+	 * calloc 3, 0x1100 4, malloc 5, 0x1000 6 */
+	assert_non_null(strstr(f->buf, "{\"callchain\": [5, 6, 2], \"cost\": [2]}"));
+	assert_non_null(strstr(f->buf, "{\"callchain\": [0, 1, 2], \"cost\": [1]}"));
+}
+
+/*
+ * Sizes 100, 300, 500, 50: 32-63 holds 50, 64-127 100, 256-511 300 and
+ * 500 (2 of 4 calls, 800 B); 128-255, between, is empty. Bars: 40 marks
+ * for the fullest bucket, 20 for half as many calls.
+ */
+static void test_sizes(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_string_equal(report(f, MT_SHOW_SIZES),
+		"sizes: 4 allocations (950B)\n"
+		"       size  calls  % calls  bytes\n"
+		"    32 - 63      1   25.00%    50B  ####################\n"
+		"   64 - 127      1   25.00%   100B  ####################\n"
+		"  128 - 255      0    0.00%     0B\n"
+		"  256 - 511      2   50.00%   800B  ########################################\n");
+	/* -i: the stacks through 0x1000 or 0x1100 (malloc's and calloc's) */
+	f->o.include_function = "0x1[01]00";
+	assert_string_equal(report(f, MT_SHOW_SIZES),
+		"sizes: 3 allocations (450B)\n"
+		"       size  calls  % calls  bytes\n"
+		"    32 - 63      1   33.33%    50B  ########################################\n"
+		"   64 - 127      1   33.33%   100B  ########################################\n"
+		"  128 - 255      0    0.00%     0B\n"
+		"  256 - 511      1   33.33%   300B  ########################################\n");
+	/* -x realloc and the entry point: malloc's and calloc's again */
+	f->o.include_function = NULL;
+	f->o.exclude_function = "^realloc$";
+	assert_non_null(strstr(report(f, MT_SHOW_SIZES), "sizes: 3 allocations (450B)\n"));
+	f->o.exclude_function = NULL;
+	f->o.format = MT_FORMAT_JSON;
+	assert_string_equal(report(f, MT_SHOW_SIZES),
+		"{\n  \"sizes\": [\n"
+		"    {\"min\": 32, \"max\": 63, \"calls\": 1, \"bytes\": 50},\n"
+		"    {\"min\": 64, \"max\": 127, \"calls\": 1, \"bytes\": 100},\n"
+		"    {\"min\": 256, \"max\": 511, \"calls\": 2, \"bytes\": 800}\n"
+		"  ]\n}\n");
+	/* no tree to export */
+	f->o.format = MT_FORMAT_COLLAPSED;
+	f->o.show = MT_SHOW_SIZES;
+	assert_int_equal(mt_report_write(f->r, &f->o, f->out), MT_E_ARG);
+}
+
+/* The one point parser: words, numbers and labels of the log's snapshots. */
+static void test_points(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_agg_stats *st = mt_session_stats(f->r);
+	static const char cmd[] = "./prog\0";
+	struct testlog *t;
+	struct mt_at p;
+	char path[128];
+
+	assert_int_equal(mt_at_parse("peak", st, &p), 0);
+	assert_int_equal(p.kind, MT_AT_PEAK);
+	assert_int_equal(mt_at_parse("start", st, &p), 0);
+	assert_int_equal(p.kind, MT_AT_START);
+	assert_int_equal(mt_at_parse("end", st, &p), 0);
+	assert_int_equal(p.kind, MT_AT_END);
+	assert_int_equal(mt_at_parse("two", st, &p), 0);
+	assert_true(p.kind == MT_AT_SNAPSHOT && p.value == 1);
+	assert_int_equal(mt_at_parse("0", st, &p), 0);
+	assert_true(p.kind == MT_AT_SNAPSHOT && p.value == 0);
+	assert_int_equal(mt_at_parse("2", st, &p), MT_E_NOTFOUND);
+	assert_int_equal(mt_at_parse("99999999999999999999999", st, &p), MT_E_NOTFOUND);
+	assert_int_equal(mt_at_parse("One", st, &p), MT_E_NOTFOUND);
+	assert_int_equal(mt_at_parse("", st, &p), MT_E_ARG);
+	/* a label twice is ambiguous; a label "5" is not snapshot 5 */
+	snprintf(path, sizeof(path), "%s/labels", f->dir);
+	t = tl_new(7, cmd, sizeof(cmd) - 1);
+	tl_thread(t, 0, 7);
+	tl_snapshot(t, 1000, 0, "x");
+	tl_snapshot(t, 1000, 1, "x");
+	tl_snapshot(t, 1000, 2, "5");
+	tl_snapshot(t, 1000, 3, "peak");
+	tl_end(t, 1000, MT_END_EXIT, 0);
+	tl_write(t, path);
+	tl_free(t);
+	mt_session_free(f->r);
+	f->r = NULL;
+	assert_int_equal(mt_session_open(path, NULL, &f->r, NULL), 0);
+	unlink(path);
+	st = mt_session_stats(f->r);
+	assert_int_equal(mt_at_parse("x", st, &p), MT_E_ARG);
+	assert_int_equal(mt_at_parse("5", st, &p), MT_E_NOTFOUND);
+	assert_int_equal(mt_at_parse("2", st, &p), 0);
+	assert_int_equal(mt_at_parse("peak", st, &p), 0);
+	assert_int_equal(p.kind, MT_AT_PEAK);
+}
+
+/*
  * A run whose heap is larger than 2^64 / 20 bytes: the graph has 72 x 20
  * cells (SPEC), and the peak's column, whose maximum is the peak itself, is
  * as high as the graph: '#' on every one of its 20 rows.
@@ -281,6 +411,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_temporary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_huge, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_points, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -314,6 +314,42 @@ static void test_unknown_stack(void **state)
 	mt_tree_free(NULL);
 }
 
+/*
+ * mt_tree_keep: the stacks the filters of test_filters keep, each with its
+ * own cost; a stack costing nothing is left out, and one the source does
+ * not know is kept (the tree's "?").
+ */
+static void test_keep(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	struct mt_profile *k = NULL;
+	const struct mt_cost c = { 9, 1, 1 }, zero = { 0, 0, 0 };
+	struct mt_cost t;
+
+	o.include_function = "^compute$";         /* stacks 0, 2, 3 */
+	o.depth = 1;                              /* plays no part */
+	assert_int_equal(mt_tree_keep(f->p, &src, &o, &k), 0);
+	t = mt_profile_total(k);
+	assert_true(t.bytes == 150 && t.blocks == 3 && t.allocs == 6);
+	assert_int_equal(mt_profile_get(k, 0).allocs, 4);
+	assert_int_equal(mt_profile_get(k, 1).bytes, 0);
+	assert_int_equal(mt_profile_get(k, 4).bytes, 0);
+	mt_profile_free(k);
+	o.include_function = NULL;
+	o.exclude_module = "/libfoo\\.so$";      /* all but 4, and 40 */
+	assert_int_equal(mt_profile_add(f->p, 40, &c), 0);
+	assert_int_equal(mt_profile_add(f->p, 41, &zero), 0);
+	assert_int_equal(mt_tree_keep(f->p, &src, &o, &k), 0);
+	t = mt_profile_total(k);
+	assert_true(t.bytes == 209 && t.blocks == 6);
+	assert_int_equal(mt_profile_get(k, 40).bytes, 9);
+	mt_profile_free(k);
+	o.exclude_module = "(";
+	assert_int_equal(mt_tree_keep(f->p, &src, &o, &k), MT_E_ARG);
+	assert_null(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +361,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

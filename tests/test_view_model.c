@@ -36,6 +36,7 @@
 /* The sample's memtrail-expect block. */
 struct expect {
 	long long peak_bytes, peak_blocks, leaked_bytes, leaked_blocks;
+	long long allocations, bytes_allocated;
 	long long snap_bytes[8], snap_blocks[8];
 	int nsnaps;
 };
@@ -76,7 +77,11 @@ static int read_expect(struct expect *ex)
 			continue;
 		if (*p == '\n' || *p == '/')
 			break;
-		if (sscanf(p, "peak_bytes %lld", &a) == 1)
+		if (sscanf(p, "allocations %lld", &a) == 1)
+			ex->allocations = a;
+		else if (sscanf(p, "bytes_allocated %lld", &a) == 1)
+			ex->bytes_allocated = a;
+		else if (sscanf(p, "peak_bytes %lld", &a) == 1)
 			ex->peak_bytes = a;
 		else if (sscanf(p, "peak_blocks %lld", &a) == 1)
 			ex->peak_blocks = a;
@@ -490,6 +495,46 @@ static void test_leaks(void **state)
 	app->mode = MT_VIEW_LIVE;
 }
 
+/*
+ * c: every call of the run (phases.c's totals: 35 allocations, 403,584 B),
+ * wherever the cursor is. By calls: malloc's 5 + 17 + 1 + 4 = 27 calls
+ * (2,048 + 65,664 + 262,144 + 8,192 = 338,048 B) before realloc's 8
+ * (8 x 8,192 = 65,536 B); under xmalloc, build_index's 16 rows (65,536 B)
+ * first, its table (1 call) apart.
+ */
+static void test_calls(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_model *m = app->model;
+	size_t x, r;
+
+	app->mode = MT_VIEW_CALLS;
+	app->sort = MT_TREE_BY_ALLOCS;
+	mt_view_timeline_home(app->tl);
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(app->total.blocks, fx->ex.allocations);
+	assert_int_equal(app->total.allocs, fx->ex.allocations);
+	assert_int_equal(app->total.bytes, fx->ex.bytes_allocated);
+	assert_int_equal(mt_view_model_nrows(m), 2);
+	assert_true(is_fn(mt_view_model_row(m, 0), "malloc"));
+	assert_int_equal(cost(m, 0)->blocks, 27);
+	assert_int_equal(cost(m, 0)->bytes, 338048);
+	assert_true(is_fn(mt_view_model_row(m, 1), "realloc"));
+	assert_int_equal(cost(m, 1)->blocks, 8);
+	assert_int_equal(cost(m, 1)->bytes, 65536);
+	open_row(m, 0, "malloc");
+	x = open_row(m, 1, "xmalloc");
+	r = x + 1;
+	assert_true(is_fn(mt_view_model_row(m, r), "build_index"));
+	assert_int_equal(cost(m, r)->blocks, 16);
+	assert_int_equal(cost(m, r)->bytes, 65536);
+	/* the same tree at the end of the run */
+	mt_view_timeline_end(app->tl);
+	assert_false(mt_view_app_stale(app));
+	app->mode = MT_VIEW_LIVE;
+	app->sort = MT_TREE_BY_BYTES;
+}
+
 /* Moving the timeline cursor: snapshots, the peak, the end. */
 static void test_timeline_points(void **state)
 {
@@ -706,6 +751,7 @@ int main(void)
 		cmocka_unit_test_setup(test_sort, setup),
 		cmocka_unit_test_setup(test_search, setup),
 		cmocka_unit_test_setup(test_leaks, setup),
+		cmocka_unit_test_setup(test_calls, setup),
 		cmocka_unit_test_setup(test_timeline_points, setup),
 		cmocka_unit_test_setup(test_diff, setup),
 		cmocka_unit_test_setup(test_diff_end, setup),

@@ -7,6 +7,7 @@
  * Not here: trees, timeline and exports (lib/report.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -35,10 +36,15 @@ const char cmd_report_usage[] =
 	"  --show-leaks            call tree of what was still live at the end\n"
 	"  --show-snapshots        one tree per snapshot\n"
 	"  --show-snapshot-deltas  what changed since the previous snapshot\n"
-	"  --diff A B              what changed from A to B (snapshot number, start,\n"
-	"                          peak or end)\n"
+	"  --diff A B              what changed from point A to point B\n"
 	"  --temporary             allocations freed right after they were made\n"
+	"  --show-calls            every allocation call of the run, by call stack:\n"
+	"                          calls, bytes requested, average size; most first\n"
+	"  --show-sizes            requested sizes in power-of-two buckets: calls,\n"
+	"                          % of calls, bytes (with -i/-x and the module\n"
+	"                          filters: of the call stacks they keep)\n"
 	"  --timeline              ASCII graph of the live heap over time\n"
+	"A point is start, peak, end, a snapshot's number or its label.\n"
 	"How to show it:\n"
 	"  -t, --threshold PCT     fold siblings below PCT percent (default 1)\n"
 	"  --depth N               frames printed per branch (default: all)\n"
@@ -48,14 +54,16 @@ const char cmd_report_usage[] =
 	"  -x, --exclude-function RE   drop stacks with a function matching RE\n"
 	"  --include-module RE     only stacks with a frame in a module matching RE\n"
 	"  --exclude-module RE     drop stacks with a frame in a module matching RE\n"
-	"  --format FMT            text (default), json, collapsed or massif\n"
+	"  --format FMT            text (default), json, collapsed or massif; json\n"
+	"                          and collapsed export one tree (--show-calls: calls\n"
+	"                          instead of bytes), json also --show-sizes alone\n"
 	"  -o OUT                  write to OUT instead of standard output\n"
 	"  -h, --help              this help\n";
 
 enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
 	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
-	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP,
+	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES,
 };
 
 static const struct opt options[] = {
@@ -66,6 +74,8 @@ static const struct opt options[] = {
 	{ "show-snapshot-deltas", 0, 0, O_DELTAS },
 	{ "diff", 0, 1, O_DIFF },
 	{ "temporary", 0, 0, O_TEMPORARY },
+	{ "show-calls", 0, 0, O_CALLS },
+	{ "show-sizes", 0, 0, O_SIZES },
 	{ "timeline", 0, 0, O_TIMELINE },
 	{ "threshold", 't', 1, O_THRESHOLD },
 	{ "depth", 0, 1, O_DEPTH },
@@ -129,10 +139,75 @@ static double parse_percent(const struct opt_state *s, const char *arg)
 	return v;
 }
 
-static void parse_point(const char *arg, struct mt_at *p)
+/*
+ * The snapshots of a run for an error message: "none", "0–2", "0–2, 5",
+ * and with labels set, their labels: "0 loaded, 1 grown, 2 freed" (a long
+ * list cut short with "...").
+ */
+static void describe_snapshots(const struct mt_agg_stats *st, int labels, char *buf, size_t size)
 {
-	if (mt_at_parse(arg, p) < 0)
-		die_usage("--diff: '%s' is not a snapshot number, start, peak or end", arg);
+	size_t len = 0, n = st->nsnapshots;
+
+	buf[0] = 0;
+	if (!n) {
+		snprintf(buf, size, "none");
+		return;
+	}
+	for (size_t i = 0, j; i < n && len < size; i = j) {
+		const struct mt_agg_snapshot *s = &st->snapshots[i];
+		int w;
+
+		j = i + 1;
+		if (labels) {
+			w = snprintf(buf + len, size - len, "%s%" PRIu32 "%s%s", i ? ", " : "",
+				     s->index, s->label[0] ? " " : "", s->label);
+		} else {
+			/* a run of consecutive numbers as one range */
+			while (j < n && st->snapshots[j].index == st->snapshots[j - 1].index + 1)
+				j++;
+			if (j - i > 1)
+				w = snprintf(buf + len, size - len, "%s%" PRIu32 "\u2013%" PRIu32,
+					     i ? ", " : "", s->index, st->snapshots[j - 1].index);
+			else
+				w = snprintf(buf + len, size - len, "%s%" PRIu32, i ? ", " : "",
+					     s->index);
+		}
+		len += (size_t)w;
+	}
+	if (len >= size && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
+/*
+ * A point as given on the command line (--diff), among the snapshots of the
+ * log: "memtrail: error: no snapshot 99 in FILE (it has 0–2)" if none has
+ * that number or label.
+ */
+static int parse_point(const char *opt, const char *arg, const char *file,
+		       struct mt_session *ses, struct mt_at *p, char *err, size_t size)
+{
+	const struct mt_agg_stats *st = mt_session_stats(ses);
+	char have[512];
+	int rc = mt_at_parse(arg, st, p);
+	int number = strspn(arg, "0123456789") == strlen(arg), labelled = 0;
+
+	if (rc == 0)
+		return 0;
+	for (size_t i = 0; i < st->nsnapshots; i++)
+		labelled |= st->snapshots[i].label[0] != 0;
+	if (rc == MT_E_NOTFOUND) {
+		describe_snapshots(st, !number && labelled, have, sizeof(have));
+		snprintf(err, size, number ? "no snapshot %s in %s (it has %s)" :
+			 "no snapshot labelled '%s' in %s (it has %s)", arg, file, have);
+	} else if (*arg) {
+		describe_snapshots(st, 1, have, sizeof(have));
+		snprintf(err, size, "%s: snapshot label '%s' is not unique in %s (it has %s): "
+			 "name the snapshot by its number", opt, arg, file, have);
+	} else {
+		snprintf(err, size, "%s: an empty point (start, peak, end, a snapshot's "
+			 "number or label)", opt);
+	}
+	return rc;
 }
 
 /* Frees what cmd_report holds (out is closed unless it is stdout). */
@@ -153,7 +228,7 @@ static void free_all(struct mt_session *ses, struct mt_summary *s, FILE *out,
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = { .threshold_pct = 1.0 };
-	const char *file = NULL, *outpath = NULL, *arg;
+	const char *file = NULL, *outpath = NULL, *arg, *diff[2] = { NULL, NULL };
 	int summary = 0, id, rc, saved, status = 0;
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
@@ -179,12 +254,18 @@ int cmd_report(int argc, char **argv)
 		case O_DIFF:
 			if (st.i >= st.argc)
 				die_usage("--diff needs two points: --diff A B");
-			parse_point(arg, &o.diff_a);
-			parse_point(st.argv[st.i++], &o.diff_b);
+			/* points are read once the log's snapshots are known */
+			diff[0] = arg;
+			diff[1] = st.argv[st.i++];
+			if (!*diff[0] || !*diff[1])
+				die_usage("--diff: an empty point (start, peak, end, a snapshot's "
+					  "number or label)");
 			o.show |= MT_SHOW_DIFF;
 			break;
 		case O_TEMPORARY: o.show |= MT_SHOW_TEMPORARY; break;
 		case O_TIMELINE: o.show |= MT_SHOW_TIMELINE; break;
+		case O_CALLS: o.show |= MT_SHOW_CALLS; break;
+		case O_SIZES: o.show |= MT_SHOW_SIZES; break;
 		case O_THRESHOLD: o.threshold_pct = parse_percent(&st, arg); break;
 		case O_DEPTH: o.depth = (unsigned)opt_long(&st, arg, 0, 1000000); break;
 		case O_TOP: o.top = (unsigned)opt_long(&st, arg, 0, 1000000000); break;
@@ -220,6 +301,12 @@ int cmd_report(int argc, char **argv)
 		die_usage("--summary is written as --format text or json only");
 	if (summary && o.format == MT_FORMAT_JSON && o.show)
 		die_usage("--format json: --summary cannot be combined with trees (one JSON object each)");
+	if (o.show & MT_SHOW_SIZES && o.format != MT_FORMAT_TEXT && o.format != MT_FORMAT_JSON)
+		die_usage("--show-sizes is written as --format text or json only");
+	if (o.show & MT_SHOW_SIZES && o.format == MT_FORMAT_JSON && o.show != MT_SHOW_SIZES)
+		die_usage("--format json: --show-sizes cannot be combined with trees (one JSON object each)");
+	if (o.show & MT_SHOW_CALLS && o.format == MT_FORMAT_MASSIF)
+		die_usage("--show-calls is written as --format text, json or collapsed");
 
 	mt_progress_init(&prog, stderr);
 	{
@@ -244,6 +331,9 @@ int cmd_report(int argc, char **argv)
 	}
 	o.warn = warn_once;
 	o.warn_ctx = &warned;
+	if (diff[0] && (parse_point("--diff", diff[0], file, ses, &o.diff_a, err, sizeof(err)) < 0 ||
+			parse_point("--diff", diff[1], file, ses, &o.diff_b, err, sizeof(err)) < 0))
+		goto fail;
 
 	if (summary) {
 		s = mt_summary_new();

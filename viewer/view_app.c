@@ -123,6 +123,7 @@ const char *mt_view_mode_name(enum mt_view_mode m)
 	case MT_VIEW_LEAKS:     return "leaks";
 	case MT_VIEW_DIFF:      return "diff";
 	case MT_VIEW_TEMPORARY: return "temporary";
+	case MT_VIEW_CALLS:     return "calls";
 	default:                return "?";
 	}
 }

@@ -85,7 +85,7 @@ int mt_view_app_stale(const struct mt_view_app *app);
  */
 int mt_view_app_refresh(struct mt_view_app *app);
 
-/* Mode names for the status line: "live", "leaks", "diff", "temporary". */
+/* Mode names for the status line: "live", "leaks", "diff", "temporary", "calls". */
 const char *mt_view_mode_name(enum mt_view_mode m);
 
 /* Sort names: "bytes", "blocks", "allocations", "name". */

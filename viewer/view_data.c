@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "session.h"
+#include "sizes.h"
 #include "view_data.h"
 
 #define NCACHE 8
@@ -25,7 +26,7 @@ struct cached {
 
 struct mt_view_data {
 	struct mt_session *ses;
-	struct mt_profile *end_p, *temp_p;
+	struct mt_profile *end_p, *temp_p, *calls_p;
 	const struct mt_tree_source *src;
 
 	struct cached cache[NCACHE];
@@ -55,6 +56,8 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	rc = mt_session_profile(d->ses, &end, &d->end_p);
 	if (rc == 0)
 		rc = mt_session_temporary(d->ses, &d->temp_p);
+	if (rc == 0 && !(d->calls_p = mt_sizes_calls(mt_session_stats(d->ses)->sizes)))
+		rc = MT_E_NOMEM;
 	if (rc < 0)
 		goto fail;
 	d->src = mt_session_source(d->ses, &rc);
@@ -75,6 +78,7 @@ void mt_view_data_free(struct mt_view_data *d)
 		mt_profile_free(d->cache[i].p);
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
+	mt_profile_free(d->calls_p);
 	mt_session_free(d->ses);
 	free(d);
 }
@@ -220,6 +224,9 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		break;
 	case MT_VIEW_TEMPORARY:
 		p = d->temp_p;
+		break;
+	case MT_VIEW_CALLS:
+		p = d->calls_p;
 		break;
 	case MT_VIEW_DIFF: {
 		struct mt_at both[2] = { *mark, *at };

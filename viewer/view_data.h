@@ -1,9 +1,9 @@
 /*
  * view_data.h - what `memtrail view` knows about a log: a session
  * (lib/session.h) that replayed it once at load time, with time marks (the
- * heap series, the run's figures, the leak and temporary profiles, every
- * stack and a symbolizer), then profiles at the viewer's points from the
- * session's index, with a small cache so that going back to a point is
+ * heap series, the run's figures, the leak, temporary and calls profiles,
+ * every stack and a symbolizer), then profiles at the viewer's points from
+ * the session's index, with a small cache so that going back to a point is
  * instant.
  *
  * Everything comes from lib/ (session, agg, series, tree): the same code
@@ -30,6 +30,7 @@ enum mt_view_mode {
 	MT_VIEW_LEAKS,      /* live at the end of the run */
 	MT_VIEW_DIFF,       /* cursor minus mark */
 	MT_VIEW_TEMPORARY,  /* temporary allocations of the whole run */
+	MT_VIEW_CALLS,      /* every allocation call of the run (lib/sizes.h) */
 	MT_VIEW_NMODES
 };
 
@@ -63,8 +64,9 @@ const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const stru
 
 /*
  * Builds the tree for a mode: the profile at `at` (LIVE), at the end
- * (LEAKS), at `at` minus at `mark` (DIFF), or the
- * temporary profile (TEMPORARY), with inverted as in mt_tree_opts and its
+ * (LEAKS), at `at` minus at `mark` (DIFF), the temporary profile
+ * (TEMPORARY) or the calls profile (CALLS: per stack, bytes requested and
+ * calls as blocks), with inverted as in mt_tree_opts and its
  * children sorted by key. *out is owned by the caller; *total gets the
  * profile's total. Returns 0 or a negative MT_E_*.
  */

@@ -292,6 +292,8 @@ static void widths(const struct mt_view_app *app, struct widths *w)
 	w->pct = 8;    /* "-100.00%" */
 	w->blocks = width_of(g.blocks, 8);
 	w->allocs = width_of(g.allocs, 7);
+	if (app->mode == MT_VIEW_CALLS)   /* averages: never above the bytes */
+		w->allocs = width_of(g.bytes, 7);
 	w->nums = w->bytes + 1 + w->pct + 1 + w->blocks + 1 + w->allocs + 2;
 }
 
@@ -320,6 +322,9 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 	case MT_VIEW_TEMPORARY:
 		snprintf(line, sizeof(line), "Temporary allocations: %s in %s B", k, b);
 		break;
+	case MT_VIEW_CALLS:
+		snprintf(line, sizeof(line), "Allocation calls of the whole run: %s for %s B", k, b);
+		break;
 	default:
 		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks", what, b, k);
 		break;
@@ -333,7 +338,7 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 static void draw_head(const struct mt_view_app *app, const struct mt_view_layout *l)
 {
 	char line[256];
-	const char *bytes = "bytes", *blocks = "blocks";
+	const char *bytes = "bytes", *blocks = "blocks", *allocs = "allocs";
 	struct widths w;
 
 	widths(app, &w);
@@ -342,8 +347,10 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		bytes = "+/- bytes", blocks = "+/- blks";
 	else if (app->mode == MT_VIEW_TEMPORARY)
 		bytes = "temp bytes", blocks = "temps";
+	else if (app->mode == MT_VIEW_CALLS)
+		blocks = "calls", allocs = "avg B";
 	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
-		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, "allocs",
+		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs,
 		 app->inverted ? "caller first" : "callee first",
 		 mt_view_sort_name(app->sort),
 		 app->focus_timeline ? "  [Tab: tree keys]" : "");
@@ -359,7 +366,8 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 	int plus = app->mode == MT_VIEW_DIFF;
 	/* percentages of the gross total, as report prints them (diffs too) */
 	const struct mt_tree *t = mt_view_model_tree(m);
-	int64_t whole = t ? mt_tree_gross(t).bytes : 0;
+	int calls = app->mode == MT_VIEW_CALLS;   /* percentages of calls, averages */
+	int64_t whole = !t ? 0 : calls ? mt_tree_gross(t).blocks : mt_tree_gross(t).bytes;
 	struct widths w;
 	int labelw;
 
@@ -379,7 +387,8 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		}
 		c = mt_tree_node_cost(r->node);
 		if (whole)
-			snprintf(pct, sizeof(pct), "%.2f%%", 100.0 * (double)c->bytes / (double)whole);
+			snprintf(pct, sizeof(pct), "%.2f%%", 100.0 *
+				 (double)(calls ? c->blocks : c->bytes) / (double)whole);
 		else
 			snprintf(pct, sizeof(pct), "-");
 		indent = (int)r->depth * 2;
@@ -389,7 +398,8 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 			 w.bytes, mt_fmt_signed(b, sizeof(b), c->bytes, plus),
 			 w.pct, pct,
 			 w.blocks, mt_fmt_signed(k, sizeof(k), c->blocks, plus),
-			 w.allocs, mt_fmt_signed(a, sizeof(a), c->allocs, 0),
+			 w.allocs, mt_fmt_signed(a, sizeof(a), calls && c->blocks > 0 ?
+						 (c->bytes + c->blocks / 2) / c->blocks : c->allocs, 0),
 			 indent, "",
 			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
 			 mt_tree_node_label(r->node));

@@ -31,6 +31,7 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "l",                "leaks: what is still live at the end (l again: back)" },
 	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
 	{ "t",                "temporary allocations of the whole run (t: back)" },
+	{ "c",                "every allocation call of the run, most first (c: back)" },
 	{ "?",                "this help (any key closes it)" },
 	{ "q",                "quit (also Ctrl-C)" },
 	{ NULL, NULL },
@@ -224,6 +225,15 @@ int mt_view_key(struct mt_view_app *app, int key)
 		break;
 	case 't':
 		set_mode(app, MT_VIEW_TEMPORARY);
+		break;
+	case 'c':
+		set_mode(app, MT_VIEW_CALLS);
+		/* the view ranks call sites by calls, as report --show-calls */
+		if (app->mode == MT_VIEW_CALLS) {
+			app->sort = MT_TREE_BY_ALLOCS;
+			snprintf(app->msg, sizeof(app->msg),
+				 "allocation calls of the whole run, sorted by calls (s: other sorts)");
+		}
 		break;
 	case CTRL('l'):
 		break;

@@ -3,7 +3,7 @@
 # socket) on a fresh recording of samples/phases.c and checks the screen:
 # the graph and its peak label, the snapshot markers, the peak tree's top
 # rows and a subtree, search, inversion, sorting, the leak, diff and
-# temporary views, the help screen, a resize to 80x24, TERM=vt100, and that
+# temporary and calls views, the help screen, a resize to 80x24, TERM=vt100, and that
 # q and Ctrl-C leave a usable shell with the terminal modes restored.
 #
 # Expected figures come from the sample's memtrail-expect block (read with
@@ -204,12 +204,29 @@ timeout "$MT_TIMEOUT" "$MEMTRAIL" report --temporary phases.data >rtemp.txt 2>&1
 rt=$(head -n 1 rtemp.txt | sed -n 's/^temporary: \([0-9,]*\) allocations* (\([0-9,]*\)B).*/\1 in \2 B/p')
 check "temporary: the same as report --temporary ($rt)" has "Temporary allocations: $rt" temp.txt
 keys t
+keys c
+wait_for "Allocation calls" || true
+screen calls.txt
+check "calls: every call of the run ($(ex allocations) for $(ex bytes_allocated) B)" \
+	has "Allocation calls of the whole run: $(commas "$(ex allocations)") for $(commas "$(ex bytes_allocated)") B" calls.txt
+check "calls: sorted by calls" has "sorted by allocations" calls.txt
+timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-calls phases.data >rcalls.txt 2>&1
+# "  -> 77.14% (338,048B, 27x, avg 12,520B): malloc": its figures on the first row
+rc1=$(sed -n '2s/^  -> \([0-9.]*%\) (\([0-9,]*\)B, \([0-9,]*\)x, avg \([0-9,]*\)B): \(.*\)$/\2 \1 \3 \4 \5/p' rcalls.txt | tr -d ,)
+vc1=$(rows calls.txt | awk -F'\t' '$1 == 0 { print $2, "", $3, $4, $7; exit }')
+vp1=$(awk '/bytes +% +calls +avg B/ { getline; print $3; exit }' calls.txt)
+check "calls: the first row is report --show-calls' first entry ($rc1)" \
+	[ "$(echo "$rc1" | awk '{ print $1, $3, $4, $5 }')" = "$(echo "$vc1" | awk '{ print $1, $2, $3, $4 }')" ]
+check "calls: percentages of calls ($vp1)" [ "$vp1" = "$(echo "$rc1" | awk '{ print $2 }')" ]
+keys c
+keys s; keys s
+wait_for "sorted by bytes" || true
 
 # ---- help ----------------------------------------------------------------------------
 keys "?"
 wait_for "memtrail view - keys" || true
 screen help.txt
-for k in "Left / Right" "Home / End" "n / N" "Enter / +" "*" "i " "s " "/ " "g " "l " "d " "t " "m " "p " "? " "q "; do
+for k in "Left / Right" "Home / End" "n / N" "Enter / +" "*" "i " "s " "/ " "g " "l " "d " "t " "c " "m " "p " "? " "q "; do
 	check "help: lists '$k'" awk -v k="$k" 'index($0, "  " k) == 1 { f = 1 } END { exit !f }' help.txt
 done
 keys x
