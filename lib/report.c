@@ -97,6 +97,7 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	to.exclude_function = rp->o->exclude_function;
 	to.include_module = rp->o->include_module;
 	to.exclude_module = rp->o->exclude_module;
+	to.net_paths = rp->src != NULL;   /* a compare's two runs */
 	return mt_tree_build(p, src, &to, t);
 }
 
