@@ -32,10 +32,11 @@ if [ "$(diff a/phases.c b/phases.c | grep -c '^>')" != 2 ]; then
 	mt_fail "the variant of phases.c differs in $(diff a/phases.c b/phases.c | grep -c '^>') lines, not 2"
 fi
 # Relative paths in DWARF: the frames' files are "phases.c" in every build.
-(cd a && cc -g -O0 -I"$MT_TOP/include" -o phases phases.c) &&
-(cd b && cc -g -O0 -fno-pie -no-pie -I"$MT_TOP/include" -o phases phases.c) &&
-(cd c && cc -g -O0 -fno-pie -no-pie -I"$MT_TOP/include" -o phases phases.c) ||
+if ! (cd a && cc -g -O0 -I"$MT_TOP/include" -o phases phases.c) ||
+    ! (cd b && cc -g -O0 -fno-pie -no-pie -I"$MT_TOP/include" -o phases phases.c) ||
+    ! (cd c && cc -g -O0 -fno-pie -no-pie -I"$MT_TOP/include" -o phases phases.c); then
 	mt_skip "cannot build phases.c"
+fi
 mt_record a.data a a/phases
 mt_record b.data b b/phases
 mt_record c.data c c/phases

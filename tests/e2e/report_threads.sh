@@ -12,6 +12,9 @@
 # in the sample's top comment; main's DTV grows by 16 B per TLS module the
 # recorder adds (tests/expect.py adjust_dtv).
 #
+# The viewer's T key: the tree at the peak of each thread's blocks in turn
+# (its total in the tree's title), then every thread's again.
+#
 # Also: a version 2 log (tests/e2e/cli_phases.data, no THREAD_NAME) still
 # reads, its threads unnamed; bad --thread values are one-line errors.
 #
@@ -23,11 +26,11 @@ mt_need_cmd python3 readelf
 mt_have_memtrail || mt_skip "memtrail not built"
 BIN=$MT_SAMPLES/thread_names
 [ -x "$BIN" ] || mt_skip "samples not built (make samples): no $BIN"
-trap '[ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
+trap 'mt_tmux_stop; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
 cd "$MT_TMP" || exit 1
 
 mt_record tn.data tn "$BIN"
-if [ "$(cat tn.rc)" = 0 ] && [ "$(cat tn.out)" = done ]; then
+if [ "$(cat tn.rc)" = 0 ] && [ "$(cat tn.out)" = "done" ]; then
 	mt_ok "thread_names runs under memtrail record"
 else
 	mt_fail "thread_names under memtrail: rc $(cat tn.rc), stdout $(cat tn.out)"
@@ -140,6 +143,33 @@ if "$MEMTRAIL" report --by-thread --format massif tn.data >e3.out 2>e3.err; then
 	mt_fail "--by-thread --format massif accepted"
 else
 	mt_ok "--by-thread --format massif: an error"
+fi
+
+# The viewer: T steps through the threads.
+if command -v tmux >/dev/null 2>&1 && mt_tmux_start 120 40; then
+	mt_tmux_keys "'$MEMTRAIL' view '$MT_TMP/tn.data'" Enter
+	if mt_tmux_wait "^Live at peak: 55,[0-9]{3} B in 7 blocks" 20; then
+		ok=1
+		mb=$(printf '%d' $((50000 + dtv)) | sed 's/\(..\)\(...\)$/\1,\2/')
+		for step in "thread_names:$mb B in 2 blocks" "alpha:300 B in 3 blocks" \
+		    "beta:4,000 B in 1 blocks" "gamma:500 B in 1 blocks"; do
+			name=${step%%:*}
+			mt_tmux_keys T
+			if ! mt_tmux_wait "trees of thread $(tid_of "$name") \\($name\\)'s blocks" 10 ||
+			    ! mt_tmux_wait "^Live at peak: ${step#*:}" 10; then
+				ok=0
+				mt_fail "view: T for $name"
+			fi
+		done
+		mt_tmux_keys T
+		mt_tmux_wait "trees of every thread's blocks" 10 || { ok=0; mt_fail "view: T back to every thread"; }
+		mt_tmux_wait "^Live at peak: 55,[0-9]{3} B in 7 blocks" 10 || ok=0
+		[ $ok = 1 ] && mt_ok "view: T shows each thread's blocks at the peak, then every thread's"
+	else
+		mt_fail "view: did not start"
+	fi
+	mt_tmux_keys q
+	mt_tmux_stop
 fi
 
 # A version 2 log: read, its thread unnamed.
