@@ -66,6 +66,14 @@ struct agg_entry {
 	struct mt_cost c;
 };
 
+/* Per thread index: its figures, and its live bytes at the peak kept copy
+ * on write as the stacks' are (agg_aux). */
+struct agg_thread_fig {
+	struct mt_agg_thread_stats f;   /* peak_* unused: see peak below */
+	int64_t peak_bytes, peak_blocks; /* at the peak of epoch peak_epoch */
+	uint32_t peak_epoch;
+};
+
 struct mt_agg {
 	struct mt_profile cur;    /* live bytes/blocks and allocs so far, per stack */
 	struct agg_aux *aux;      /* cur.n of them (cur.cap allocated) */
@@ -95,6 +103,9 @@ struct mt_agg {
 	size_t nreq, npending;
 	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
 	int stop_early;
+
+	struct agg_thread_fig *tf; /* per thread index */
+	size_t ntf;
 
 	struct mt_progress_cb progress;
 	int err;
@@ -267,6 +278,7 @@ void mt_agg_free(struct mt_agg *a)
 	free(a->cur.c);
 	free(a->temp.c);
 	free(a->thr);
+	free(a->tf);
 	mt_livetab_fini(&a->last);
 	mt_sizes_free(a->sizes);
 	free(a);
@@ -281,6 +293,7 @@ static void reset_run(struct mt_agg *a)
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
 	a->nthr = 0;
+	a->ntf = 0;
 	mt_livetab_clear(&a->last);
 	a->live_bytes = a->live_blocks = 0;
 	clear_snapshots(a);
@@ -516,6 +529,53 @@ static inline void count_free(struct mt_agg *a, const struct mt_event *ev)
 	a->st.frees++;
 }
 
+/*
+ * Thread t's figures, about to change; NULL, with the error set, when out
+ * of memory. Keeps its live bytes at the latest peak (copy on write).
+ */
+static struct agg_thread_fig *thread_fig(struct mt_agg *a, uint32_t t)
+{
+	struct agg_thread_fig *x;
+
+	if (t >= a->ntf) {
+		x = realloc(a->tf, ((size_t)t + 1) * sizeof(*x));
+		if (!x) {
+			a->err = MT_E_NOMEM;
+			return NULL;
+		}
+		memset(x + a->ntf, 0, ((size_t)t + 1 - a->ntf) * sizeof(*x));
+		a->tf = x;
+		a->ntf = (size_t)t + 1;
+	}
+	x = &a->tf[t];
+	if (x->peak_epoch != a->peak_epoch) {
+		x->peak_bytes = x->f.end_bytes;
+		x->peak_blocks = x->f.end_blocks;
+		x->peak_epoch = a->peak_epoch;
+	}
+	return x;
+}
+
+size_t mt_agg_nthreads(const struct mt_agg *a)
+{
+	return a->ntf;
+}
+
+void mt_agg_thread_stats(const struct mt_agg *a, size_t i, struct mt_agg_thread_stats *out)
+{
+	const struct agg_thread_fig *x = i < a->ntf ? &a->tf[i] : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!x)
+		return;
+	*out = x->f;
+	out->peak_bytes = out->peak_blocks = 0;
+	if (a->st.peak_at_start)
+		return;
+	out->peak_bytes = x->peak_epoch == a->peak_epoch ? x->peak_bytes : x->f.end_bytes;
+	out->peak_blocks = x->peak_epoch == a->peak_epoch ? x->peak_blocks : x->f.end_blocks;
+}
+
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
@@ -529,6 +589,16 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	c->bytes += (int64_t)ev->size;
 	c->blocks++;
 	c->allocs++;
+	{
+		struct agg_thread_fig *x = thread_fig(a, ev->thread);
+
+		if (x) {
+			x->f.allocations++;
+			x->f.bytes_allocated += ev->size;
+			x->f.end_bytes += (int64_t)ev->size;
+			x->f.end_blocks++;
+		}
+	}
 	if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
 	last_alloc(a, ev->thread, ev->addr);
@@ -550,6 +620,16 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		return 0;
 	c->bytes -= (int64_t)ev->size;
 	c->blocks--;
+	{
+		struct agg_thread_fig *x = thread_fig(a, ev->alloc_thread);
+
+		if (x) {
+			x->f.end_bytes -= (int64_t)ev->size;
+			x->f.end_blocks--;
+		}
+		if ((x = thread_fig(a, ev->thread)))
+			x->f.frees++;
+	}
 	count_free(a, ev);
 	if (last_free(a, ev->thread, ev->addr)) {
 		struct mt_cost tc = { (int64_t)ev->size, 1, 0 };

@@ -94,6 +94,20 @@ struct mt_agg_stats {
 					  by the mt_agg */
 };
 
+/*
+ * One thread's figures over the run (its index in the log, lib/replay.h).
+ * allocations, bytes_allocated: the allocations the thread made; frees:
+ * the blocks it freed, whoever allocated them; peak_*: live at the run's
+ * peak (mt_agg_stats' peak) among the blocks the thread allocated (0 when
+ * the run peaked at start); end_*: the same at the end (leaked).
+ */
+struct mt_agg_thread_stats {
+	uint64_t allocations, frees;
+	uint64_t bytes_allocated;
+	int64_t peak_bytes, peak_blocks;
+	int64_t end_bytes, end_blocks;
+};
+
 /* A new aggregator. Returns NULL when out of memory. */
 struct mt_agg *mt_agg_new(void);
 
@@ -123,6 +137,14 @@ struct mt_profile *mt_agg_take(struct mt_agg *a, size_t i);
 
 /* Figures of the last replay; valid until the next mt_agg_request/replay. */
 const struct mt_agg_stats *mt_agg_stats(const struct mt_agg *a);
+
+/*
+ * Per thread, of the last replay: thread indexes 0 .. mt_agg_nthreads - 1
+ * had events; mt_agg_thread_stats fills *out for index i (zeros for an
+ * index without events).
+ */
+size_t mt_agg_nthreads(const struct mt_agg *a);
+void mt_agg_thread_stats(const struct mt_agg *a, size_t i, struct mt_agg_thread_stats *out);
 
 /*
  * The live profile at the end (what leaked) and the temporary profile (per

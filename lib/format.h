@@ -1,5 +1,6 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 2.
+ * format.h - the memtrail event log (memtrail.data), version 3 (readers
+ * also take version 2, which lacks THREAD_NAME).
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
@@ -140,7 +141,14 @@
  *   0x0D SWITCH       uv thread
  *        The events that follow are by thread index `thread` (announced by
  *        an earlier THREAD record).
- * Unknown record types are an error (the format version changes instead).
+ *   0x0E THREAD_NAME  uv index, str name
+ *        Thread `index` (announced by an earlier THREAD record) is named
+ *        `name` (its comm: what pthread_setname_np or prctl(PR_SET_NAME)
+ *        set, else the program's name), read when the thread exited, or
+ *        at END for a thread still running then. At most one per thread;
+ *        a later one replaces an earlier. Version 3 on.
+ * Unknown record types are an error (the format version changes instead;
+ * records have no length, so a reader cannot skip one it does not know).
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -151,7 +159,8 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     2
+#define MT_FORMAT_VERSION     3
+#define MT_FORMAT_VERSION_MIN 2     /* the oldest a reader takes */
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12
 #define MT_MAX_CMDLINE        65536
@@ -176,6 +185,7 @@ enum mt_record {
 	MT_REC_STOP        = 0x0B,
 	MT_REC_TIME        = 0x0C,
 	MT_REC_SWITCH      = 0x0D,
+	MT_REC_THREAD_NAME = 0x0E,  /* version 3 on */
 };
 
 /* The streams of a chunk (see CHUNK above). */

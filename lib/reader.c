@@ -122,7 +122,7 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 		goto fail;
 	}
 	r->hdr.version = mt_get_u16(fixed + 8);
-	if (r->hdr.version != MT_FORMAT_VERSION) {
+	if (r->hdr.version < MT_FORMAT_VERSION_MIN || r->hdr.version > MT_FORMAT_VERSION) {
 		err = MT_E_VERSION;
 		off = 8;
 		goto fail;

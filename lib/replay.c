@@ -35,6 +35,8 @@
  *   stack or thread, out-of-range field, CHUNK_BEGIN whose seq disagrees
  *   with the events counted so far) stops the replay there as corrupt, with
  *   the chunk's file offset; events already delivered stay delivered.
+ * - THREAD_NAME in a version 2 log, or for a thread not announced, is
+ *   corrupt.
  * - A re-run keeps mt_stack / mt_module objects whose content is unchanged,
  *   so pointers handed out by an earlier run stay valid.
  */
@@ -50,16 +52,21 @@
 
 /*
  * A live block is one slot of the live table (lib/livetab.h): its value
- * packs the requested size (low 40 bits) and the stack id (high 24). The
- * rare block that does not fit (1 TiB or more, or a stack id from 2^24 - 1
- * up) gets the escape stack id and the index of an entry in big[], so the
+ * packs the requested size (low 32 bits), the stack id (next 20) and the
+ * index of the thread that allocated it (high 12), so that a free tells
+ * whose block it releases. The rare block that does not fit (4 GiB or
+ * more, a stack id from 2^20 - 1 up, a thread index from 2^12 - 1 up)
+ * gets the escape stack id and the index of an entry in big[], so the
  * table stays 16 bytes a slot however odd the log.
  */
-#define SIZE_BITS 40
-#define STACK_ESC 0xFFFFFFu
+#define SIZE_BITS 32
+#define STACK_BITS 20
+#define STACK_ESC ((1u << STACK_BITS) - 1)
+#define THREAD_ESC ((1u << (64 - SIZE_BITS - STACK_BITS)) - 1)
 struct big {
 	uint64_t size;
 	uint32_t stack;
+	uint32_t thread;
 	uint32_t next;        /* free list, when unused */
 };
 
@@ -100,6 +107,7 @@ struct mt_replay {
 
 	uint32_t *tids;       /* UINT32_MAX + 1 never fits: use known[] */
 	uint8_t *known;
+	char **names;         /* THREAD_NAME's, NULL: none (threadcap of them) */
 	size_t nthreads, threadcap;
 
 	struct mt_livetab live;
@@ -144,12 +152,14 @@ void mt_replay_trim(struct mt_replay *r)
 }
 
 /* The value of a block; -1 when out of memory (for big[]). */
-static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint64_t *val)
+static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint32_t thread,
+		uint64_t *val)
 {
 	uint32_t i;
 
-	if (size < (1ull << SIZE_BITS) && stack < STACK_ESC) {
-		*val = size | (uint64_t)stack << SIZE_BITS;
+	if (size < (1ull << SIZE_BITS) && stack < STACK_ESC && thread < THREAD_ESC) {
+		*val = size | (uint64_t)stack << SIZE_BITS |
+		       (uint64_t)thread << (SIZE_BITS + STACK_BITS);
 		return 0;
 	}
 	if (r->big_free != UINT32_MAX) {
@@ -158,7 +168,7 @@ static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint64_t *va
 	} else {
 		if (r->nbig == r->bigcap) {
 			size_t cap = r->bigcap ? 2 * r->bigcap : 64;
-			struct big *b = cap < UINT32_MAX ? realloc(r->big, cap * sizeof(*b)) : NULL;
+			struct big *b = cap < (1ull << SIZE_BITS) ? realloc(r->big, cap * sizeof(*b)) : NULL;
 
 			if (!b)
 				return -1;
@@ -169,24 +179,28 @@ static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint64_t *va
 	}
 	r->big[i].size = size;
 	r->big[i].stack = stack;
+	r->big[i].thread = thread;
 	*val = i | (uint64_t)STACK_ESC << SIZE_BITS;
 	return 0;
 }
 
-/* The size and stack of a value; a big[] entry is released. */
-static void unpack(struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *stack)
+/* The size, stack and thread of a value; a big[] entry is released. */
+static void unpack(struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *stack,
+		   uint32_t *thread)
 {
-	uint32_t st = (uint32_t)(val >> SIZE_BITS);
+	uint32_t st = (uint32_t)(val >> SIZE_BITS) & STACK_ESC;
 	uint32_t i;
 
 	if (st != STACK_ESC) {
 		*size = val & ((1ull << SIZE_BITS) - 1);
 		*stack = st;
+		*thread = (uint32_t)(val >> (SIZE_BITS + STACK_BITS));
 		return;
 	}
 	i = (uint32_t)(val & ((1ull << SIZE_BITS) - 1));
 	*size = r->big[i].size;
 	*stack = r->big[i].stack;
+	*thread = r->big[i].thread;
 	r->big[i].next = r->big_free;
 	r->big_free = i;
 }
@@ -276,6 +290,15 @@ size_t mt_replay_nthreads(const struct mt_replay *r)
 	return r->nthreads;
 }
 
+int mt_replay_thread(const struct mt_replay *r, size_t i, uint32_t *tid, const char **name)
+{
+	if (i >= r->nthreads || !r->known[i])
+		return MT_E_NOTFOUND;
+	*tid = r->tids[i];
+	*name = r->names[i];
+	return 0;
+}
+
 static void modrec_free(struct modrec *m)
 {
 	if (!m)
@@ -303,6 +326,9 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->mods);
 	free(r->tids);
 	free(r->known);
+	for (i = 0; i < r->nthreads; i++)
+		free(r->names[i]);
+	free(r->names);
 	mt_livetab_fini(&r->live);
 	free(r->big);
 	free(r->stop_reason);
@@ -542,20 +568,54 @@ static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay
 		return 0;
 	if (grow_array((void **)&r->tids, &r->threadcap, index + 1, sizeof(*r->tids)) < 0)
 		return MT_E_NOMEM;
-	/* known[] grows with tids[]: same capacity. */
+	/* known[] and names[] grow with tids[]: same capacity. */
 	{
 		uint8_t *k = realloc(r->known, r->threadcap);
+		char **n;
 
 		if (!k)
 			return MT_E_NOMEM;
 		r->known = k;
+		n = realloc(r->names, r->threadcap * sizeof(*n));
+		if (!n)
+			return MT_E_NOMEM;
+		r->names = n;
 	}
-	while (r->nthreads <= index)
+	while (r->nthreads <= index) {
+		r->names[r->nthreads] = NULL;
 		r->known[r->nthreads++] = 0;
+	}
 	r->tids[index] = tid;
 	r->known[index] = 1;
+	free(r->names[index]);    /* an index announced again is a new thread */
+	r->names[index] = NULL;
 	if (ops->on_thread)
 		ops->on_thread(ctx, index, tid);
+	return 0;
+}
+
+/* THREAD_NAME (version 3 on): the name of an announced thread. */
+static int rec_thread_name(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops,
+			   void *ctx)
+{
+	const uint8_t *s;
+	size_t len;
+	uint32_t index;
+	char *name;
+
+	if (r->hdr.version < 3 || get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &len) < 0)
+		return MT_E_CORRUPT;
+	if (r->tail)
+		return 0;
+	if (index >= r->nthreads || !r->known[index])
+		return MT_E_CORRUPT;
+	name = dupstr(s, len);
+	if (!name)
+		return MT_E_NOMEM;
+	free(r->names[index]);
+	r->names[index] = name;
+	if (ops->on_thread_name)
+		ops->on_thread_name(ctx, index, name);
 	return 0;
 }
 
@@ -569,12 +629,13 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 }
 
 /* A released block's on_free. */
-static int emit_free(uint64_t addr, uint64_t size, uint32_t stack, uint64_t seq, uint64_t time,
-		     uint32_t thread, int realloc, const struct mt_replay_ops *ops, void *ctx)
+static int emit_free(uint64_t addr, uint64_t size, uint32_t stack, uint32_t owner, uint64_t seq,
+		     uint64_t time, uint32_t thread, int realloc, const struct mt_replay_ops *ops,
+		     void *ctx)
 {
 	struct mt_event ev = {
 		.seq = seq, .time_ns = time, .addr = addr, .size = size,
-		.stack = stack, .thread = thread, .realloc = realloc,
+		.stack = stack, .thread = thread, .alloc_thread = owner, .realloc = realloc,
 	};
 
 	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
@@ -585,23 +646,25 @@ static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, in
 		    const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, old, osize;
-	uint32_t ostack;
+	uint32_t ostack, othread;
 	int stop = 0, rc;
 
-	if (pack(r, p->size, p->stack, &val) < 0)
+	if (pack(r, p->size, p->stack, p->thread, &val) < 0)
 		return MT_E_NOMEM;
 	rc = mt_livetab_put(&r->live, addr, val, &old);
 	if (rc < 0)
 		return MT_E_NOMEM;
 	if (rc == 1) {
 		/* Released, then the new block takes its place. */
-		unpack(r, old, &osize, &ostack);
-		stop = emit_free(addr, osize, ostack, p->seq, p->time, p->thread, 0, ops, ctx);
+		unpack(r, old, &osize, &ostack, &othread);
+		stop = emit_free(addr, osize, ostack, othread, p->seq, p->time, p->thread, 0, ops,
+				 ctx);
 	}
 	if (ops->on_alloc) {
 		struct mt_event ev = {
 			.seq = p->seq, .time_ns = p->time, .addr = addr, .size = p->size,
-			.stack = p->stack, .thread = p->thread, .realloc = realloc,
+			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
+			.realloc = realloc,
 		};
 		stop |= ops->on_alloc(ctx, &ev);
 	}
@@ -612,12 +675,13 @@ static int do_free(struct mt_replay *r, const struct pend *p, int realloc,
 		   const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, size;
-	uint32_t stack;
+	uint32_t stack, owner;
 
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
-	unpack(r, val, &size, &stack);
-	return emit_free(p->a, size, stack, p->seq, p->time, p->thread, realloc, ops, ctx) ? 1 : 0;
+	unpack(r, val, &size, &stack, &owner);
+	return emit_free(p->a, size, stack, owner, p->seq, p->time, p->thread, realloc, ops,
+			 ctx) ? 1 : 0;
 }
 
 /* Applies one decoded event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
@@ -819,6 +883,9 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		case MT_REC_THREAD:
 			err = rec_thread(r, &c, ops, ctx);
 			break;
+		case MT_REC_THREAD_NAME:
+			err = rec_thread_name(r, &c, ops, ctx);
+			break;
 		case MT_REC_MODULE:
 			err = rec_module(r, &c, ops, ctx);
 			break;
@@ -905,6 +972,10 @@ static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 
 static void reset_run(struct mt_replay *r)
 {
+	for (size_t i = 0; i < r->nthreads; i++) {
+		free(r->names[i]);
+		r->names[i] = NULL;
+	}
 	r->nstacks = 0;
 	r->nmods = 0;
 	r->nthreads = 0;

@@ -39,6 +39,8 @@ struct mt_event {
 	uint64_t size;        /* requested size of the block */
 	uint32_t stack;       /* stack id that allocated the block */
 	uint32_t thread;      /* thread index of this event */
+	uint32_t alloc_thread; /* thread index that allocated the block (on_free:
+				* may differ from thread; on_alloc: = thread) */
 	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
 };
 
@@ -97,6 +99,7 @@ struct mt_replay_ops {
 	void (*on_module)(void *ctx, const struct mt_module *m);
 	void (*on_unload)(void *ctx, uint64_t base, uint64_t time_ns);
 	void (*on_thread)(void *ctx, uint32_t index, uint32_t tid);
+	void (*on_thread_name)(void *ctx, uint32_t index, const char *name);
 	void (*on_stack)(void *ctx, const struct mt_stack *s);
 	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int  (*on_free)(void *ctx, const struct mt_event *ev);
@@ -144,6 +147,12 @@ const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id);
 size_t mt_replay_nmodules(const struct mt_replay *r);
 const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
 size_t mt_replay_nthreads(const struct mt_replay *r);
+/*
+ * Thread index i of the last run: its kernel tid and its name (THREAD_NAME;
+ * NULL when the log names it not), owned by the replay until the next run.
+ * 0, or MT_E_NOTFOUND for an index never announced.
+ */
+int mt_replay_thread(const struct mt_replay *r, size_t i, uint32_t *tid, const char **name);
 
 /*
  * The run will have about n live blocks at once (END's peak_blocks): the

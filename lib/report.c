@@ -23,6 +23,8 @@
 #include "series.h"
 #include "session.h"
 #include "sizes.h"
+#include "summary.h"
+#include "symbols.h"
 #include "tree.h"
 
 int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p)
@@ -68,6 +70,8 @@ struct report {
 	FILE *out;
 	const struct mt_agg_stats *st;
 	int sections;              /* text sections written so far */
+	const struct mt_tree_source *src; /* NULL: the session's (see compare) */
+	char who[96];              /* " of thread TID (NAME)" after tree names, or "" */
 };
 
 /* ---- points and trees ---------------------------------------------------- */
@@ -95,8 +99,8 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 		      int skip_entry, struct mt_tree **t)
 {
 	struct mt_tree_opts to;
-	int rc;
-	const struct mt_tree_source *src = mt_session_source(rp->ses, &rc);
+	int rc = 0;
+	const struct mt_tree_source *src = rp->src ? rp->src : mt_session_source(rp->ses, &rc);
 
 	if (!src)
 		return rc;
@@ -108,6 +112,7 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	to.exclude_function = rp->o->exclude_function;
 	to.include_module = rp->o->include_module;
 	to.exclude_module = rp->o->exclude_module;
+	to.net_paths = rp->src != NULL;   /* a compare's two runs */
 	return mt_tree_build(p, src, &to, t);
 }
 
@@ -151,11 +156,12 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 	c = mt_tree_node_cost(mt_tree_root(t));
 	section(rp);
 	if (what != LIVE)
-		fprintf(rp->out, "%s: %s allocation%s (%sB)\n", name,
+		fprintf(rp->out, "%s%s: %s allocation%s (%sB)\n", name, rp->who,
 			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
 			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
 	else
-		fprintf(rp->out, "%s: %sB\n", name, mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
+		fprintf(rp->out, "%s%s: %sB\n", name, rp->who,
+			mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
 	rc = mt_export_text(t, &to, rp->out);
 	mt_tree_free(t);
 	return rc;
@@ -275,6 +281,80 @@ static int text_timeline(struct report *rp)
 			mt_fmt_signed(b1, sizeof(b1), s->live_bytes, 0),
 			mt_fmt_signed(b2, sizeof(b2), s->live_blocks, 0));
 	}
+	return 0;
+}
+
+/* "12,800B" */
+static const char *bytes_str(char *buf, size_t size, int64_t n)
+{
+	size_t l;
+
+	mt_fmt_signed(buf, size, n, 0);
+	l = strlen(buf);
+	if (l + 1 < size) {
+		buf[l] = 'B';
+		buf[l + 1] = 0;
+	}
+	return buf;
+}
+
+/*
+ * --by-thread: one line per thread of the log, in the order of their
+ * first event: what it allocated and freed, and of the blocks it
+ * allocated, what was live at the peak and at the end.
+ */
+static int text_threads(struct report *rp)
+{
+	size_t n = mt_session_nthreads(rp->ses), k = 0;
+	struct mt_session_thread t;
+	char b[7][MT_FMT_LEN];
+
+	for (size_t i = 0; i < n; i++)
+		k += mt_session_thread(rp->ses, i, &t) == 0;
+	section(rp);
+	fprintf(rp->out, "threads: %zu (live at the peak and leaked: the blocks each allocated)\n", k);
+	fprintf(rp->out, "%10s %12s %12s %14s %14s %8s %14s %8s  %s\n", "tid", "allocations",
+		"frees", "allocated", "live at peak", "blocks", "leaked", "blocks", "name");
+	for (size_t i = 0; i < n; i++) {
+		if (mt_session_thread(rp->ses, i, &t) < 0)
+			continue;
+		fprintf(rp->out, "%10" PRIu32 " %12s %12s %14s %14s %8s %14s %8s  %s\n", t.tid,
+			mt_fmt_count(b[0], sizeof(b[0]), t.st.allocations),
+			mt_fmt_count(b[1], sizeof(b[1]), t.st.frees),
+			bytes_str(b[2], sizeof(b[2]), (int64_t)t.st.bytes_allocated),
+			bytes_str(b[3], sizeof(b[3]), t.st.peak_bytes),
+			mt_fmt_signed(b[4], sizeof(b[4]), t.st.peak_blocks, 0),
+			bytes_str(b[5], sizeof(b[5]), t.st.end_bytes),
+			mt_fmt_signed(b[6], sizeof(b[6]), t.st.end_blocks, 0),
+			t.name ? t.name : "-");
+	}
+	return 0;
+}
+
+/* --by-thread --format json: {"threads": [{...}, ...]}, one object a thread. */
+static int json_threads(struct report *rp)
+{
+	size_t n = mt_session_nthreads(rp->ses), k = 0;
+	struct mt_session_thread t;
+
+	fputs("{\"threads\": [", rp->out);
+	for (size_t i = 0; i < n; i++) {
+		if (mt_session_thread(rp->ses, i, &t) < 0)
+			continue;
+		fprintf(rp->out, "%s\n  {\"index\": %zu, \"tid\": %" PRIu32 ", \"name\": ",
+			k++ ? "," : "", i, t.tid);
+		if (t.name)
+			mt_json_string(rp->out, t.name);
+		else
+			fputs("null", rp->out);
+		fprintf(rp->out, ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
+			", \"bytes_allocated\": %" PRIu64 ", \"peak_bytes\": %" PRId64
+			", \"peak_blocks\": %" PRId64 ", \"leaked_bytes\": %" PRId64
+			", \"leaked_blocks\": %" PRId64 "}", t.st.allocations, t.st.frees,
+			t.st.bytes_allocated, t.st.peak_bytes, t.st.peak_blocks, t.st.end_bytes,
+			t.st.end_blocks);
+	}
+	fputs("\n]}\n", rp->out);
 	return 0;
 }
 
@@ -466,6 +546,8 @@ static int write_text(struct report *rp)
 	char name[256], n1[64], n2[64];
 	int rc = 0;
 
+	if (o->show & MT_SHOW_THREADS && (rc = text_threads(rp)) < 0)
+		return rc;
 	if (o->show & MT_SHOW_MAXIMUM && (rc = text_at(rp, "maximum", &peak)) < 0)
 		return rc;
 	if (o->show & MT_SHOW_LEAKS &&
@@ -720,7 +802,25 @@ int mt_report_write(struct mt_session *ses, const struct mt_report_opts *o, FILE
 		rc = MT_E_NOTFOUND;
 		goto out;
 	}
-	if (o->format == MT_FORMAT_MASSIF)
+	if (o->thread > 0) {
+		struct mt_session_thread t;
+
+		rc = mt_session_only_thread(ses, o->thread);
+		if (rc < 0)
+			goto out;
+		/* the first thread with that tid names it */
+		for (size_t i = 0; i < mt_session_nthreads(ses); i++) {
+			if (mt_session_thread(ses, i, &t) == 0 && t.tid == (uint64_t)o->thread) {
+				snprintf(rp.who, sizeof(rp.who), " of thread %" PRId64 "%s%.40s%s",
+					 o->thread, t.name ? " (" : "", t.name ? t.name : "",
+					 t.name ? ")" : "");
+				break;
+			}
+		}
+	}
+	if (o->show & MT_SHOW_THREADS && o->format == MT_FORMAT_JSON)
+		rc = json_threads(&rp);
+	else if (o->format == MT_FORMAT_MASSIF)
 		rc = write_massif(&rp);
 	else if (o->format == MT_FORMAT_TEXT)
 		rc = write_text(&rp);
@@ -737,6 +837,230 @@ out:
 
 		for (size_t i = 0; i < n; i++)
 			o->warn(o->warn_ctx, lines[i]);
+	}
+	if (o->thread > 0)
+		(void)mt_session_only_thread(ses, -1);
+	if (rc >= 0 && ferror(out))
+		rc = MT_E_IO;
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- two recordings compared ------------------------------------------------ */
+
+/*
+ * The source of a compare tree: stack ids below nold are the old run's,
+ * from nold on the new run's. The new run's stacks are copied with their
+ * ips tagged (bit 63, never set in a user-space return address), so that
+ * resolve() knows whose symbolizer an ip goes to, and the tree's cache of
+ * resolved ips keeps the two runs' addresses apart; frames of both runs
+ * then meet by their labels.
+ */
+#define NEW_TAG (1ull << 63)
+
+struct cmp_src {
+	const struct mt_tree_source *old, *new_;
+	uint32_t nold, nnew;
+	struct mt_stack *stacks;   /* the new run's, tagged (depth 0: none) */
+	uint64_t *ips;
+	int *have;
+	struct mt_tree_source src;
+};
+
+static const struct mt_stack *cmp_stack(void *ctx, uint32_t id)
+{
+	struct cmp_src *c = ctx;
+
+	if (id < c->nold)
+		return c->old->stack(c->old->ctx, id);
+	id -= c->nold;
+	return id < c->nnew && c->have[id] ? &c->stacks[id] : NULL;
+}
+
+static int cmp_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
+{
+	struct cmp_src *c = ctx;
+
+	if (ip & NEW_TAG)
+		return c->new_->resolve(c->new_->ctx, ip & ~NEW_TAG, frames, n);
+	return c->old->resolve(c->old->ctx, ip, frames, n);
+}
+
+static void cmp_fini(struct cmp_src *c)
+{
+	free(c->stacks);
+	free(c->ips);
+	free(c->have);
+}
+
+/*
+ * new - old as one profile over the combined source c (filled here; the
+ * caller frees it with cmp_fini). NULL with *rc set on failure.
+ */
+static struct mt_profile *cmp_profile(const struct mt_tree_source *old,
+				      const struct mt_profile *pold,
+				      const struct mt_tree_source *new_,
+				      const struct mt_profile *pnew, struct cmp_src *c, int *rc)
+{
+	size_t nips = 0, k = 0;
+	struct mt_profile *p = mt_profile_new();
+
+	memset(c, 0, sizeof(*c));
+	*rc = MT_E_NOMEM;
+	if (!p)
+		return NULL;
+	c->old = old;
+	c->new_ = new_;
+	c->nold = (uint32_t)mt_profile_nstacks(pold);
+	c->nnew = (uint32_t)mt_profile_nstacks(pnew);
+	for (uint32_t j = 0; j < c->nnew; j++) {
+		const struct mt_stack *st = new_->stack(new_->ctx, j);
+
+		nips += st ? st->depth : 0;
+	}
+	c->stacks = calloc(c->nnew ? c->nnew : 1, sizeof(*c->stacks));
+	c->have = calloc(c->nnew ? c->nnew : 1, sizeof(*c->have));
+	c->ips = malloc((nips ? nips : 1) * sizeof(*c->ips));
+	if (!c->stacks || !c->have || !c->ips)
+		goto fail;
+	for (uint32_t j = 0; j < c->nnew; j++) {
+		const struct mt_stack *st = new_->stack(new_->ctx, j);
+
+		if (!st)
+			continue;
+		c->stacks[j] = *st;
+		c->stacks[j].id = c->nold + j;
+		for (uint32_t i = 0; i < st->depth; i++)
+			c->ips[k + i] = st->ips[i] | NEW_TAG;
+		c->stacks[j].ips = c->ips + k;
+		k += st->depth;
+		c->have[j] = 1;
+	}
+	for (uint32_t i = 0; i < c->nold; i++) {
+		struct mt_cost x = mt_profile_get(pold, i);
+
+		x.bytes = -x.bytes;
+		x.blocks = -x.blocks;
+		x.allocs = -x.allocs;
+		if ((x.bytes || x.blocks || x.allocs) && mt_profile_add(p, i, &x) < 0)
+			goto fail;
+	}
+	for (uint32_t j = 0; j < c->nnew; j++) {
+		struct mt_cost x = mt_profile_get(pnew, j);
+
+		if ((x.bytes || x.blocks || x.allocs) && mt_profile_add(p, c->nold + j, &x) < 0)
+			goto fail;
+	}
+	c->src.stack = cmp_stack;
+	c->src.resolve = cmp_resolve;
+	c->src.ctx = c;
+	*rc = 0;
+	return p;
+fail:
+	mt_profile_free(p);
+	cmp_fini(c);
+	return NULL;
+}
+
+/* The compare tree at one point (PEAK or END), as text or an export. */
+static int compare_at(struct report *rp, struct mt_session *old, struct mt_session *new_,
+		      const char *name, const struct mt_at *at)
+{
+	const struct mt_tree_source *so, *sn;
+	struct mt_profile *po = NULL, *pn = NULL, *d = NULL;
+	struct cmp_src c;
+	struct mt_tree *t = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	if (!(so = mt_session_source(old, &rc)) || !(sn = mt_session_source(new_, &rc)))
+		return rc;
+	if ((rc = mt_session_profile(old, at, &po)) < 0 ||
+	    (rc = mt_session_profile(new_, at, &pn)) < 0)
+		goto out;
+	d = cmp_profile(so, po, sn, pn, &c, &rc);
+	if (!d)
+		goto out;
+	rp->src = &c.src;
+	if (rp->o->format == MT_FORMAT_TEXT) {
+		rc = text_tree(rp, name, d, 1, LIVE);
+	} else {
+		int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
+
+		rc = build_tree(rp, d, inverted, 0, &t);
+		if (rc == 0)
+			rc = inverted ? mt_export_collapsed(t, MT_EXPORT_BYTES, rp->out) :
+				mt_export_json(t, MT_EXPORT_BYTES, rp->out);
+		mt_tree_free(t);
+	}
+	rp->src = NULL;
+out:
+	mt_profile_free(po);
+	mt_profile_free(pn);
+	mt_profile_free(d);
+	cmp_fini(&c);
+	return rc;
+}
+
+/* One line of the compare table: old, new and the change. */
+static void compare_line(FILE *out, const char *what, int64_t a, int64_t b, int bytes)
+{
+	char x[3][MT_FMT_LEN];
+
+	if (bytes)
+		fprintf(out, "  %-16s %16s %16s", what, bytes_str(x[0], sizeof(x[0]), a),
+			bytes_str(x[1], sizeof(x[1]), b));
+	else
+		fprintf(out, "  %-16s %16s %16s", what, mt_fmt_signed(x[0], sizeof(x[0]), a, 0),
+			mt_fmt_signed(x[1], sizeof(x[1]), b, 0));
+	mt_fmt_signed(x[2], sizeof(x[2]), b - a, 1);
+	fprintf(out, " %16s%s\n", x[2], bytes ? "B" : "");
+}
+
+int mt_report_compare(struct mt_session *old, const char *old_name, struct mt_session *new_,
+		      const char *new_name, const struct mt_report_opts *o, FILE *out)
+{
+	static const struct mt_at peak = { MT_AT_PEAK, 0 }, end = { MT_AT_END, 0 };
+	const struct mt_agg_stats *a = mt_session_stats(old), *b = mt_session_stats(new_);
+	struct report rp;
+	char name[512];
+	int rc = 0;
+
+	memset(&rp, 0, sizeof(rp));
+	rp.ses = new_;
+	rp.o = o;
+	rp.out = out;
+	rp.st = b;
+	if (o->format == MT_FORMAT_TEXT) {
+		fprintf(out, "compare: %s -> %s\n", old_name, new_name);
+		fprintf(out, "  %-16s %16s %16s %16s\n", "", "old", "new", "change");
+		compare_line(out, "peak", a->peak_bytes, b->peak_bytes, 1);
+		compare_line(out, "peak blocks", a->peak_blocks, b->peak_blocks, 0);
+		compare_line(out, "leaked", a->end_bytes, b->end_bytes, 1);
+		compare_line(out, "leaked blocks", a->end_blocks, b->end_blocks, 0);
+		compare_line(out, "allocations", (int64_t)a->allocations, (int64_t)b->allocations, 0);
+		compare_line(out, "allocated", (int64_t)a->bytes_allocated,
+			     (int64_t)b->bytes_allocated, 1);
+		rp.sections = 1;
+	}
+	if (o->show & MT_SHOW_MAXIMUM) {
+		snprintf(name, sizeof(name), "maximum, %s -> %s", old_name, new_name);
+		rc = compare_at(&rp, old, new_, name, &peak);
+	}
+	if (rc == 0 && o->show & MT_SHOW_LEAKS &&
+	    (o->format == MT_FORMAT_TEXT || !(o->show & MT_SHOW_MAXIMUM))) {
+		snprintf(name, sizeof(name), "leaked, %s -> %s", old_name, new_name);
+		rc = compare_at(&rp, old, new_, name, &end);
+	}
+	if (o->warn) {
+		struct mt_session *both[2] = { old, new_ };
+
+		for (size_t k = 0; k < 2; k++) {
+			const char *const *lines;
+			size_t n = mt_session_warnings(both[k], &lines);
+
+			for (size_t i = 0; i < n; i++)
+				o->warn(o->warn_ctx, lines[i]);
+		}
 	}
 	if (rc >= 0 && ferror(out))
 		rc = MT_E_IO;

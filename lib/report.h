@@ -28,6 +28,7 @@ enum mt_report_show {
 	MT_SHOW_TIMELINE  = 1 << 6,
 	MT_SHOW_CALLS     = 1 << 7,   /* every allocation call of the run, by stack */
 	MT_SHOW_SIZES     = 1 << 8,   /* the histogram of requested sizes */
+	MT_SHOW_THREADS   = 1 << 9,   /* per-thread figures (--by-thread) */
 };
 
 enum mt_report_format {
@@ -48,6 +49,8 @@ struct mt_report_opts {
 	const char *include_function, *exclude_function;  /* POSIX extended regexes or NULL */
 	const char *include_module, *exclude_module;
 	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT (mt_at_parse) */
+	int64_t thread;             /* trees of the blocks allocated by the thread(s)
+				       with this kernel tid; 0: every thread */
 	void (*warn)(void *ctx, const char *msg);  /* one line, no prefix, no newline */
 	void *warn_ctx;
 };
@@ -66,9 +69,24 @@ int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p
 /*
  * Writes what opts asks for about the log of session s to out. Returns 0,
  * or a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot
- * that does not exist; MT_E_ARG for a bad regex, or for MT_SHOW_SIZES with
- * a format other than text and JSON).
+ * that does not exist, or opts->thread a tid no thread of the log has;
+ * MT_E_ARG for a bad regex, or for MT_SHOW_SIZES with a format other than
+ * text and JSON). MT_SHOW_THREADS is written as text or JSON
+ * ({"threads": [...]}, alone).
  */
 int mt_report_write(struct mt_session *s, const struct mt_report_opts *opts, FILE *out);
+
+/*
+ * Two recordings of one program compared (--compare): what grew and shrank
+ * from old to new at the peak (MT_SHOW_MAXIMUM) and at the end
+ * (MT_SHOW_LEAKS), as trees of new - old in which the stacks of both runs
+ * meet by their symbolized frames' labels (addresses differ between runs
+ * and builds). Text: a table of both runs' figures first (old_name and
+ * new_name name the logs), then the trees; JSON and collapsed: the one
+ * tree (the peak's, else the end's). Other MT_SHOW_* bits are ignored.
+ * Returns 0 or a negative MT_E_*.
+ */
+int mt_report_compare(struct mt_session *old, const char *old_name, struct mt_session *new_,
+		      const char *new_name, const struct mt_report_opts *opts, FILE *out);
 
 #endif

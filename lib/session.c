@@ -70,6 +70,8 @@ struct mt_session {
 
 	struct mt_agg *side;      /* replays for points off the marks */
 	size_t nthreads;
+	struct mt_session_thread *threads; /* nthreads of them; names ours */
+	uint8_t *only;            /* mt_session_only_thread: per index, kept */
 	char *stop_reason;        /* the end's, ours */
 	int err;
 };
@@ -233,6 +235,26 @@ static int keep_stacks(struct mt_session *s)
 	return 0;
 }
 
+/* The threads of the pass: tid, name (copied: a side replay frees the
+ * replay's) and figures. */
+static int keep_threads(struct mt_session *s)
+{
+	s->threads = calloc(s->nthreads ? s->nthreads : 1, sizeof(*s->threads));
+	if (!s->threads)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct mt_session_thread *t = &s->threads[i];
+		const char *name;
+
+		if (mt_replay_thread(s->r, i, &t->tid, &name) < 0)
+			t->tid = UINT32_MAX;  /* never announced */
+		else if (name && !(t->name = strdup(name)))
+			return MT_E_NOMEM;
+		mt_agg_thread_stats(s->agg, i, &t->st);
+	}
+	return 0;
+}
+
 static const struct mt_stack *src_stack(void *ctx, uint32_t id)
 {
 	const struct mt_session *s = ctx;
@@ -316,6 +338,9 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (rc < 0)
 		goto fail;
 	s->nthreads = mt_replay_nthreads(s->r);
+	rc = keep_threads(s);
+	if (rc < 0)
+		goto fail;
 	/* Live blocks are the pass's alone: their table goes before the
 	 * trees and the symbolizer come, so the two never add up. */
 	mt_replay_trim(s->r);
@@ -340,6 +365,10 @@ void mt_session_free(struct mt_session *s)
 	free(s->stacks);
 	free(s->bm);
 	free(s->stop_reason);
+	for (size_t i = 0; s->threads && i < s->nthreads; i++)
+		free((char *)s->threads[i].name);
+	free(s->threads);
+	free(s->only);
 	free(s);
 }
 
@@ -368,6 +397,39 @@ const struct mt_series *mt_session_series(const struct mt_session *s)
 size_t mt_session_nthreads(const struct mt_session *s)
 {
 	return s->nthreads;
+}
+
+int mt_session_thread(const struct mt_session *s, size_t i, struct mt_session_thread *out)
+{
+	if (i >= s->nthreads || s->threads[i].tid == UINT32_MAX)
+		return MT_E_NOTFOUND;
+	*out = s->threads[i];
+	return 0;
+}
+
+int mt_session_only_thread(struct mt_session *s, int64_t tid)
+{
+	uint8_t *only;
+	size_t found = 0;
+
+	if (tid < 0) {
+		free(s->only);
+		s->only = NULL;
+		return 0;
+	}
+	only = calloc(s->nthreads ? s->nthreads : 1, 1);
+	if (!only)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid != UINT32_MAX && s->threads[i].tid == (uint64_t)tid)
+			found += only[i] = 1;
+	if (!found) {
+		free(only);
+		return MT_E_NOTFOUND;
+	}
+	free(s->only);
+	s->only = only;
+	return 0;
 }
 
 const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
@@ -433,10 +495,72 @@ static int at_mark(struct mt_session *s, size_t m, struct mt_profile **out)
 	return *out ? 0 : MT_E_NOMEM;
 }
 
+/*
+ * Between a side replay and its aggregator when profiles are restricted to
+ * some threads' blocks (mt_session_only_thread): an allocation goes on when
+ * its thread is kept, a free when the block's allocating thread is.
+ */
+struct only {
+	const struct mt_session *s;
+	struct mt_replay_ops in;
+	void *ctx;
+};
+
+static int kept(const struct mt_session *s, uint32_t t)
+{
+	return t < s->nthreads && s->only[t];
+}
+
+static int only_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct only *o = ctx;
+
+	return kept(o->s, ev->thread) ? o->in.on_alloc(o->ctx, ev) : 0;
+}
+
+static int only_free(void *ctx, const struct mt_event *ev)
+{
+	struct only *o = ctx;
+
+	return kept(o->s, ev->alloc_thread) ? o->in.on_free(o->ctx, ev) : 0;
+}
+
+static int only_snapshot(void *ctx, const struct mt_snapshot *snap)
+{
+	struct only *o = ctx;
+
+	return o->in.on_snapshot(o->ctx, snap);
+}
+
+static void only_end(void *ctx, const struct mt_end *e)
+{
+	struct only *o = ctx;
+
+	o->in.on_end(o->ctx, e);
+}
+
+/* Replays the log into s->side, through the thread restriction if any. */
+static int side_run(struct mt_session *s)
+{
+	struct mt_replay_ops ops;
+	struct only o = { s, { 0 }, s->side };
+
+	/* never more live blocks than at the peak: no rehash on the way */
+	(void)mt_replay_expect_blocks(s->r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
+	mt_agg_ops(&o.in);
+	if (!s->only)
+		return mt_replay_run(s->r, &o.in, s->side);
+	memset(&ops, 0, sizeof(ops));
+	ops.on_alloc = only_alloc;
+	ops.on_free = only_free;
+	ops.on_snapshot = only_snapshot;
+	ops.on_end = only_end;
+	return mt_replay_run(s->r, &ops, &o);
+}
+
 int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
 			     struct mt_profile **outs)
 {
-	struct mt_replay_ops ops;
 	int err;
 
 	for (size_t i = 0; i < n; i++)
@@ -452,10 +576,7 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 	err = mt_agg_request(s->side, at, n, 1);
 	if (err < 0)
 		return err;
-	/* never more live blocks than at the peak: no rehash on the way */
-	(void)mt_replay_expect_blocks(s->r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
-	mt_agg_ops(&ops);
-	err = mt_replay_run(s->r, &ops, s->side);
+	err = side_run(s);
 	if (err < 0)
 		return err;
 	if (mt_agg_error(s->side) < 0)
@@ -515,6 +636,40 @@ static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_pro
 	return mt_session_replay_points(s, at, 1, out);
 }
 
+/*
+ * A profile restricted to some threads' blocks: every point but the start
+ * is a replay's, the peak and the snapshots as the event numbers they are.
+ */
+static int only_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+{
+	const struct mt_agg_stats *st = mt_agg_stats(s->agg);
+	struct mt_at p = *at;
+	long i;
+
+	switch (at->kind) {
+	case MT_AT_START:
+		*out = mt_profile_new();
+		return *out ? 0 : MT_E_NOMEM;
+	case MT_AT_PEAK:
+		if (st->peak_at_start) {
+			p.kind = MT_AT_START;
+			return only_profile(s, &p, out);
+		}
+		p.kind = MT_AT_SEQ;
+		p.value = st->peak_seq;
+		break;
+	case MT_AT_SNAPSHOT:
+		if (at->value > UINT32_MAX || (i = mt_session_find_snapshot(s, (uint32_t)at->value)) < 0)
+			return MT_E_NOTFOUND;
+		p.kind = MT_AT_SEQ;
+		p.value = st->snapshots[i].seq;
+		break;
+	default:
+		break;
+	}
+	return by_replay(s, &p, out);
+}
+
 int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
 {
 	const struct mt_agg_stats *st = mt_agg_stats(s->agg);
@@ -523,6 +678,8 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 	*out = NULL;
 	if (s->o.figures_only)
 		return MT_E_ARG;
+	if (s->only)
+		return only_profile(s, at, out);
 	switch (at->kind) {
 	case MT_AT_START:
 		*out = mt_profile_new();
@@ -596,9 +753,22 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 {
+	static const struct mt_at end = { MT_AT_END, 0 };
+	struct mt_profile *p = NULL;
+	int rc;
+
 	*out = NULL;
 	if (s->o.figures_only)
 		return MT_E_ARG;
+	if (s->only) {
+		/* the side aggregator's whole run, its temporaries with it */
+		rc = mt_session_replay_points(s, &end, 1, &p);
+		mt_profile_free(p);
+		if (rc < 0)
+			return rc;
+		*out = mt_agg_temporary_profile(s->side);
+		return *out ? 0 : MT_E_NOMEM;
+	}
 	*out = mt_agg_temporary_profile(s->agg);
 	return *out ? 0 : MT_E_NOMEM;
 }

@@ -74,6 +74,31 @@ const struct mt_series *mt_session_series(const struct mt_session *s);  /* see f
 size_t mt_session_nthreads(const struct mt_session *s);
 
 /*
+ * Thread index i of the log (0 .. mt_session_nthreads - 1): its kernel tid,
+ * its name (THREAD_NAME; NULL when the log has none), and its figures
+ * (lib/agg.h). Owned by the session. 0, or MT_E_NOTFOUND for an index the
+ * log never announced.
+ */
+struct mt_session_thread {
+	uint32_t tid;
+	const char *name;
+	struct mt_agg_thread_stats st;
+};
+int mt_session_thread(const struct mt_session *s, size_t i, struct mt_session_thread *out);
+
+/*
+ * Restricts every profile asked for from now on (mt_session_profile,
+ * mt_session_replay_points, mt_session_temporary) to the blocks allocated by
+ * the thread(s) with kernel tid `tid` (a tid the kernel reused names each
+ * of its threads); tid < 0: every thread again. Points stay the run's (the
+ * peak is the whole heap's peak), and so do the stats and the series.
+ * Such a profile costs a replay that stops once past its point. Returns 0,
+ * or MT_E_NOTFOUND when no thread of the log has that tid (the restriction
+ * is then unchanged), or MT_E_NOMEM.
+ */
+int mt_session_only_thread(struct mt_session *s, int64_t tid);
+
+/*
  * The stacks and the symbolizer for building trees (lib/tree.h); the
  * symbolizer starts on first use. NULL with *err set when it cannot.
  */

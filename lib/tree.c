@@ -386,6 +386,28 @@ static int stack_path(struct build *b, const struct mt_stack *s, const char **en
 }
 
 /* Adds one stack's cost along its branch. */
+/* A node's own cost (its cost less its children's) into the gross. */
+static void add_own(struct mt_tree *t, const struct mt_tree_node *n)
+{
+	struct mt_cost own = n->cost;
+
+	for (size_t i = 0; i < n->nkids; i++) {
+		own.bytes -= n->kids[i]->cost.bytes;
+		own.blocks -= n->kids[i]->cost.blocks;
+		own.allocs -= n->kids[i]->cost.allocs;
+	}
+	add_gross(t, &own);
+}
+
+/* net_paths: the gross again, as the sum of every branch's net cost. */
+static void net_gross(struct mt_tree *t)
+{
+	memset(&t->gross, 0, sizeof(t->gross));
+	add_own(t, &t->root);
+	for (size_t i = 0; i < t->nnodes; i++)
+		add_own(t, &t->blocks[i / NODE_BLOCK][i % NODE_BLOCK]);
+}
+
 static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 {
 	const struct mt_stack *s = b->src->stack(b->src->ctx, id);
@@ -544,6 +566,8 @@ int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
 		if (rc < 0)
 			goto fail;
 	}
+	if (b.o.net_paths)
+		net_gross(b.t);
 	mt_tree_sort(b.t, MT_TREE_BY_BYTES);
 	build_fini(&b);
 	*out = b.t;

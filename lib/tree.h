@@ -72,6 +72,10 @@ struct mt_tree_opts {
 	const char *include_module, *exclude_module;
 	int skip_entry;             /* callee first without the entry-point level
 				       (massif's trees: frame 0 under the root) */
+	int net_paths;              /* mt_tree_gross sums each distinct branch's net
+				       cost, not each stack's: for a profile whose
+				       stacks of two runs cancel out where their
+				       frames match (report --compare) */
 };
 
 /* How children are ordered. */

@@ -600,6 +600,18 @@ int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t t
 	return 0;
 }
 
+int mt_writer_thread_name(struct mt_writer *w, uint64_t t, uint32_t index, const char *name)
+{
+	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);
+	if (!p)
+		return werr(w);
+	*p++ = MT_REC_THREAD_NAME;
+	p += mt_put_uv(p, index);
+	p += put_str(p, name, strlen(name));
+	END_RECORD(w, p);
+	return 0;
+}
+
 int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char *path,
 		     const uint8_t *build_id, size_t build_id_len,
 		     const uint64_t *segs, size_t nseg)

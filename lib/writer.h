@@ -95,6 +95,7 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_
 int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
 		      uint64_t size, uint32_t stack, uint32_t thread);
 int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t tid);
+int mt_writer_thread_name(struct mt_writer *w, uint64_t t, uint32_t index, const char *name);
 /* segs holds nseg (start, size) pairs: 2 * nseg numbers. */
 int mt_writer_module(struct mt_writer *w, uint64_t t, uint64_t base, const char *path,
 		     const uint8_t *build_id, size_t build_id_len,

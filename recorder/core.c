@@ -73,6 +73,15 @@ static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static int io_flush(void);
 
+/* What END needs of each thread of the log: its tid, and whether its
+ * THREAD_NAME is written: NAMED_EXIT when it exited (its tid may be reused
+ * since), NAMED_END before an END (taken back if an exec fails). */
+enum { NAMED_EXIT = 1, NAMED_END = 2 };
+struct rec_thread {
+	pid_t tid;
+	int named;
+};
+
 static struct {
 	struct mt_config cfg;
 	int fd;
@@ -96,6 +105,10 @@ static struct {
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
 	pid_t pid;            /* of the recorded process */
+	struct rec_thread *thr; /* per thread index: for THREAD_NAME (mmap'ed) */
+	uint32_t thr_cap;
+	pthread_key_t exit_key; /* its destructor names a thread as it exits */
+	int exit_key_ok;
 } S = { .fd = -1 };
 
 static char cmdline[MT_MAX_CMDLINE];
@@ -319,6 +332,31 @@ static void check(int err)
 		io_give();
 }
 
+/*
+ * Remembers thread idx's tid for END (log lock held). The table grows on
+ * mmap'ed pages, as every table of the recorder; without room the thread
+ * only goes unnamed.
+ */
+static void thread_remember(uint32_t idx, pid_t tid)
+{
+	if (idx >= S.thr_cap) {
+		uint32_t cap = S.thr_cap ? 2 * S.thr_cap : 256;
+		while (cap <= idx)
+			cap *= 2;
+		struct rec_thread *t = mt_mem_alloc((size_t)cap * sizeof(*t));
+		if (!t)
+			return;
+		if (S.thr)
+			memcpy(t, S.thr, (size_t)S.thr_cap * sizeof(*t));
+		memset(t + S.thr_cap, 0, (size_t)(cap - S.thr_cap) * sizeof(*t));
+		mt_mem_free(S.thr);
+		S.thr = t;
+		S.thr_cap = cap;
+	}
+	S.thr[idx].tid = tid;
+	S.thr[idx].named = 0;
+}
+
 /* The calling thread's index in the current log; writes THREAD when new. */
 static uint32_t thread_index(uint64_t t)
 {
@@ -330,7 +368,65 @@ static uint32_t thread_index(uint64_t t)
 	tl->gen = S.gen;
 	tl->index = idx + 1;
 	check(mt_writer_thread(S.w, t, idx, (uint32_t)tl->tid));
+	thread_remember(idx, tl->tid);
+	/* The exit key's destructor will name the thread. glibc keeps the
+	 * values of the first 32 keys in the thread itself: setting one
+	 * allocates nothing (a later key could, so it is left unset). */
+	if (S.exit_key_ok && S.exit_key < 32)
+		(void)pthread_setspecific(S.exit_key, (void *)1);
 	return idx;
+}
+
+/*
+ * The name of thread tid (its comm, with no newline) into buf (at least
+ * 32 bytes); 0, or -1 when the thread is gone. open/read only: no heap,
+ * safe at thread exit and in a signal handler.
+ */
+static int read_comm(pid_t tid, char *buf, size_t size)
+{
+	char path[64], num[24];
+	size_t n = 0;
+	const char *parts[] = { "/proc/self/task/", mt_fmt_i64(num, tid), "/comm" };
+	for (size_t i = 0; i < 3; i++) {
+		size_t l = strlen(parts[i]);
+		memcpy(path + n, parts[i], l);
+		n += l;
+	}
+	path[n] = '\0';
+	int saved = errno;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 ? -1 : read(fd, buf, size - 1);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	if (got <= 0)
+		return -1;
+	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\0'))
+		got--;
+	buf[got] = '\0';
+	return 0;
+}
+
+/* THREAD_NAME for thread idx (log lock held); how: NAMED_*. */
+static void thread_named(uint32_t idx, const char *name, int how)
+{
+	check(mt_writer_thread_name(S.w, now(), idx, name));
+	if (idx < S.thr_cap)
+		S.thr[idx].named = how;
+}
+
+/*
+ * Before END (both locks held): the names of the threads that have not
+ * exited, read while they still run. A thread gone without its exit key's
+ * destructor (killed by a raw system call) has no comm left to read.
+ */
+static void name_running_threads(void)
+{
+	char name[64];
+	uint32_t n = S.nthreads < S.thr_cap ? S.nthreads : S.thr_cap;
+	for (uint32_t i = 0; i < n && mt_rec_active; i++)
+		if (!S.thr[i].named && read_comm(S.thr[i].tid, name, sizeof(name)) == 0)
+			thread_named(i, name, NAMED_END);
 }
 
 /* The stack id of c, writing STACK when new; -1 on failure (stopped). */
@@ -453,6 +549,27 @@ static inline void log_unlock(uint64_t seals)
 		write_sealed();
 	if (MT_UNLIKELY(dirty))
 		mt_rec_modules_changed(0);
+}
+
+/*
+ * The exit key's destructor: the thread is exiting (pthread_exit or a
+ * return from its start routine), after its thread_local destructors.
+ * Its name is read now, while /proc still has it.
+ */
+static void thread_exit(void *v)
+{
+	struct mt_tls *tl = &mt_tls;
+	char name[64];
+	(void)v;
+	if (!mt_rec_active || tl->gen != S.gen || !tl->index ||
+	    read_comm(tl->tid, name, sizeof(name)) < 0)
+		return;
+	tl->guard++;
+	uint64_t sl = log_lock_take();
+	if (mt_rec_active && tl->gen == S.gen)
+		thread_named(tl->index - 1, name, NAMED_EXIT);
+	log_unlock(sl);
+	tl->guard--;
 }
 
 /* ---- events ------------------------------------------------------------------ */
@@ -718,6 +835,7 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 		}
 	}
 	if (mt_rec_active) {
+		name_running_threads();
 		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());
 		mt_rec_active = 0;
@@ -893,6 +1011,9 @@ static void child_restart(void)
 	S.mods = NULL;
 	S.gen++;              /* every thread index belongs to the parent's log */
 	S.nthreads = 0;
+	mt_mem_free(S.thr);
+	S.thr = NULL;
+	S.thr_cap = 0;
 	S.nsnap = 0;
 	S.prev_live = 0;
 	memset(&S.tot, 0, sizeof(S.tot));
@@ -961,6 +1082,7 @@ void mt_rec_exec_begin(void)
 	off_t off = lseek(S.fd, 0, SEEK_CUR);
 	if (!mt_rec_active || off < 0)
 		return;
+	name_running_threads();
 	check(mt_writer_end(S.w, now(), MT_END_EXEC, 0, end_totals()));
 	check(io_flush());
 	S.exec_off = off;
@@ -975,6 +1097,10 @@ void mt_rec_exec_failed(void)
 		if (ftruncate(S.fd, S.exec_off) < 0 ||
 		    lseek(S.fd, S.exec_off, SEEK_SET) != S.exec_off)
 			stop_locked("cannot take back END after a failed exec: ", strerror(errno));
+		/* the names written before END went with it */
+		for (uint32_t i = 0; i < S.thr_cap; i++)
+			if (S.thr[i].named == NAMED_END)
+				S.thr[i].named = 0;
 	}
 	S.exec_pending = 0;
 	io_give();
@@ -1291,6 +1417,7 @@ __attribute__((constructor)) static void mt_ctor(void)
 		mt_config_strip_preload();
 	if (mt_rec_active) {
 		on_exit(on_exit_cb, NULL);
+		S.exit_key_ok = pthread_key_create(&S.exit_key, thread_exit) == 0;
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		install_all_fatal();
 		start_helper();

@@ -418,6 +418,80 @@ static void test_random_against_lifetimes(void **state)
 	free(live);
 }
 
+/* A free by one thread of a block another allocated (alloc_thread). */
+static void ev_free_of(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
+		       uint32_t thread, uint32_t owner)
+{
+	struct mt_event ev = { 0 };
+
+	ev.seq = f->seq++;
+	ev.time_ns = f->time += 10;
+	ev.addr = addr;
+	ev.size = size;
+	ev.stack = stack;
+	ev.thread = thread;
+	ev.alloc_thread = owner;
+	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
+}
+
+static void assert_thread(const struct mt_agg *a, size_t i, uint64_t allocs, uint64_t frees,
+			  uint64_t bytes, int64_t peak_bytes, int64_t peak_blocks,
+			  int64_t end_bytes, int64_t end_blocks)
+{
+	struct mt_agg_thread_stats t;
+
+	mt_agg_thread_stats(a, i, &t);
+	assert_int_equal(t.allocations, allocs);
+	assert_int_equal(t.frees, frees);
+	assert_int_equal(t.bytes_allocated, bytes);
+	assert_int_equal(t.peak_bytes, peak_bytes);
+	assert_int_equal(t.peak_blocks, peak_blocks);
+	assert_int_equal(t.end_bytes, end_bytes);
+	assert_int_equal(t.end_blocks, end_blocks);
+}
+
+/*
+ * Per-thread figures: a thread's frees are the blocks it freed, its live
+ * bytes (at the peak, at the end) those of the blocks it allocated, whoever
+ * freed them; the peak moves three times.
+ */
+static void test_thread_stats(void **state)
+{
+	struct fixture *f = *state;
+
+	ev_alloc(f, 0xA0, 100, 0, 0);          /* live 100 */
+	ev_alloc(f, 0xB0, 200, 1, 1);          /* 300 */
+	ev_free_of(f, 0xA0, 100, 0, 1, 0);     /* 200: thread 1 frees 0's */
+	ev_alloc(f, 0xC0, 1000, 2, 2);         /* 1,200 */
+	ev_free_of(f, 0xC0, 1000, 2, 0, 2);    /* 200: thread 0 frees 2's */
+	ev_alloc(f, 0xD0, 50, 0, 0);           /* 250 */
+	ev_alloc(f, 0xE0, 2000, 1, 1);         /* 2,250: the peak */
+	ev_free_of(f, 0xE0, 2000, 1, 1, 1);    /* 250 */
+	ev_end(f);
+	assert_int_equal(mt_agg_stats(f->a)->peak_bytes, 2250);
+	assert_int_equal(mt_agg_nthreads(f->a), 3);
+	/* thread 0: A and D; freed C; D live at the peak and the end */
+	assert_thread(f->a, 0, 2, 1, 150, 50, 1, 50, 1);
+	/* thread 1: B and E; freed A and E; B and E live at the peak */
+	assert_thread(f->a, 1, 2, 2, 2200, 2200, 2, 200, 1);
+	/* thread 2: C, freed by thread 0 before the peak */
+	assert_thread(f->a, 2, 1, 0, 1000, 0, 0, 0, 0);
+	assert_thread(f->a, 3, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* A run that never rises above 0 peaks at start: nothing live then. */
+static void test_thread_stats_no_peak(void **state)
+{
+	struct fixture *f = *state;
+
+	ev_alloc(f, 0xA0, 0, 0, 4);
+	ev_free_of(f, 0xA0, 0, 0, 4, 4);
+	ev_end(f);
+	assert_int_equal(mt_agg_stats(f->a)->peak_at_start, 1);
+	assert_int_equal(mt_agg_nthreads(f->a), 5);
+	assert_thread(f->a, 4, 1, 1, 0, 0, 0, 0, 0);
+}
+
 static void test_profile_add_total(void **state)
 {
 	struct mt_profile *p = mt_profile_new();
@@ -450,6 +524,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_temporary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_against_lifetimes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_stats_no_peak, setup, teardown),
 		cmocka_unit_test(test_profile_add_total),
 	};
 

@@ -95,7 +95,7 @@ static void test_header_ok(void **state)
 	tl_write(t, f->path);
 	assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
 	h = mt_reader_header(r);
-	assert_int_equal(h->version, 2);
+	assert_int_equal(h->version, MT_FORMAT_VERSION);
 	assert_int_equal(h->pointer_size, 8);
 	assert_int_equal(h->pid, 4242);
 	assert_int_equal(h->cmdline_len, 9);
@@ -167,6 +167,16 @@ static void test_bad_version(void **state)
 	mt_put_u16(v, 1);
 	write_patched(f, t, 8, v, 2);
 	expect_open_error(f, MT_E_VERSION, 8);
+	/* Version 2 (no THREAD_NAME) still is. */
+	{
+		struct mt_reader *r;
+
+		mt_put_u16(v, 2);
+		write_patched(f, t, 8, v, 2);
+		assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
+		assert_int_equal(mt_reader_header(r)->version, 2);
+		mt_reader_free(r);
+	}
 	tl_free(t);
 }
 

@@ -37,6 +37,7 @@ struct rec {
 	int ends, headers, stop_at;  /* stop when n reaches stop_at (if > 0) */
 	struct mt_end end;
 	uint32_t threads[8];
+	char names[8][20];
 	size_t nmods, nstacks, progress;
 	const struct mt_stack *stack0;
 	uint64_t unload_base;
@@ -114,6 +115,14 @@ static void on_thread(void *ctx, uint32_t index, uint32_t tid)
 		r->threads[index] = tid;
 }
 
+static void on_thread_name(void *ctx, uint32_t index, const char *name)
+{
+	struct rec *r = ctx;
+
+	if (index < 8)
+		snprintf(r->names[index], sizeof(r->names[index]), "%s", name);
+}
+
 static void on_stack(void *ctx, const struct mt_stack *s)
 {
 	struct rec *r = ctx;
@@ -143,7 +152,8 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 static const struct mt_replay_ops ops = {
 	.on_header = on_header, .on_module = on_module, .on_unload = on_unload,
-	.on_thread = on_thread, .on_stack = on_stack, .on_alloc = on_alloc,
+	.on_thread = on_thread, .on_thread_name = on_thread_name, .on_stack = on_stack,
+	.on_alloc = on_alloc,
 	.on_free = on_free, .on_snapshot = on_snapshot, .on_end = on_end,
 	.on_progress = on_progress,
 };
@@ -328,6 +338,95 @@ static void test_unknown_free_and_cross_thread(void **state)
 	tl_free(t);
 }
 
+/*
+ * A free says which thread allocated the block it releases (alloc_thread),
+ * whatever thread frees it, also past the packed value's thread field;
+ * THREAD_NAME names a thread, and a later one replaces it.
+ */
+static void test_alloc_thread_and_names(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	const uint32_t far = 4100;                  /* past the packed field (4095) */
+	struct mt_replay *r;
+	const char *name;
+	uint32_t tid;
+
+	tl_thread(t, 1, 78);
+	for (uint32_t i = 2; i < far; i++)
+		tl_thread(t, i, 100 + i);
+	tl_thread(t, far, 99);
+	tl_thread_name(t, 1, "worker");
+	tl_alloc(t, 1, 0x1000, 10, 0, 1);           /* seq 0, thread 1 */
+	tl_alloc(t, 1, 0x2000, 20, 1, far);         /* seq 1, thread far */
+	tl_free_block(t, 1, 0x1000, 0);             /* seq 2, thread 0 frees 1's */
+	tl_realloc(t, 1, 0x2000, 0x3000, 30, 0, 1); /* seq 3, thread 1 moves far's */
+	tl_alloc(t, 1, 0x3000, 5, 0, 0);            /* seq 4: 0x3000 still live */
+	tl_thread_name(t, far, "pool-1");
+	tl_thread_name(t, far, "pool-2");
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, &r), 0);
+	assert_int_equal(f->rec.n, 7);
+	assert_int_equal(f->rec.v[0].ev.alloc_thread, 1);
+	assert_int_equal(f->rec.v[1].ev.alloc_thread, far);
+	assert_event(&f->rec.v[2], 'f', 2, 3, 0x1000, 10, 0, 0, 0);
+	assert_int_equal(f->rec.v[2].ev.alloc_thread, 1);
+	assert_event(&f->rec.v[3], 'f', 3, 4, 0x2000, 20, 1, 1, 1);
+	assert_int_equal(f->rec.v[3].ev.alloc_thread, far);
+	assert_int_equal(f->rec.v[4].ev.alloc_thread, 1);
+	assert_event(&f->rec.v[5], 'f', 4, 5, 0x3000, 30, 0, 0, 0);
+	assert_int_equal(f->rec.v[5].ev.alloc_thread, 1);
+	assert_string_equal(f->rec.names[1], "worker");
+	assert_int_equal(mt_replay_nthreads(r), far + 1);
+	assert_int_equal(mt_replay_thread(r, 1, &tid, &name), 0);
+	assert_int_equal(tid, 78);
+	assert_string_equal(name, "worker");
+	assert_int_equal(mt_replay_thread(r, far, &tid, &name), 0);
+	assert_int_equal(tid, 99);
+	assert_string_equal(name, "pool-2");
+	assert_int_equal(mt_replay_thread(r, 0, &tid, &name), 0);
+	assert_null(name);
+	assert_int_equal(mt_replay_thread(r, far + 1, &tid, &name), MT_E_NOTFOUND);
+	mt_replay_free(r);
+	tl_free(t);
+}
+
+/* THREAD_NAME is version 3's: in a version 2 log, or for a thread never
+ * announced, the record is corrupt. */
+static void test_thread_name_corrupt(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = new_log();
+	uint8_t *img;
+	size_t len;
+
+	tl_alloc(t, 1, 0x1000, 10, 0, 0);
+	tl_flush(t);
+	tl_thread_name(t, 0, "main");
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_string_equal(f->rec.names[0], "main");
+	img = malloc(tl_image(t, &len) ? len : 1);
+	assert_non_null(img);
+	memcpy(img, tl_image(t, &len), len);
+	mt_put_u16(img + 8, 2);
+	tl_write_file(f->path, img, len);
+	assert_int_equal(replay(f, NULL, NULL), 0);
+	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+	assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
+	assert_int_equal(f->rec.n, 1);
+	free(img);
+	tl_free(t);
+
+	t = new_log();
+	tl_thread_name(t, 1, "ghost");
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+	tl_free(t);
+}
+
 static void test_snapshots_modules_stop(void **state)
 {
 	struct fix *f = *state;
@@ -379,7 +478,7 @@ static void test_snapshots_modules_stop(void **state)
 
 /*
  * Blocks whose size or stack do not fit the live table's packed value
- * (1 TiB or more) come back whole, and their overflow entries are reused;
+ * (4 GiB or more) come back whole, and their overflow entries are reused;
  * a block at address 0 is a block like another.
  */
 static void test_odd_blocks(void **state)
@@ -938,6 +1037,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_realloc_halves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_thread_and_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_name_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_odd_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_stop, setup, teardown),

@@ -319,9 +319,73 @@ static void test_stats(void **state)
 	mt_session_free(s);
 }
 
+/*
+ * Profiles restricted to one thread's blocks: every block has one
+ * allocating thread, so at any point the two threads' profiles add up to
+ * the whole one, stack by stack; and each thread's total at the peak and
+ * at the end is its figure from the pass (agg's per-thread tally, another
+ * code path).
+ */
+static void test_only_thread(void **state)
+{
+	struct fixture *f = *state;
+	static const struct mt_at at[] = {
+		{ MT_AT_PEAK, 0 }, { MT_AT_END, 0 }, { MT_AT_SNAPSHOT, 2 },
+		{ MT_AT_SEQ, 1234 }, { MT_AT_START, 0 },
+	};
+	struct mt_session_thread th[2];
+	struct mt_session *s;
+
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
+	assert_int_equal(mt_session_thread(s, 0, &th[0]), 0);
+	assert_int_equal(mt_session_thread(s, 1, &th[1]), 0);
+	assert_int_equal(th[0].tid, 100);
+	assert_int_equal(th[1].tid, 101);
+	assert_null(th[0].name);
+	assert_int_equal(mt_session_thread(s, 2, &th[0]), MT_E_NOTFOUND);
+	assert_int_equal(mt_session_only_thread(s, 102), MT_E_NOTFOUND);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct mt_profile *whole, *p[2];
+		size_t n;
+
+		assert_int_equal(mt_session_only_thread(s, -1), 0);
+		assert_int_equal(mt_session_profile(s, &at[i], &whole), 0);
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(mt_session_only_thread(s, 100 + k), 0);
+			assert_int_equal(mt_session_profile(s, &at[i], &p[k]), 0);
+		}
+		n = mt_profile_nstacks(whole);
+		assert_true(n > 0 || at[i].kind == MT_AT_START);
+		for (uint32_t st = 0; st < NSTACKS; st++) {
+			struct mt_cost w = mt_profile_get(whole, st), a = mt_profile_get(p[0], st),
+				b = mt_profile_get(p[1], st);
+
+			assert_int_equal(w.bytes, a.bytes + b.bytes);
+			assert_int_equal(w.blocks, a.blocks + b.blocks);
+			assert_int_equal(w.allocs, a.allocs + b.allocs);
+		}
+		if (at[i].kind == MT_AT_PEAK || at[i].kind == MT_AT_END) {
+			for (int k = 0; k < 2; k++) {
+				struct mt_cost c = mt_profile_total(p[k]);
+				const struct mt_agg_thread_stats *x = &th[k].st;
+
+				assert_int_equal(mt_session_thread(s, (size_t)k, &th[k]), 0);
+				assert_true(c.bytes > 0);
+				assert_int_equal(c.bytes, at[i].kind == MT_AT_PEAK ? x->peak_bytes : x->end_bytes);
+				assert_int_equal(c.blocks, at[i].kind == MT_AT_PEAK ? x->peak_blocks : x->end_blocks);
+			}
+		}
+		mt_profile_free(whole);
+		mt_profile_free(p[0]);
+		mt_profile_free(p[1]);
+	}
+	mt_session_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_only_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_points, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_indexed_times, setup, teardown),

@@ -136,6 +136,13 @@ void tl_thread(struct testlog *t, uint32_t index, uint32_t tid)
 	tl_uv(t, tid);
 }
 
+void tl_thread_name(struct testlog *t, uint32_t index, const char *name)
+{
+	tl_byte(t, MT_REC_THREAD_NAME);
+	tl_uv(t, index);
+	tl_str(t, name, strlen(name));
+}
+
 void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
 {
 	uint64_t prev = 0;

@@ -30,6 +30,7 @@ void tl_free(struct testlog *t);
  * one gets a SWITCH first. Times are exact (no quantum).
  */
 void tl_thread(struct testlog *t, uint32_t index, uint32_t tid);
+void tl_thread_name(struct testlog *t, uint32_t index, const char *name);
 void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips);
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	      uint32_t stack, uint32_t thread);

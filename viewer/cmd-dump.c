@@ -9,6 +9,7 @@
  *   module t=T base=0x.. path="..." build_id=HEX segs=0xSTART+0xSIZE,...
  *   unload t=T base=0x..
  *   thread INDEX tid=TID
+ *   thread_name INDEX name="..."
  *   stack ID fn=NAME depth=N 0xIP 0xIP ...
  *   alloc seq=S t=T addr=0x.. size=N stack=ID thread=I
  *   free seq=S t=T addr=0x.. size=N stack=ID thread=I
@@ -80,6 +81,15 @@ static void d_unload(void *ctx, uint64_t base, uint64_t t)
 static void d_thread(void *ctx, uint32_t index, uint32_t tid)
 {
 	fprintf(((struct dump *)ctx)->out, "thread %" PRIu32 " tid=%" PRIu32 "\n", index, tid);
+}
+
+static void d_thread_name(void *ctx, uint32_t index, const char *name)
+{
+	struct dump *d = ctx;
+
+	fprintf(d->out, "thread_name %" PRIu32 " name=", index);
+	mt_json_string(d->out, name);
+	fputc('\n', d->out);
 }
 
 static void d_stack(void *ctx, const struct mt_stack *s)
@@ -162,7 +172,7 @@ static void d_end(void *ctx, const struct mt_end *e)
 
 static const struct mt_replay_ops dump_ops = {
 	.on_header = d_header, .on_module = d_module, .on_unload = d_unload,
-	.on_thread = d_thread, .on_stack = d_stack, .on_alloc = d_alloc,
+	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_stack = d_stack, .on_alloc = d_alloc,
 	.on_free = d_free, .on_snapshot = d_snapshot, .on_end = d_end,
 };
 

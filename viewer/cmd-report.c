@@ -44,8 +44,15 @@ const char cmd_report_usage[] =
 	"                          % of calls, bytes (with -i/-x and the module\n"
 	"                          filters: of the call stacks they keep)\n"
 	"  --timeline              ASCII graph of the live heap over time\n"
+	"  --by-thread             per thread: allocations, frees, bytes allocated,\n"
+	"                          live at the peak and leaked (of the blocks it\n"
+	"                          allocated), and its name\n"
+	"  --compare OLD           what grew and shrank from the log OLD to FILE at\n"
+	"                          the peak (with --show-leaks: at the end), stacks\n"
+	"                          matched by their symbolized frames\n"
 	"A point is start, peak, end, a snapshot's number or its label.\n"
 	"How to show it:\n"
+	"  --thread TID            trees of the blocks allocated by thread TID only\n"
 	"  -t, --threshold PCT     fold siblings below PCT percent (default 1)\n"
 	"  --depth N               frames printed per branch (default: all)\n"
 	"  --top N                 top-level entries kept (default: all)\n"
@@ -63,7 +70,8 @@ const char cmd_report_usage[] =
 enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
 	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
-	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES,
+	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES, O_BY_THREAD,
+	O_THREAD, O_COMPARE,
 };
 
 static const struct opt options[] = {
@@ -77,6 +85,9 @@ static const struct opt options[] = {
 	{ "show-calls", 0, 0, O_CALLS },
 	{ "show-sizes", 0, 0, O_SIZES },
 	{ "timeline", 0, 0, O_TIMELINE },
+	{ "by-thread", 0, 0, O_BY_THREAD },
+	{ "thread", 0, 1, O_THREAD },
+	{ "compare", 0, 1, O_COMPARE },
 	{ "threshold", 't', 1, O_THRESHOLD },
 	{ "depth", 0, 1, O_DEPTH },
 	{ "top", 0, 1, O_TOP },
@@ -225,10 +236,70 @@ static void free_all(struct mt_session *ses, struct mt_summary *s, FILE *out,
 	free(w->lines);
 }
 
+/*
+ * --compare OLD [FILE]: both logs read (a session each), then the table
+ * and the trees of what changed (lib/report.h mt_report_compare).
+ */
+static int compare(const char *old_file, const char *file, struct mt_report_opts *o,
+		   int summary, const char *outpath)
+{
+	struct mt_session_opts so;
+	struct mt_progress prog;
+	struct mt_session *old, *cur;
+	struct warned warned = { NULL, 0 };
+	FILE *out = stdout;
+	int rc;
+
+	if (summary || o->show & ~(unsigned)(MT_SHOW_MAXIMUM | MT_SHOW_LEAKS) || o->thread)
+		die_usage("--compare shows the peak and the leaks only (--show-maximum, "
+			  "--show-leaks); not with --summary, --diff, --thread or other views");
+	if (o->format == MT_FORMAT_MASSIF)
+		die_usage("--compare is written as --format text, json or collapsed");
+	if (!o->show)
+		o->show = MT_SHOW_MAXIMUM;
+	if ((o->show & (MT_SHOW_MAXIMUM | MT_SHOW_LEAKS)) ==
+	    (MT_SHOW_MAXIMUM | MT_SHOW_LEAKS) && o->format != MT_FORMAT_TEXT)
+		die_usage("--format %s: one tree only (--show-maximum or --show-leaks)",
+			  o->format == MT_FORMAT_JSON ? "json" : "collapsed");
+	mt_progress_init(&prog, stderr);
+	memset(&so, 0, sizeof(so));
+	so.progress.fn = mt_progress_update;
+	so.progress.ctx = &prog;
+	old = open_session(old_file, &so);
+	mt_progress_clear(&prog);
+	cur = open_session(file, &so);
+	mt_progress_clear(&prog);
+	if (outpath && !(out = fopen(outpath, "w"))) {
+		mt_session_free(old);
+		mt_session_free(cur);
+		die("cannot write %s: %s", outpath, strerror(errno));
+	}
+	o->warn = warn_once;
+	o->warn_ctx = &warned;
+	rc = mt_report_compare(old, old_file, cur, file, o, out);
+	warn_log_end(old_file, mt_session_end(old));
+	warn_log_end(file, mt_session_end(cur));
+	mt_session_free(old);
+	mt_session_free(cur);
+	for (size_t i = 0; i < warned.n; i++)
+		free(warned.lines[i]);
+	free(warned.lines);
+	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+		rc = MT_E_IO;
+	if (out != stdout && fclose(out) != 0 && rc == 0)
+		rc = MT_E_IO;
+	if (rc == MT_E_IO)
+		die("cannot write %s: %s", outpath ? outpath : "standard output", strerror(errno));
+	if (rc < 0)
+		die("%s: %s", file, mt_strerror(rc));
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = { .threshold_pct = 1.0 };
 	const char *file = NULL, *outpath = NULL, *arg, *diff[2] = { NULL, NULL };
+	const char *old_file = NULL;
 	int summary = 0, id, rc, saved, status = 0;
 	struct warned warned = { NULL, 0 };
 	struct opt_state st;
@@ -266,6 +337,9 @@ int cmd_report(int argc, char **argv)
 		case O_TIMELINE: o.show |= MT_SHOW_TIMELINE; break;
 		case O_CALLS: o.show |= MT_SHOW_CALLS; break;
 		case O_SIZES: o.show |= MT_SHOW_SIZES; break;
+		case O_BY_THREAD: o.show |= MT_SHOW_THREADS; break;
+		case O_THREAD: o.thread = opt_long(&st, arg, 1, INT32_MAX); break;
+		case O_COMPARE: old_file = arg; break;
 		case O_THRESHOLD: o.threshold_pct = parse_percent(&st, arg); break;
 		case O_DEPTH: o.depth = (unsigned)opt_long(&st, arg, 0, 1000000); break;
 		case O_TOP: o.top = (unsigned)opt_long(&st, arg, 0, 1000000000); break;
@@ -292,6 +366,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!file)
 		file = "memtrail.data";
+	if (old_file)
+		return compare(old_file, file, &o, summary, outpath);
+	if (o.show & MT_SHOW_THREADS && o.format == MT_FORMAT_JSON &&
+	    (summary || o.show != MT_SHOW_THREADS))
+		die_usage("--format json: --by-thread cannot be combined with trees or --summary "
+			  "(one JSON object each)");
+	if (o.show & MT_SHOW_THREADS && o.format != MT_FORMAT_TEXT && o.format != MT_FORMAT_JSON)
+		die_usage("--by-thread is written as --format text or json only");
 	/* No --show-* and no --diff: the summary, the peak and the leaks. */
 	if (!o.show && !summary) {
 		o.show = MT_SHOW_MAXIMUM | MT_SHOW_LEAKS;
@@ -315,6 +397,11 @@ int cmd_report(int argc, char **argv)
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);
+		/* an unknown tid is an error before anything is printed */
+		if (o.thread > 0 && mt_session_only_thread(ses, o.thread) == MT_E_NOTFOUND) {
+			mt_session_free(ses);
+			die("--thread: no thread with tid %lld in %s", (long long)o.thread, file);
+		}
 	}
 	/*
 	 * From here on a failure frees what it holds before it dies (err
@@ -367,8 +454,14 @@ int cmd_report(int argc, char **argv)
 		saved = errno;
 		mt_progress_clear(&prog);
 		errno = saved;
+		if (rc == MT_E_NOTFOUND && o.thread > 0 && !(o.show & MT_SHOW_DIFF)) {
+			snprintf(err, sizeof(err), "--thread: no thread with tid %lld in %s",
+				 (long long)o.thread, file);
+			goto fail;
+		}
 		if (rc == MT_E_NOTFOUND) {
-			snprintf(err, sizeof(err), "--diff: no such point in %s", file);
+			snprintf(err, sizeof(err), "--diff: no such point in %s%s", file,
+				 o.thread > 0 ? " (or no thread with that tid)" : "");
 			goto fail;
 		}
 		/* output larger than stdio's buffer fails inside the report */

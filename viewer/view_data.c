@@ -8,6 +8,8 @@
  * session's index: no replay. A small cache makes going back to a point
  * instant.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +33,7 @@ struct mt_view_data {
 
 	struct cached cache[NCACHE];
 	uint64_t clock;
+	long thread;              /* the thread index the trees are of; -1: all */
 };
 
 int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
@@ -50,6 +53,7 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 		so.progress = *progress;
 	/* The logs every reader accepts (lib/session.c): one cut inside its
 	 * first chunk opens as an empty run, with report's warning. */
+	d->thread = -1;
 	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
@@ -81,6 +85,40 @@ void mt_view_data_free(struct mt_view_data *d)
 	mt_profile_free(d->calls_p);
 	mt_session_free(d->ses);
 	free(d);
+}
+
+int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
+{
+	static const struct mt_at end = { MT_AT_END, 0 };
+	size_t n = mt_session_nthreads(d->ses);
+	struct mt_session_thread t;
+	long i = d->thread + 1;
+	int rc;
+
+	while ((size_t)i < n && mt_session_thread(d->ses, (size_t)i, &t) < 0)
+		i++;
+	if ((size_t)i >= n)
+		i = -1;
+	rc = mt_session_only_thread(d->ses, i < 0 ? -1 : (int64_t)t.tid);
+	if (rc < 0)
+		return rc;
+	d->thread = i;
+	for (size_t k = 0; k < NCACHE; k++) {
+		mt_profile_free(d->cache[k].p);
+		d->cache[k].p = NULL;
+	}
+	mt_profile_free(d->end_p);
+	mt_profile_free(d->temp_p);
+	d->end_p = d->temp_p = NULL;
+	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	if (rc == 0)
+		rc = mt_session_temporary(d->ses, &d->temp_p);
+	if (i < 0)
+		snprintf(what, size, "every thread");
+	else
+		snprintf(what, size, "thread %" PRIu32 "%s%s%s", t.tid, t.name ? " (" : "",
+			 t.name ? t.name : "", t.name ? ")" : "");
+	return rc;
 }
 
 const char *mt_view_data_command(const struct mt_view_data *d)

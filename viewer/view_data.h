@@ -75,6 +75,15 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		      int inverted, enum mt_tree_key key,
 		      struct mt_tree **out, struct mt_cost *total);
 
+/*
+ * Restricts every tree from now on to the blocks allocated by the next
+ * thread of the log, in the order of their first event, and after the last
+ * to every thread again (session.h mt_session_only_thread): the cached
+ * profiles go. Writes what the trees now show into what ("thread TID
+ * (NAME)" or "every thread"). Returns 0 or a negative MT_E_*.
+ */
+int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size);
+
 /* Warnings met so far (symbols, truncation), one line each; owned by d. */
 size_t mt_view_data_warnings(const struct mt_view_data *d, const char *const **lines);
 

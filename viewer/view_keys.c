@@ -32,6 +32,7 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
 	{ "t",                "temporary allocations of the whole run (t: back)" },
 	{ "c",                "every allocation call of the run, most first (c: back)" },
+	{ "T",                "trees of the next thread's blocks only (after the last: all)" },
 	{ "?",                "this help (any key closes it)" },
 	{ "q",                "quit (also Ctrl-C)" },
 	{ NULL, NULL },
@@ -235,6 +236,20 @@ int mt_view_key(struct mt_view_app *app, int key)
 				 "allocation calls of the whole run, sorted by calls (s: other sorts)");
 		}
 		break;
+	case 'T': {
+		char what[128];
+		int rc = mt_view_data_next_thread(app->data, what, sizeof(what));
+
+		if (rc < 0)
+			snprintf(app->msg, sizeof(app->msg), "cannot restrict to a thread: %s",
+				 mt_strerror(rc));
+		else
+			snprintf(app->msg, sizeof(app->msg), "trees of %s's blocks (T: next thread)",
+				 what);
+		/* every profile is another now */
+		app->built = 0;
+		break;
+	}
 	case CTRL('l'):
 		break;
 	default:

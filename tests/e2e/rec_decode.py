@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 2) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 3, or 2 without THREAD_NAME) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
@@ -33,12 +33,13 @@ def main():
     data = open(path, "rb").read()
     assert data[:8] == b"MEMTRAIL", "magic"
     ver, psz, flags, pid, start, L = struct.unpack_from("<HBBIQI", data, 8)
+    assert ver in (2, 3), "version"
     cmd = data[28:28 + L]
     off = 28 + L
     st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
               peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0,
-              exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0,
+              exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0, thread_names=0,
               end_totals=None, replayed_totals=None)
     # END's figures as the replay defines them (lib/summary.c), counted here
     tot = dict(allocations=0, frees=0, bytes_allocated=0, peak_bytes=0, peak_blocks=0,
@@ -196,6 +197,11 @@ def main():
                 dt = uv(); assert dt > 0, "TIME 0"; t += dt; st["times"] += 1
             elif ty == 13:
                 th = uv(); assert th < st["threads"], ("switch", th); st["switches"] += 1
+            elif ty == 14:
+                idx = uv(); name = bstr()
+                assert ver >= 3 and idx < st["threads"], ("thread name", idx)
+                st["thread_names"] += 1
+                if verbose: print("THREAD_NAME", idx, name.decode(errors="replace"))
             else:
                 raise ValueError("record type %d" % ty)
             lastt = t
