@@ -587,6 +587,25 @@ MT_EXPORT void memtrail_snapshot_impl(const char *label)
 	take_snapshot(label);
 }
 
+/*
+ * The same under the names of the API itself, for programs that do not
+ * include memtrail.h: the original memtrail's header looks
+ * "memtrail_snapshot" up with dlsym(RTLD_DEFAULT), and programs declare
+ * `void memtrail_snapshot(void) __attribute__((weak));` themselves. No
+ * clash with memtrail.h, whose functions of these names are static inline:
+ * a program that includes it calls its own copies, which call
+ * memtrail_snapshot_impl.
+ */
+MT_EXPORT void memtrail_snapshot(void)
+{
+	memtrail_snapshot_impl("");
+}
+
+MT_EXPORT void memtrail_snapshot_named(const char *label)
+{
+	memtrail_snapshot_impl(label ? label : "");
+}
+
 static void on_snapshot_signal(int sig)
 {
 	int saved = errno;

@@ -247,8 +247,11 @@ void mt_children_fork_prepare(void);
 void mt_children_fork_parent(void);
 void mt_children_fork_child(void);
 
-/* The in-program API's entry point (include/memtrail.h binds to it). */
+/* The in-program API's entry point (include/memtrail.h binds to it), and
+ * the same under the API's own names (core.c). */
 void memtrail_snapshot_impl(const char *label);
+void memtrail_snapshot(void);
+void memtrail_snapshot_named(const char *label);
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */
 
