@@ -92,6 +92,7 @@ static struct {
 	sem_t snap_sem;
 	int helper_on;
 	int helper_busy;      /* the helper is between waits (atomic) */
+	long helper_tid;      /* its thread id, once it runs (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
@@ -642,6 +643,7 @@ static void *helper_main(void *arg)
 	uint64_t next_snap = 0, next_flush, wake;
 	(void)arg;
 	mt_tls.guard = 1;
+	__atomic_store_n(&S.helper_tid, (long)gettid(), __ATOMIC_RELEASE);
 	if (S.cfg.snapshot_interval_ns)
 		next_snap = mono_ns() + S.cfg.snapshot_interval_ns;
 	next_flush = mono_ns() + FLUSH_EVERY_NS;
@@ -682,6 +684,7 @@ static void start_helper(void)
 	sigset_t all, old;
 	if (sem_init(&S.snap_sem, 0, 0) < 0)
 		return;
+	S.helper_tid = 0;
 	if (S.cfg.snapshot_signal) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
@@ -753,11 +756,37 @@ void mt_rec_exit_now(int status)
 }
 
 /*
+ * Can the runtimes free their memory now (freeres.c)? Only when no other
+ * thread of the program runs user code: valgrind kills the other threads
+ * before it frees, memtrail cannot, and __libc_freeres pulls NSS modules,
+ * stdio buffers and locale data from under a thread still using them.
+ * The helper thread only sleeps, writes and takes snapshots (none of that
+ * uses what the runtimes free); it publishes its id when it first runs,
+ * waited for here (at most a second) if the process exits before that.
+ */
+static int runtime_alone(void)
+{
+	long helper = 0;
+	if (S.helper_on) {
+		struct timespec nap = { 0, 1000000 };
+		for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
+			nanosleep(&nap, NULL);
+		if (!helper)
+			return 0;
+	}
+	return mt_freeres_safe(helper);
+}
+
+/*
  * The end of a normal exit. The handler is registered by the constructor,
  * which ld.so runs before the program's _start registers _dl_fini with
  * atexit, so it runs after the program's atexit handlers, its C++ static
  * destructors and every ELF destructor (this library's included): their
- * frees are all recorded, as memcheck counts them.
+ * frees are all recorded, as memcheck counts them. Then, as memcheck does
+ * at exit, the C and C++ runtimes free their own memory (freeres.c; not
+ * with MEMTRAIL_FREERES=0, not when exit() came from a signal handler that
+ * interrupted a hook, which may be inside malloc, and not while other
+ * threads run), and END follows: what is live then is the program's own.
  */
 static void on_exit_cb(int status, void *arg)
 {
@@ -775,6 +804,11 @@ static void on_exit_cb(int status, void *arg)
 			nanosleep(&nap, NULL);
 		while (sem_trywait(&S.snap_sem) == 0)
 			take_snapshot("signal");
+	}
+	if (blocking && S.cfg.freeres && mt_rec_active && !mt_rec_foreign() && runtime_alone()) {
+		mt_tls.guard--;
+		mt_freeres_run();     /* its frees are recorded: guard 0 */
+		mt_tls.guard++;
 	}
 	finish(MT_END_EXIT, status, blocking, 0);
 	mt_tls.guard--;
