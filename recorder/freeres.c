@@ -23,6 +23,7 @@
  * Not for: deciding on the exit path (core.c), the hooks (hooks.c).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,8 +36,8 @@
  * do_exit, past every line of user code it will ever run. */
 #define MT_PF_EXITING 0x00000004u
 
-/* The stat file of thread tid of this process: is it on its way out? -1
- * when unreadable (the thread may be gone already: the caller retries). */
+/* The stat file of thread tid of this process: is it on its way out? 1
+ * yes, 0 no, -1 gone already, -2 cannot tell (out of descriptors...). */
 static int thread_exiting(long tid)
 {
 	char path[64], buf[1024], num[24];
@@ -49,21 +50,23 @@ static int thread_exiting(long tid)
 	strcat(path, "/stat");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return errno == ENOENT || errno == ESRCH ? -1 : -2;
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0 && errno != ESRCH)
+		n = -2;
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return n == -2 ? -2 : -1;
 	buf[n] = '\0';
 	/* "tid (comm) state ppid ...": comm may hold spaces and parentheses,
 	 * so fields are counted from the last ')'; flags is field 9. */
 	char *p = strrchr(buf, ')');
 	if (!p)
-		return -1;
+		return -2;
 	for (int field = 2; field < 9; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
-			return -1;
+			return -2;
 	}
 	unsigned long flags = 0;
 	for (p++; *p >= '0' && *p <= '9'; p++)
@@ -112,8 +115,9 @@ static int others_running(long self, long helper_tid)
 				tid = tid * 10 + (*c - '0');
 			if (tid == self || tid == helper_tid)
 				continue;
-			/* Unreadable: gone between the listing and the open. */
-			if (thread_exiting(tid) == 0)
+			/* -1: gone between the listing and the open. */
+			int e = thread_exiting(tid);
+			if (e == 0 || e == -2)
 				found = 1;
 		}
 		if (found)
