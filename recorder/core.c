@@ -15,7 +15,8 @@
  * trouble it stops recording and says so once on stderr.
  *
  * Ends: exit writes END from an on_exit handler that runs after every
- * destructor; _exit and every terminating signal write END themselves; a
+ * destructor and after the C and C++ runtimes freed their own memory
+ * (freeres.c, where it is safe); _exit and every terminating signal write END themselves; a
  * forked child stops at once without writing (or, following children,
  * begins a log of its own); exec writes END(EXEC), and if the exec fails
  * that END is cut off the file again and recording goes on. A recording
