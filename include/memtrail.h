@@ -16,6 +16,13 @@
  * when libmemtrail.so is preloaded and leaves NULL otherwise; no dlsym call
  * (which allocates when the symbol is missing) and no link flag. See
  * memtrail_snapshot(3).
+ *
+ * The library also exports memtrail_snapshot() and
+ * memtrail_snapshot_named() themselves, for programs without this header
+ * (the original memtrail's header looks "memtrail_snapshot" up with
+ * dlsym; others declare it weak). The functions below are static, so a
+ * program that includes this header calls its own copies and never clashes
+ * with those.
  */
 #ifndef MEMTRAIL_H
 #define MEMTRAIL_H

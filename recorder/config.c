@@ -154,6 +154,9 @@ void mt_config_read(struct mt_config *cfg)
 	cfg->snapshot_interval_ns = 0;
 	if ((s = mt_env("MEMTRAIL_SNAPSHOT_INTERVAL")) && *s)
 		cfg->snapshot_interval_ns = parse_seconds(s);
+	/* Anything but "0" keeps the default, which is memcheck's. */
+	s = mt_env("MEMTRAIL_FREERES");
+	cfg->freeres = !(s && strcmp(s, "0") == 0);
 	s = mt_env("MEMTRAIL_OUTPUT");
 	if (!s || !*s)
 		s = "memtrail.data";

@@ -15,7 +15,8 @@
  * trouble it stops recording and says so once on stderr.
  *
  * Ends: exit writes END from an on_exit handler that runs after every
- * destructor; _exit and every terminating signal write END themselves; a
+ * destructor and after the C and C++ runtimes freed their own memory
+ * (freeres.c, where it is safe); _exit and every terminating signal write END themselves; a
  * forked child stops at once without writing (or, following children,
  * begins a log of its own); exec writes END(EXEC), and if the exec fails
  * that END is cut off the file again and recording goes on. A recording
@@ -101,6 +102,7 @@ static struct {
 	sem_t snap_sem;
 	int helper_on;
 	int helper_busy;      /* the helper is between waits (atomic) */
+	long helper_tid;      /* its thread id, once it runs (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
@@ -704,6 +706,25 @@ MT_EXPORT void memtrail_snapshot_impl(const char *label)
 	take_snapshot(label);
 }
 
+/*
+ * The same under the names of the API itself, for programs that do not
+ * include memtrail.h: the original memtrail's header looks
+ * "memtrail_snapshot" up with dlsym(RTLD_DEFAULT), and programs declare
+ * `void memtrail_snapshot(void) __attribute__((weak));` themselves. No
+ * clash with memtrail.h, whose functions of these names are static inline:
+ * a program that includes it calls its own copies, which call
+ * memtrail_snapshot_impl.
+ */
+MT_EXPORT void memtrail_snapshot(void)
+{
+	memtrail_snapshot_impl("");
+}
+
+MT_EXPORT void memtrail_snapshot_named(const char *label)
+{
+	memtrail_snapshot_impl(label ? label : "");
+}
+
 static void on_snapshot_signal(int sig)
 {
 	int saved = errno;
@@ -740,6 +761,7 @@ static void *helper_main(void *arg)
 	uint64_t next_snap = 0, next_flush, wake;
 	(void)arg;
 	mt_tls.guard = 1;
+	__atomic_store_n(&S.helper_tid, (long)gettid(), __ATOMIC_RELEASE);
 	if (S.cfg.snapshot_interval_ns)
 		next_snap = mono_ns() + S.cfg.snapshot_interval_ns;
 	next_flush = mono_ns() + FLUSH_EVERY_NS;
@@ -780,6 +802,7 @@ static void start_helper(void)
 	sigset_t all, old;
 	if (sem_init(&S.snap_sem, 0, 0) < 0)
 		return;
+	S.helper_tid = 0;
 	if (S.cfg.snapshot_signal) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
@@ -852,11 +875,37 @@ void mt_rec_exit_now(int status)
 }
 
 /*
+ * Can the runtimes free their memory now (freeres.c)? Only when no other
+ * thread of the program runs user code: valgrind kills the other threads
+ * before it frees, memtrail cannot, and __libc_freeres pulls NSS modules,
+ * stdio buffers and locale data from under a thread still using them.
+ * The helper thread only sleeps, writes and takes snapshots (none of that
+ * uses what the runtimes free); it publishes its id when it first runs,
+ * waited for here (at most a second) if the process exits before that.
+ */
+static int runtime_alone(void)
+{
+	long helper = 0;
+	if (S.helper_on) {
+		struct timespec nap = { 0, 1000000 };
+		for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
+			nanosleep(&nap, NULL);
+		if (!helper)
+			return 0;
+	}
+	return mt_freeres_safe(helper);
+}
+
+/*
  * The end of a normal exit. The handler is registered by the constructor,
  * which ld.so runs before the program's _start registers _dl_fini with
  * atexit, so it runs after the program's atexit handlers, its C++ static
  * destructors and every ELF destructor (this library's included): their
- * frees are all recorded, as memcheck counts them.
+ * frees are all recorded, as memcheck counts them. Then, as memcheck does
+ * at exit, the C and C++ runtimes free their own memory (freeres.c; not
+ * with MEMTRAIL_FREERES=0, not when exit() came from a signal handler that
+ * interrupted a hook, which may be inside malloc, and not while other
+ * threads run), and END follows: what is live then is the program's own.
  */
 static void on_exit_cb(int status, void *arg)
 {
@@ -874,6 +923,11 @@ static void on_exit_cb(int status, void *arg)
 			nanosleep(&nap, NULL);
 		while (sem_trywait(&S.snap_sem) == 0)
 			take_snapshot("signal");
+	}
+	if (blocking && S.cfg.freeres && mt_rec_active && !mt_rec_foreign() && runtime_alone()) {
+		mt_tls.guard--;
+		mt_freeres_run();     /* its frees are recorded: guard 0 */
+		mt_tls.guard++;
 	}
 	finish(MT_END_EXIT, status, blocking, 0);
 	mt_tls.guard--;

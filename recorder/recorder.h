@@ -14,6 +14,7 @@
  *   config.c   MEMTRAIL_* settings and the output path.
  *   children.c following children: each process's file, the environment
  *              of an exec, the fork lock around dl_iterate_phdr.
+ *   freeres.c  the C and C++ runtimes' own memory, freed at a normal exit.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -205,6 +206,7 @@ struct mt_config {
 	uint64_t snapshot_interval_ns; /* 0: none */
 	char output[4096];        /* expanded path: this process's own file */
 	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
+	int freeres;              /* MEMTRAIL_FREERES (default 1; 0: keep the runtimes' memory) */
 };
 
 /* An environment variable, also before libc set up environ. */
@@ -247,8 +249,23 @@ void mt_children_fork_prepare(void);
 void mt_children_fork_parent(void);
 void mt_children_fork_child(void);
 
-/* The in-program API's entry point (include/memtrail.h binds to it). */
+/* ---- freeres.c ------------------------------------------------------------ */
+
+/*
+ * Is this thread alone (but for the helper thread helper_tid, 0 if none)
+ * in running user code, so that the runtimes may free their memory? 0 also
+ * when it cannot tell. Only system calls.
+ */
+int mt_freeres_safe(long helper_tid);
+/* Calls libstdc++'s __gnu_cxx::__freeres() and glibc's __libc_freeres(),
+ * those present; with the guard at 0 their frees are recorded. */
+void mt_freeres_run(void);
+
+/* The in-program API's entry point (include/memtrail.h binds to it), and
+ * the same under the API's own names (core.c). */
 void memtrail_snapshot_impl(const char *label);
+void memtrail_snapshot(void);
+void memtrail_snapshot_named(const char *label);
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */
 

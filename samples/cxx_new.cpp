@@ -13,8 +13,11 @@
  * The C++ runtime: at start-up, before main, libstdc++ (GCC 12) allocates
  * its emergency exception-handling pool with malloc(72,704) (the pool in
  * libsupc++/eh_alloc.cc; the size is fixed in this libstdc++ build, 73,728
- * in some other builds). It is freed only by memcheck's
- * --run-cxx-freeres=yes, which the tests turn off: it is still live at exit.
+ * in some other builds). The program never frees it: libstdc++'s
+ * __gnu_cxx::__freeres() does, which memcheck calls at exit by default, and
+ * so does memtrail, after the program's destructors and before the end
+ * (not with --keep-runtime, or memcheck's --run-cxx-freeres=no: then it is
+ * still live at exit).
  *
  * Calls in order, with live bytes / blocks after each:
  *    0  malloc(72704)                 runtime pool   72,704 B  1 blk
@@ -39,24 +42,30 @@
  *       delete[] char[300]: 7 frees                    72,704  1
  *   10  make_orphan(): new Node (24 B), never deleted  72,728  2
  *       snapshot 1 "end": 72,728 B in 2 blocks
+ *   11  at exit, the runtime frees its pool                   24  1
  *
  * Totals:
  *   allocations  1 + 7 + 5 + 1 = 14
- *   frees        4 + 1 (vector) + 7 = 12
+ *   frees        4 + 1 (vector) + 7 + 1 (the pool) = 13
  *   bytes        72,704 + (40 + 100 + 40 + 192 + 1,000 + 72 + 300 = 1,744)
  *                + (4 + 8 + 16 + 32 + 64 = 124) + 24 = 74,596
  *   peak         74,544 B, 10 blocks (the vector's 64 B array, while its
  *                32 B predecessor is still live)
- *   leaked       72,704 + 24 = 72,728 B in 2 blocks
+ *   leaked       24 B in 1 block (the Node)
+ *   with the runtime's memory kept at exit: 12 frees, 72,704 + 24 =
+ *   72,728 B leaked in 2 blocks
  *
  * memtrail-expect:
  *   allocations 14
- *   frees 12
+ *   frees 13
  *   bytes_allocated 74596
  *   peak_bytes 74544
  *   peak_blocks 10
- *   leaked_bytes 72728
- *   leaked_blocks 2
+ *   leaked_bytes 24
+ *   leaked_blocks 1
+ *   keep-runtime frees 12
+ *   keep-runtime leaked_bytes 72728
+ *   keep-runtime leaked_blocks 2
  *   snapshot 0 label objects live_bytes 74448 live_blocks 8
  *   snapshot 1 label end live_bytes 72728 live_blocks 2
  */

@@ -25,12 +25,16 @@
  * 272 B per thread, 4 x 272 = 1,088 B in 4 blocks. The thread stacks
  * (256 KiB each, set explicitly so the total stays under glibc's 40 MiB
  * stack cache whatever `ulimit -s` says) are kept in that cache after the
- * join, and with them their DTVs: those 4 blocks are still live at exit.
+ * join, and with them their DTVs, until glibc's __libc_freeres() empties
+ * the cache at exit (memcheck calls it by default, and so does memtrail:
+ * the 4 blocks are freed; with memtrail's --keep-runtime or memcheck's
+ * --run-libc-freeres=no they are still live at exit).
  * Under a preloaded profiler the process has more TLS modules (the profiler
  * and, e.g., libunwind), so each DTV is 16 B larger per extra module; the
  * `dtv 4` line below tells the test to add 4 x 16 x (extra TLS modules) to
- * bytes_allocated, peak_bytes, leaked_bytes and every snapshot's live_bytes
- * (all of them come after the threads are created).
+ * bytes_allocated, peak_bytes and every snapshot's live_bytes (all of them
+ * come after the threads are created), `dtv_leaked` as much for each DTV
+ * still live at exit to leaked_bytes.
  *
  * Main, after joining all four threads:
  *   snapshot 0 "joined": DTVs 1,088 + leaked messages 768 + 2 stats 64
@@ -39,23 +43,30 @@
  *   the threads run, live is at most 1,088 + 64 + 768 + 12 messages in
  *   flight x 128 = 3,456 B), then freed; then both stats blocks freed.
  *   snapshot 1 "done": 1,088 + 768 = 1,856 B in 12 blocks
+ * At exit: the 4 DTVs freed with the stack cache: 768 B in 8 blocks.
  *
  * Totals:
  *   allocations  4 DTV + 400 messages + 2 stats + 1 summary = 407
- *   frees        392 messages + 2 stats + 1 summary = 395
+ *   frees        392 messages + 2 stats + 1 summary + 4 DTV = 399
  *   bytes        1,088 + 12,800 + 25,600 + 64 + 65,536 = 105,088
  *   peak         67,456 B, 15 blocks
- *   leaked       1,856 B in 12 blocks (407 - 395 = 12)
+ *   leaked       768 B in 8 blocks (407 - 399 = 8)
+ *   with the runtime's memory kept at exit: 395 frees, 1,856 B leaked in
+ *   12 blocks, the 4 DTVs among them
  *
  * memtrail-expect:
  *   allocations 407
- *   frees 395
+ *   frees 399
  *   bytes_allocated 105088
  *   peak_bytes 67456
  *   peak_blocks 15
- *   leaked_bytes 1856
- *   leaked_blocks 12
+ *   leaked_bytes 768
+ *   leaked_blocks 8
  *   dtv 4
+ *   keep-runtime frees 395
+ *   keep-runtime leaked_bytes 1856
+ *   keep-runtime leaked_blocks 12
+ *   keep-runtime dtv_leaked 4
  *   snapshot 0 label joined live_bytes 1920 live_blocks 14
  *   snapshot 1 label done live_bytes 1856 live_blocks 12
  */

@@ -27,6 +27,13 @@
 #   expect.py compare NAME A.json B.json KEY[:TOL]...
 #                                              KEY of A and B equal within TOL
 #
+# With --keep-runtime anywhere on the command line, the sample's figures
+# are those of a run that leaves the C and C++ runtimes' memory allocated
+# at exit (`memtrail record --keep-runtime`, memcheck's
+# --run-libc-freeres=no --run-cxx-freeres=no): its `keep-runtime KEY N`
+# lines replace the figures they name. Without it, the runtimes free their
+# memory before the end (both tools' default), and the plain lines hold.
+#
 # Exit status: 0 all equal, 1 a mismatch (each printed as
 # "MISMATCH <what>: <field> expected X, got Y"), 2 bad input.
 #
@@ -47,20 +54,24 @@ def die(msg):
     sys.exit(2)
 
 
-def parse_expect(path):
+def parse_expect(path, keep_runtime=False):
     """The memtrail-expect block of a sample's top comment.
 
     Lines `KEY INT`, `snapshot N [label L] live_bytes X live_blocks Y`,
     `memcheck skip REASON...` (memcheck cannot run this sample),
-    `exit N` (the sample's exit status, default 0) and `dtv N` (N threads
+    `exit N` (the sample's exit status, default 0), `dtv N` (N threads
     were created, each with a DTV of 16 x (TLS modules + 16) bytes counted
-    with libc as the only TLS module; see adjust_dtv())."""
+    with libc as the only TLS module; see adjust_dtv()), `dtv_leaked N`
+    (N of those DTVs are still live at the end, default 0) and
+    `keep-runtime KEY N` (KEY is N when the runtimes keep their memory at
+    exit: only with keep_runtime)."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     m = re.search(r"memtrail-expect:\s*\n(.*?)(?:\n\s*\*?\s*\n|\*/)", text, re.S)
     if not m:
         die(path + ": no memtrail-expect block")
     exp = {"snapshots": [], "exit": 0}
+    kept = {}
     for raw in m.group(1).splitlines():
         line = raw.strip().lstrip("*").strip()
         if not line:
@@ -77,10 +88,14 @@ def parse_expect(path):
             exp["snapshots"].append(snap)
         elif w[0] == "memcheck":
             exp["memcheck"] = " ".join(w[1:])
-        elif len(w) == 2 and (w[0] in FIELDS or w[0] in ("exit", "dtv")):
+        elif len(w) == 2 and (w[0] in FIELDS or w[0] in ("exit", "dtv", "dtv_leaked")):
             exp[w[0]] = int(w[1])
+        elif len(w) == 3 and w[0] == "keep-runtime" and (w[1] in FIELDS or w[1] == "dtv_leaked"):
+            kept[w[1]] = int(w[2])
         else:
             die("%s: bad expect line: %s" % (path, line))
+    if keep_runtime:
+        exp.update(kept)
     missing = [k for k in FIELDS if k not in exp]
     if missing:
         die("%s: expect block lacks %s" % (path, " ".join(missing)))
@@ -200,18 +215,20 @@ def adjust_dtv(exp, extra_tls):
     so a preloaded profiler with its own TLS modules makes each 16 B larger
     per extra module. The expect block counts libc alone; add the difference
     to every byte figure taken after the threads were created (a sample with
-    a `dtv` line creates its threads before any snapshot)."""
+    a `dtv` line creates its threads before any snapshot), and to the leak
+    for the `dtv_leaked` ones still live at the end."""
     d = 16 * exp.get("dtv", 0) * extra_tls
     if d:
-        for k in ("bytes_allocated", "peak_bytes", "leaked_bytes"):
+        for k in ("bytes_allocated", "peak_bytes"):
             exp[k] += d
         for s in exp["snapshots"]:
             s["live_bytes"] += d
+    exp["leaked_bytes"] += 16 * exp.get("dtv_leaked", 0) * extra_tls
     return exp
 
 
-def check_memtrail(src, path, extra_tls=0):
-    exp = adjust_dtv(parse_expect(src), extra_tls)
+def check_memtrail(src, path, extra_tls=0, keep_runtime=False):
+    exp = adjust_dtv(parse_expect(src, keep_runtime), extra_tls)
     try:
         with open(path, encoding="utf-8") as f:
             got = json.load(f)
@@ -237,11 +254,11 @@ def check_memtrail(src, path, extra_tls=0):
 SNAPLINE = re.compile(r"^memtrail: snapshot (\d+): (\d+) bytes \(([+-]\d+)\)$", re.M)
 
 
-def check_stderr(src, path, extra_tls=0):
+def check_stderr(src, path, extra_tls=0, keep_runtime=False):
     """The recorder's own live count at each snapshot, as printed on stderr
     (SPEC section 3), against the expect block; DELTA is the change since
     the previous snapshot (since 0 for the first)."""
-    exp = adjust_dtv(parse_expect(src), extra_tls)
+    exp = adjust_dtv(parse_expect(src, keep_runtime), extra_tls)
     with open(path, encoding="utf-8", errors="replace") as f:
         got = SNAPLINE.findall(f.read())
     what = src + " memtrail stderr"
@@ -262,8 +279,8 @@ def check_stderr(src, path, extra_tls=0):
     return bad
 
 
-def check_memcheck(src, log, extra_tls=0):
-    exp = adjust_dtv(parse_expect(src), extra_tls)
+def check_memcheck(src, log, extra_tls=0, keep_runtime=False):
+    exp = adjust_dtv(parse_expect(src, keep_runtime), extra_tls)
     what = src + " memcheck" + (" (%d stand-in TLS modules)" % extra_tls if extra_tls else "")
     bad = compare(what, exp, parse_memcheck(log),
                   ("allocations", "frees", "bytes_allocated",
@@ -293,21 +310,23 @@ def compare_files(name, a, b, specs):
 
 
 def main(argv):
+    keep = "--keep-runtime" in argv
+    argv = [a for a in argv if a != "--keep-runtime"]
     if len(argv) < 3:
         die("usage: expect.py expect|memcheck|trace|check-memcheck|check-memtrail|compare ...")
     cmd = argv[1]
     if cmd == "expect":
-        print(json.dumps(parse_expect(argv[2]), indent=1))
+        print(json.dumps(parse_expect(argv[2], keep), indent=1))
     elif cmd == "memcheck":
         print(json.dumps(parse_memcheck(argv[2]), indent=1))
     elif cmd == "trace":
         print(json.dumps(parse_trace(argv[2]), indent=1))
     elif cmd == "check-memcheck" and len(argv) in (4, 5):
-        return check_memcheck(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
+        return check_memcheck(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0, keep)
     elif cmd == "check-memtrail" and len(argv) in (4, 5):
-        return check_memtrail(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
+        return check_memtrail(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0, keep)
     elif cmd == "check-stderr" and len(argv) in (4, 5):
-        return check_stderr(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0)
+        return check_stderr(argv[2], argv[3], int(argv[4]) if len(argv) == 5 else 0, keep)
     elif cmd == "compare" and len(argv) >= 6:
         return compare_files(argv[2], argv[3], argv[4], argv[5:])
     else:

@@ -42,10 +42,16 @@
 const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
-	"                       [--] PROGRAM [ARGS...]\n"
+	"                       [--keep-runtime] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
 	"to FILE (default memtrail.data) and exits with PROGRAM's exit status.\n"
+	"Leaked means still allocated when the program ends: at exit(), after\n"
+	"its atexit handlers and destructors, and after the C and C++ runtimes\n"
+	"freed their own memory (glibc's __libc_freeres, libstdc++'s\n"
+	"__gnu_cxx::__freeres), as valgrind memcheck counts it. The runtimes\n"
+	"keep it (counted as leaked) while other threads still run at exit,\n"
+	"and at _exit, a fatal signal or an exec; see memtrail(1).\n"
 	"\n"
 	"  -o FILE                  the log; %p pid, %e program name, %t unix time,\n"
 	"                           %n smallest counter whose file does not exist,\n"
@@ -59,9 +65,13 @@ const char cmd_record_usage[] =
 	"                           FILE.PID written (SIZE)\n"
 	"  --snapshot-signal SIG    take a snapshot on signal SIG (e.g. USR2)\n"
 	"  --snapshot-interval S    take a snapshot every S seconds (e.g. 0.5)\n"
+	"  --keep-runtime           leave the runtimes' memory allocated at exit\n"
+	"                           (counted as leaked, as memcheck's\n"
+	"                           --run-libc-freeres=no --run-cxx-freeres=no);\n"
+	"                           MEMTRAIL_FREERES=0 does the same\n"
 	"  -h, --help               this help\n";
 
-enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_HELP };
+enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_HELP };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
@@ -69,6 +79,7 @@ static const struct opt options[] = {
 	{ "follow-children", 0, 0, O_FOLLOW },
 	{ "snapshot-signal", 0, 1, O_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
+	{ "keep-runtime", 0, 0, O_KEEP },
 	{ "help", 'h', 0, O_HELP },
 	{ NULL, 0, 0, 0 },
 };
@@ -647,6 +658,9 @@ int cmd_record(int argc, char **argv)
 			if (!valid_seconds(arg))
 				die_usage("--snapshot-interval: '%s' is not a number of seconds > 0", arg);
 			set_env("MEMTRAIL_SNAPSHOT_INTERVAL", arg);
+			break;
+		case O_KEEP:
+			set_env("MEMTRAIL_FREERES", "0");
 			break;
 		case O_HELP:
 			help_command("record");

@@ -7,6 +7,10 @@
 # live bytes `memtrail record` prints at each snapshot). Also:
 # the program's stdout and exit status are the same natively, under memcheck
 # and under memtrail, and memtrail adds only `memtrail:` lines to stderr.
+# Each sample runs in both tools' default (the C and C++ runtimes free
+# their memory at exit), then once more keeping it (`memtrail record
+# --keep-runtime`, memcheck's --run-libc-freeres=no --run-cxx-freeres=no)
+# against the block's `keep-runtime` figures.
 #
 # Not for: reports other than the summary (trees have their own tests), or
 # programs without exactly known figures (realprog_memcheck.sh).
@@ -36,16 +40,18 @@ for s in "$MT_TOP"/samples/*.c "$MT_TOP"/samples/*.cpp; do
 done
 [ -n "$srcs" ] || mt_skip "no sample with a memtrail-expect block"
 
-for src in $srcs; do
+# check_sample SRC: one sample in one mode (MT_KEEP_RUNTIME, $mode).
+check_sample() {
+	src=$1
 	name=${src##*/}; name=${name%.*}
 	bin=$MT_SAMPLES/$name
-	w=$MT_TMP/$name
-	echo "== $name"
+	w=$MT_TMP/$name$suffix
+	echo "== $name$label"
 	if [ ! -x "$bin" ]; then
 		mt_fail "$name: $bin not built (make samples)"
-		continue
+		return
 	fi
-	$EXPECT expect "$src" >"$w.expect.json" || { mt_fail "$name: bad expect block"; continue; }
+	$EXPECT expect $mode "$src" >"$w.expect.json" || { mt_fail "$name: bad expect block"; return; }
 	want_rc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit"])' "$w.expect.json")
 	mt_run "$w.native" "$bin"
 	[ "$(cat "$w.native.rc")" = "$want_rc" ] ||
@@ -59,16 +65,16 @@ for src in $srcs; do
 		echo "memcheck half skipped for $name: valgrind not installed"
 	else
 		mt_memcheck "$w.vg.log" "$w.vg" "$bin"
-		mt_same_run "$name native vs memcheck" "$w.native" "$w.vg"
-		if $EXPECT check-memcheck "$src" "$w.vg.log"; then
-			mt_ok "$name: memcheck agrees with the expect block"
+		mt_same_run "$name$label native vs memcheck" "$w.native" "$w.vg"
+		if $EXPECT check-memcheck $mode "$src" "$w.vg.log"; then
+			mt_ok "$name$label: memcheck agrees with the expect block"
 		else
-			mt_fail "$name: memcheck disagrees with the expect block (log $w.vg.log)"
+			mt_fail "$name$label: memcheck disagrees with the expect block (log $w.vg.log)"
 		fi
 	fi
 
 	# (b) memtrail.
-	[ $have_mt = 1 ] || continue
+	[ $have_mt = 1 ] || return
 	# Threads get a DTV whose size grows with the number of TLS modules,
 	# which the preload raises: see adjust_dtv() in tests/expect.py. The
 	# adjusted figures are confirmed by memcheck with as many stand-in TLS
@@ -78,39 +84,48 @@ for src in $srcs; do
 	    grep -q '^[ *]*dtv [0-9]' "$src"; then
 		MT_MEMCHECK_PRELOAD=$(mt_tls_standins "$tls") \
 			mt_memcheck "$w.vgtls.log" "$w.vgtls" "$bin"
-		if $EXPECT check-memcheck "$src" "$w.vgtls.log" "$tls"; then
-			mt_ok "$name: memcheck with $tls stand-in TLS modules agrees with the adjusted figures"
+		if $EXPECT check-memcheck $mode "$src" "$w.vgtls.log" "$tls"; then
+			mt_ok "$name$label: memcheck with $tls stand-in TLS modules agrees with the adjusted figures"
 		else
-			mt_fail "$name: memcheck with $tls stand-in TLS modules disagrees ($w.vgtls.log)"
+			mt_fail "$name$label: memcheck with $tls stand-in TLS modules disagrees ($w.vgtls.log)"
 		fi
 	fi
 	mt_record "$w.data" "$w.rec" "$bin"
-	mt_same_run "$name native vs memtrail record" "$w.native" "$w.rec"
+	mt_same_run "$name$label native vs memtrail record" "$w.native" "$w.rec"
 	extra=$(grep -v '^memtrail: ' "$w.rec.err" | grep -vxF -f "$w.native.err")
 	if [ -n "$extra" ]; then
-		mt_fail "$name: stderr under memtrail has lines without the memtrail: prefix:"
+		mt_fail "$name$label: stderr under memtrail has lines without the memtrail: prefix:"
 		printf '%s\n' "$extra" | head -n 5
 	fi
 	if [ ! -s "$w.data" ]; then
-		mt_fail "$name: memtrail record wrote no $w.data; its stderr:"
+		mt_fail "$name$label: memtrail record wrote no $w.data; its stderr:"
 		head -n 5 "$w.rec.err"
-		continue
+		return
 	fi
 	if ! mt_summary "$w.data" "$w.summary.json"; then
-		mt_fail "$name: memtrail report --summary --format json failed:"
+		mt_fail "$name$label: memtrail report --summary --format json failed:"
 		head -n 5 "$w.summary.json.err"
-		continue
+		return
 	fi
-	if $EXPECT check-memtrail "$src" "$w.summary.json" "$tls"; then
-		mt_ok "$name: memtrail's summary equals the expect block"
+	if $EXPECT check-memtrail $mode "$src" "$w.summary.json" "$tls"; then
+		mt_ok "$name$label: memtrail's summary equals the expect block"
 	else
-		mt_fail "$name: memtrail's summary differs from the expect block ($w.summary.json)"
+		mt_fail "$name$label: memtrail's summary differs from the expect block ($w.summary.json)"
 	fi
-	if $EXPECT check-stderr "$src" "$w.rec.err" "$tls"; then
-		mt_ok "$name: memtrail's snapshot lines equal the expect block"
+	if $EXPECT check-stderr $mode "$src" "$w.rec.err" "$tls"; then
+		mt_ok "$name$label: memtrail's snapshot lines equal the expect block"
 	else
-		mt_fail "$name: memtrail's snapshot lines on stderr differ from the expect block"
+		mt_fail "$name$label: memtrail's snapshot lines on stderr differ from the expect block"
 	fi
+}
+
+MT_KEEP_RUNTIME=0 mode= suffix= label=
+for src in $srcs; do
+	check_sample "$src"
+done
+MT_KEEP_RUNTIME=1 mode=--keep-runtime suffix=.keep label=" (--keep-runtime)"
+for src in $srcs; do
+	check_sample "$src"
 done
 
 if [ $have_mt = 0 ]; then

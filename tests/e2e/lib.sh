@@ -24,16 +24,22 @@
 #                              `memtrail record -o DATA -- CMD...`, the same
 #                              files as mt_run; with $MT_RECORD_ENV (VAR=VALUE
 #                              words, no spaces in values) added to its
-#                              environment
+#                              environment; with MT_KEEP_RUNTIME=1,
+#                              `record --keep-runtime`
 #   mt_summary DATA JSON       `memtrail report --summary --format json DATA`
 #                              into JSON; non-zero on failure
 #   mt_memcheck LOG OUTPREFIX CMD...
 #                              CMD under valgrind memcheck with the options
-#                              whose figures memtrail matches (no freeres,
-#                              no --trace-children), malloc tracing on, the
+#                              whose figures memtrail matches (its default
+#                              freeres at exit, no --trace-children; with
+#                              MT_KEEP_RUNTIME=1, --run-libc-freeres=no
+#                              --run-cxx-freeres=no as `record
+#                              --keep-runtime`), malloc tracing on, the
 #                              log in LOG; the same files as mt_run; with
 #                              $MT_MEMCHECK_PRELOAD (a LD_PRELOAD list, see
 #                              mt_tls_standins) preloaded
+#   mt_keep_runtime_opts       memcheck's options for MT_KEEP_RUNTIME (none
+#                              unless it is 1)
 #   mt_same_run NAME A B       compare two mt_run/mt_record/mt_memcheck
 #                              results: stdout and exit status equal
 #   mt_valgrind_env            the VAR=VALUE words valgrind adds to a
@@ -135,8 +141,9 @@ mt_run() {
 mt_record() {
 	_d=$1; _p=$2; shift 2
 	# shellcheck disable=SC2086
-	env ${MT_RECORD_ENV:-} timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$_d" -- "$@" \
-		>"$_p.out" 2>"$_p.err" </dev/null
+	env ${MT_RECORD_ENV:-} timeout "$MT_TIMEOUT" "$MEMTRAIL" record \
+		${MT_KEEP_RUNTIME:+$([ "$MT_KEEP_RUNTIME" = 1 ] && echo --keep-runtime)} \
+		-o "$_d" -- "$@" >"$_p.out" 2>"$_p.err" </dev/null
 	echo $? >"$_p.rc"
 	return 0
 }
@@ -150,10 +157,15 @@ mt_memcheck() {
 	_l=$1; _p=$2; shift 2
 	# shellcheck disable=SC2086
 	env ${MT_MEMCHECK_PRELOAD:+LD_PRELOAD=$MT_MEMCHECK_PRELOAD} \
-		timeout "$MT_TIMEOUT" valgrind --tool=memcheck --run-libc-freeres=no \
-		--run-cxx-freeres=no --trace-children=no --trace-malloc=yes \
+		timeout "$MT_TIMEOUT" valgrind --tool=memcheck $(mt_keep_runtime_opts) \
+		--trace-children=no --trace-malloc=yes \
 		--log-file="$_l" "$@" >"$_p.out" 2>"$_p.err" </dev/null
 	echo $? >"$_p.rc"
+	return 0
+}
+
+mt_keep_runtime_opts() {
+	[ "${MT_KEEP_RUNTIME:-}" = 1 ] && echo "--run-libc-freeres=no --run-cxx-freeres=no"
 	return 0
 }
 

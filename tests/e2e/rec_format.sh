@@ -39,7 +39,7 @@ done
 [ "$(mt_val ignored_frees basic.dec)" = 0 ] && mt_ok "no FREE of a block not live" ||
 	mt_fail "$(mt_val ignored_frees basic.dec) FREE records of blocks not live"
 if command -v valgrind >/dev/null 2>&1; then
-	valgrind --run-libc-freeres=no --run-cxx-freeres=no "$PROG" basic >vg.out 2>vg.err
+	valgrind "$PROG" basic >vg.out 2>vg.err
 	vg=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, \([0-9,]*\) frees, \([0-9,]*\) bytes.*/\1 \2 \3/p' vg.err | tr -d ,)
 	mine="$(mt_val allocs basic.dec) $(mt_val frees basic.dec) $(mt_val bytes basic.dec)"
 	[ "$vg" = "$mine" ] && mt_ok "memcheck agrees: $vg" || mt_fail "memcheck '$vg' vs log '$mine'"

@@ -6,7 +6,8 @@
 # freed by the main thread: cross-thread frees) while the main thread forks
 # 200 times; each child allocates and frees a 777 B block and ends with
 # _exit or exit; with --snapshot-signal USR2 the parent also signals itself
-# 10 times. Three rounds, each bounded by a timeout: a hang is a failure.
+# 10 times. Three rounds, each bounded by a timeout: a hang is a failure;
+# the third keeps the runtime's memory at exit (--keep-runtime).
 # For each: stdout and status equal the native run's; the log replays
 # cleanly; the parent's figures are those the program's logic gives
 # (forkstress.c's top comment, with the count of blocks it reports on
@@ -32,7 +33,8 @@ fi
 for round in 1 2 3; do
 	w=$MT_TMP/r$round
 	start=$(date +%s)
-	timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$w.data" --snapshot-signal USR2 -- \
+	keep=; [ $round = 3 ] && keep=--keep-runtime
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" record -o "$w.data" --snapshot-signal USR2 $keep -- \
 		"$MT_TMP/forkstress" $FORKS signals >"$w.out" 2>"$w.err" </dev/null
 	echo $? >"$w.rc"
 	secs=$(( $(date +%s) - start ))
@@ -52,7 +54,9 @@ for round in 1 2 3; do
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(d["allocations"], d["frees"], d["leaked_blocks"], d["threads"], len(d["snapshots"]))' "$w.json")
-	want="$((n + 1)) $n 1 2 $((FORKS / 20))"
+	# The thread's DTV, freed at exit with glibc's stack cache, or kept.
+	want="$((n + 1)) $((n + 1)) 0 2 $((FORKS / 20))"
+	[ -n "$keep" ] && want="$((n + 1)) $n 1 2 $((FORKS / 20))"
 	if [ "$got" = "$want" ]; then
 		mt_ok "round $round: allocations, frees, leaked blocks, threads, snapshots = $got"
 	else

@@ -9,8 +9,9 @@
 # For each: stdout and exit status under `memtrail record` equal the native
 # run's (a signal: `memtrail: PROGRAM killed by SIGNAME`, status 128+signo);
 # the log replays with no error or warning; allocations, frees, bytes
-# allocated and leaked bytes and blocks equal valgrind memcheck's (no
-# freeres, no --trace-children), except for differences each explained and
+# allocated and leaked bytes and blocks equal valgrind memcheck's (both
+# tools' default: the C and C++ runtimes free their memory at a normal
+# exit; no --trace-children), except for differences each explained and
 # quantified where the case is declared; the programs of tests/robust/ also
 # get their exact figures, derived in their top comments. The table of
 # every case's figures beside memcheck's is printed at the end.
@@ -67,8 +68,8 @@ want() {
 # memcheck, without malloc tracing (its log would be huge for python).
 vg() {
 	_l=$1; _p=$2; shift 2
-	timeout "$MT_TIMEOUT" valgrind --tool=memcheck --run-libc-freeres=no \
-		--run-cxx-freeres=no --trace-children=no --log-file="$_l" \
+	timeout "$MT_TIMEOUT" valgrind --tool=memcheck $(mt_keep_runtime_opts) \
+		--trace-children=no --log-file="$_l" \
 		${MT_ROBUST_TRACE:+--trace-malloc=yes} "$@" \
 		>"$_p.out" 2>"$_p.err" </dev/null
 	echo $? >"$_p.rc"
@@ -275,13 +276,14 @@ print(len(d), s[0], s[-1], sum(map(len, d.values())))'
 # so all 4 are alive at once: none reuses the cached stack (and DTV) of a
 # thread that already ended, whatever the scheduling (memcheck runs threads
 # one at a time). Each created thread's DTV is 16 x extra_tls bytes larger
-# under memtrail (see extra_tls), and stays allocated (the ended threads'
-# stacks are cached, not freed): 4 x 16 x extra_tls more bytes allocated
-# and leaked. join() returns before a thread has freed its last state
-# (a ~360 B block), so main sleeps a little before it exits.
+# under memtrail (see extra_tls): 4 x 16 x extra_tls more bytes
+# allocated, and no more leaked (the ended threads' stacks and DTVs stay
+# cached until glibc's __libc_freeres frees them at exit, in both tools).
+# join() returns before a thread has freed its last state (a ~360 B
+# block), so main sleeps a little before it exits.
 x=$(extra_tls_run py "$PY" -c pass)
 echo "python3: $x TLS module(s) added by the recorder"
-run_case python_threads "bytes_allocated:$((4 * 16 * x)) leaked_bytes:$((4 * 16 * x))" -- "$PY" -c '
+run_case python_threads "bytes_allocated:$((4 * 16 * x))" -- "$PY" -c '
 import threading, time
 out = [0] * 4
 b = threading.Barrier(4)
@@ -409,7 +411,9 @@ fi
 
 # exit() from a thread: memtrail sees 2 threads; the thread's 111 B block
 # is leaked with the thread's stack. One thread created: its DTV is 16 B
-# per extra TLS module larger under memtrail, and it is never freed.
+# per extra TLS module larger under memtrail, and it is never freed (the
+# thread never ended; with the main thread still there, memtrail leaves
+# the runtime's memory alone, and memcheck's freeres frees nothing more).
 x=$(extra_tls_run exits "$B/exits" _exit)
 echo "exits: $x TLS module(s) added by the recorder"
 run_case exit_thread "bytes_allocated:$((16 * x)) leaked_bytes:$((16 * x))" -- "$B/exits" thread
