@@ -36,7 +36,8 @@
 #
 # Environment:
 #   MT_BENCH_RUNS     runs per tool and workload (default 3)
-#   MT_BENCH_ONLY     workload names to run, space separated (default all)
+#   MT_BENCH_ONLY     names to run, space separated (default all): the
+#                     workloads, the memory cases and "view" below
 #   MT_BENCH_VMEM_KB  address-space limit of every run (default 12 GiB), so a
 #                     tool that runs away fails instead of exhausting the
 #                     machine
