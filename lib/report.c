@@ -95,8 +95,12 @@ static struct mt_profile *profile_at(struct report *rp, const struct mt_at *p, i
 	return out;
 }
 
+/*
+ * The tree of p. fold, when not NULL, is how a text printout will fold it:
+ * the tree is then pruned to what can be printed (mt_tree_opts.prune_pct).
+ */
 static int build_tree(struct report *rp, const struct mt_profile *p, int inverted,
-		      int skip_entry, struct mt_tree **t)
+		      int skip_entry, const struct mt_text_opts *fold, struct mt_tree **t)
 {
 	struct mt_tree_opts to;
 	int rc = 0;
@@ -113,6 +117,11 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	to.include_module = rp->o->include_module;
 	to.exclude_module = rp->o->exclude_module;
 	to.net_paths = rp->src != NULL;   /* a compare's two runs */
+	/* --top prints small top-level entries too, with their folded kids */
+	if (fold && !fold->signed_figures && !fold->top) {
+		to.prune_pct = fold->threshold_pct;
+		to.prune_by_blocks = fold->by_blocks;
+	}
 	return mt_tree_build(p, src, &to, t);
 }
 
@@ -148,7 +157,7 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 
 	if (!p)
 		return MT_E_NOMEM;
-	rc = build_tree(rp, p, rp->o->inverted, 0, &t);
+	rc = build_tree(rp, p, rp->o->inverted, 0, &to, &t);
 	if (rc < 0)
 		return rc;
 	if (what != LIVE)
@@ -746,7 +755,7 @@ static int write_massif(struct report *rp)
 			struct mt_profile *p = profile_at(rp, &e[i].at, &rc);
 
 			if (p)
-				rc = build_tree(rp, p, 0, 1, &t);
+				rc = build_tree(rp, p, 0, 1, NULL, &t);
 			mt_profile_free(p);
 			if (rc < 0)
 				break;
@@ -772,7 +781,7 @@ static int write_export(struct report *rp)
 
 	if (!p)
 		return rc < 0 ? rc : MT_E_NOMEM;
-	rc = build_tree(rp, p, inverted, 0, &t);
+	rc = build_tree(rp, p, inverted, 0, NULL, &t);
 	if (rc == 0)
 		rc = inverted ? mt_export_collapsed(t, fig, rp->out) :
 			mt_export_json(t, fig, rp->out);
@@ -986,7 +995,7 @@ static int compare_at(struct report *rp, struct mt_session *old, struct mt_sessi
 	} else {
 		int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
 
-		rc = build_tree(rp, d, inverted, 0, &t);
+		rc = build_tree(rp, d, inverted, 0, NULL, &t);
 		if (rc == 0)
 			rc = inverted ? mt_export_collapsed(t, MT_EXPORT_BYTES, rp->out) :
 				mt_export_json(t, MT_EXPORT_BYTES, rp->out);
