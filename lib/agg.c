@@ -855,6 +855,11 @@ void mt_agg_figures_only(struct mt_agg *a, int on)
 	a->figures = on;
 }
 
+void mt_agg_size_buckets(struct mt_agg *a, int on)
+{
+	mt_sizes_buckets(a->sizes, on);
+}
+
 int mt_agg_mark(struct mt_agg *a)
 {
 	struct mt_agg_mark *m;

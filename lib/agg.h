@@ -213,6 +213,9 @@ int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from
  */
 void mt_agg_figures_only(struct mt_agg *a, int on);
 
+/* Tally requested sizes in buckets too (mt_sizes_buckets; off by default). */
+void mt_agg_size_buckets(struct mt_agg *a, int on);
+
 /*
  * Drops the marks i with keep[i] == 0, merging each dropped mark's frame
  * into the next kept one, so the journal's memory shrinks to what the kept

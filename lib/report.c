@@ -422,10 +422,8 @@ static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 	struct mt_tree_opts to;
 	int rc;
 
-	if (!filtered(rp->o)) {
-		mt_sizes_histogram(rp->st->sizes, NULL, h);
-		return 0;
-	}
+	if (!filtered(rp->o))
+		return mt_sizes_histogram(rp->st->sizes, NULL, h);
 	src = mt_session_source(rp->ses, &rc);
 	if (!src)
 		return rc;
@@ -439,7 +437,7 @@ static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 	to.exclude_module = rp->o->exclude_module;
 	rc = mt_tree_keep(calls, src, &to, &kept);
 	if (rc == 0)
-		mt_sizes_histogram(rp->st->sizes, kept, h);
+		rc = mt_sizes_histogram(rp->st->sizes, kept, h);
 	mt_profile_free(kept);
 	mt_profile_free(calls);
 	return rc;

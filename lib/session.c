@@ -303,6 +303,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	} else {
 		mt_agg_journal(s->agg, 1);
 	}
+	mt_agg_size_buckets(s->agg, s->o.size_buckets);
 	{
 		/* END knows how many blocks will be live at the peak: the
 		 * live table is made that large at once (a hint only). */
