@@ -227,6 +227,7 @@ static int text_timeline(struct report *rp)
 	const struct mt_agg_stats *st = rp->st;
 	uint64_t peak = (uint64_t)st->peak_bytes, t1 = st->end_time_ns ? st->end_time_ns : 1;
 	char grid[TIMELINE_ROWS][TIMELINE_COLS];
+	char rss_n[32];
 	const char *unit;
 	double div;
 	char b1[32], b2[32];
@@ -275,6 +276,12 @@ static int text_timeline(struct report *rp)
 		fputc('-', rp->out);
 	fputs("->s\n", rp->out);
 	fprintf(rp->out, "%9s0%*.3f\n", "", TIMELINE_COLS, (double)t1 / 1e9);
+	if (st->rss_samples)
+		fprintf(rp->out, "resident set (RSS): peak %sB (%s) at %.6fs, %s samples\n",
+			mt_fmt_count(b1, sizeof(b1), st->peak_rss_bytes),
+			mt_fmt_size(b2, sizeof(b2), st->peak_rss_bytes),
+			(double)st->peak_rss_time_ns / 1e9,
+			mt_fmt_count(rss_n, sizeof(rss_n), st->rss_samples));
 	fputc('\n', rp->out);
 	if (!st->nsnapshots) {
 		fputs("no snapshots\n", rp->out);

@@ -325,9 +325,18 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 	case MT_VIEW_CALLS:
 		snprintf(line, sizeof(line), "Allocation calls of the whole run: %s for %s B", k, b);
 		break;
-	default:
-		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks", what, b, k);
+	default: {
+		/* the resident set beside the heap: the cursor column's sample */
+		const struct mt_series_col *c =
+			mt_view_timeline_col(app->tl, mt_view_timeline_cursor_col(app->tl));
+		char rss[64] = "", r[32];
+
+		if (c && c->rss_bytes)
+			snprintf(rss, sizeof(rss), " (resident set %s)",
+				 mt_fmt_size(r, sizeof(r), c->rss_bytes));
+		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks%s", what, b, k, rss);
 		break;
+	}
 	}
 	if (stale)
 		snprintf(line, sizeof(line), "Computing the tree at %s ...", what);
