@@ -276,6 +276,20 @@ static int text_timeline(struct report *rp)
 		fputc('-', rp->out);
 	fputs("->s\n", rp->out);
 	fprintf(rp->out, "%9s0%*.3f\n", "", TIMELINE_COLS, (double)t1 / 1e9);
+	if (st->rss_samples) {
+		/* the resident set beside the heap: a level per column, of its peak */
+		static const char levels[] = " .:-=+*#%@";
+
+		fprintf(rp->out, "%9s=", "rss");
+		for (int c = 0; c < TIMELINE_COLS; c++) {
+			uint64_t v = cols[c].rss_bytes, pk = st->peak_rss_bytes;
+			int k = !v || !pk ? 0 :
+				1 + (int)((unsigned __int128)(v - 1) * 9 / pk);
+
+			fputc(levels[k > 9 ? 9 : k], rp->out);
+		}
+		fputc('\n', rp->out);
+	}
 	if (st->rss_samples)
 		fprintf(rp->out, "resident set (RSS): peak %sB (%s) at %.6fs, %s samples\n",
 			mt_fmt_count(b1, sizeof(b1), st->peak_rss_bytes),

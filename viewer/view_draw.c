@@ -203,6 +203,22 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 			x = x0;
 		put(l->graph_top, x, C_PEAK, buf);
 	}
+	/* the resident set beside the heap: a level per column, of its peak */
+	if (l->rss_row >= 0) {
+		static const char levels[] = " .:-=+*#%@";
+
+		fill(l->rss_row, 0, C_NORMAL);
+		put(l->rss_row, 0, C_AXIS, "     rss |");
+		for (size_t i = 0; i < n && x0 + (int)i < COLS; i++) {
+			uint64_t v = mt_view_timeline_col(app->tl, i)->rss_bytes;
+			uint64_t pk = st->peak_rss_bytes;
+			int k = !v || !pk ? 0 : 1 + (int)((unsigned __int128)(v - 1) * 9 / pk);
+
+			attrset(attrs[C_MARK]);
+			mvaddch(l->rss_row, x0 + (int)i, (chtype)levels[k > 9 ? 9 : k]);
+			attrset(A_NORMAL);
+		}
+	}
 	/*
 	 * markers: snapshot numbers (pushed apart when several fall in one
 	 * column, one blank between), the mark, and the cursor in reverse

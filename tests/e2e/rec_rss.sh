@@ -32,6 +32,11 @@ grep -Eq '^peak RSS: +[0-9,]+ B \([0-9.]+ MiB\) at ' rss.txt &&
 "$MEMTRAIL" report --timeline rss.data >tl.txt 2>&1
 grep -q '^resident set (RSS): peak ' tl.txt && mt_ok "timeline: the resident set line" ||
 	mt_fail "timeline: no resident set line"
+# under the graph, a level per column: '@' where the 64 MiB were resident
+# (the peak sample), lower levels before and after
+grep -Eq '^      rss=[ .:=+*#%@-]*@+[ .:=+*#%@-]*$' tl.txt &&
+	mt_ok "timeline: the resident set row reaches its peak level" ||
+	mt_fail "timeline: no resident set row: $(grep rss= tl.txt)"
 n=$("$MEMTRAIL" dump rss.data | grep -c '^rss t=[0-9]* bytes=[1-9]')
 [ "$n" -ge 2 ] && mt_ok "dump: $n rss samples" || mt_fail "dump: $n rss samples"
 # every sample is at most the program's maximum
@@ -43,6 +48,9 @@ if command -v tmux >/dev/null 2>&1 && mt_tmux_start 100 30; then
 	mt_tmux_wait '^Live at peak: [0-9,]+ B in [0-9,]+ blocks \(resident set [0-9.]+ MiB\)' 20 &&
 		mt_ok "view: the resident set beside the heap in the title" ||
 		mt_fail "view: no resident set in the title"
+	grep -Eq '^     rss \|[ .:=+*#%@-]*@' "$MT_TMP/tmux.cur" &&
+		mt_ok "view: the resident set row under the graph" ||
+		mt_fail "view: no resident set row under the graph"
 	mt_tmux_keys q
 	mt_tmux_stop
 fi
