@@ -84,6 +84,9 @@ struct mt_writer {
 	void *wait_ctx;
 	uint64_t (*rss)(void *ctx);
 	void *rss_ctx;
+	int ended;             /* END ends the chunk being built: it stays its last
+				  record (a chunk after it, when a failed exec
+				  takes END back, starts afresh) */
 	uint8_t *out;          /* chunk header + compressed frame */
 	size_t out_cap;
 	ZSTD_CCtx *cctx;
@@ -303,7 +306,7 @@ static void put_rss(struct mt_writer *w)
 	uint64_t rss;
 	uint8_t *p;
 
-	if (!w->rss || !w->used || !(rss = w->rss(w->rss_ctx)))
+	if (!w->rss || !w->used || w->ended || !(rss = w->rss(w->rss_ctx)))
 		return;
 	p = w->raw + w->used;
 	*p++ = MT_REC_RSS;
@@ -465,6 +468,7 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 			w->hist[i].base = w->hist[i].n;
 			w->hist[i].last = 0;
 		}
+		w->ended = 0;
 		if (w->rss) {
 			uint64_t rss = w->rss(w->rss_ctx);
 
@@ -714,6 +718,7 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 	p += mt_put_uv(p, tot->leaked_bytes);
 	p += mt_put_uv(p, tot->leaked_blocks);
 	END_RECORD(w, p);
+	w->ended = 1;
 	return 0;
 }
 

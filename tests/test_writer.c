@@ -274,6 +274,7 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			break;
 		}
 		case MT_REC_UNLOAD:
+		case MT_REC_RSS:
 			r->a = uv(&p, end);
 			break;
 		case MT_REC_SNAPSHOT:
@@ -753,6 +754,52 @@ static void test_chunk_time_limit(void **state)
 	free_decoded(&d);
 }
 
+static uint64_t fake_rss(void *ctx)
+{
+	return ++*(uint64_t *)ctx * 4096;
+}
+
+/*
+ * With an rss callback, each chunk starts and ends with an RSS record of
+ * the callback's value then; END stays the last record of the log (a
+ * reader of the last chunk alone finds END's figures).
+ */
+static void test_rss(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t calls = 0;
+	struct mt_writer_opts o = { .chunk_ns = 1000000000ull, .time_quantum_ns = 1,
+				    .rss = fake_rss, .rss_ctx = &calls };
+	static const uint64_t ip = 0x1234;
+	struct mt_totals tot = { 0 };
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
+
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	/* two chunks: 0-0.6 s, 1.2 s-END */
+	for (uint64_t i = 0; i <= 2; i++)
+		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
+	assert_int_equal(mt_writer_alloc(w, 1200000000ull, 0x9000, 1, 0, 0), 0);
+	assert_int_equal(mt_writer_end(w, 1300000000ull, MT_END_EXIT, 0, &tot), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 2);
+	/* chunk 0: RSS 1 (its start) ... RSS 2 (its end); chunk 1: RSS 3, ..., END */
+	assert_int_equal(d.chunks[0].recs[1].type, MT_REC_RSS);
+	assert_int_equal(d.chunks[0].recs[1].a, 1 * 4096);
+	assert_int_equal(d.chunks[0].recs[d.chunks[0].nrec - 1].type, MT_REC_RSS);
+	assert_int_equal(d.chunks[0].recs[d.chunks[0].nrec - 1].a, 2 * 4096);
+	assert_int_equal(d.chunks[1].recs[1].type, MT_REC_RSS);
+	assert_int_equal(d.chunks[1].recs[1].a, 3 * 4096);
+	assert_int_equal(d.chunks[1].recs[d.chunks[1].nrec - 1].type, MT_REC_END);
+	assert_int_equal(calls, 3);
+	free_decoded(&d);
+}
+
 /* A failing write: an error code, errno kept, and the writer stays broken. */
 static void test_write_error(void **state)
 {
@@ -890,6 +937,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_addr_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seal_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
