@@ -1071,6 +1071,8 @@ int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *t
 	if (!t)
 		return MT_E_NOMEM;
 	t->tail = 1;
+	/* records of later versions are read as the log's version says */
+	t->hdr.version = r->hdr.version;
 	mt_livetab_init(&t->live, NULL, NULL);
 	t->big_free = UINT32_MAX;
 	/* Events may use any stack of the chunks before. */

@@ -933,6 +933,9 @@ static void test_end_totals(void **state)
 	tl_alloc(t, 1, 0x3000, 32, 2, 1100);
 	tl_realloc(t, 1, 0x2000, 0x4000, 64, 1, 0);
 	tl_alloc(t, 1, 0x5000, 8, 0, 1099);
+	/* the records of version 3 a recorder writes before END */
+	tl_rss(t, 1, 1u << 20);
+	tl_thread_name(t, 1100, "worker");
 	tl_end_totals(t, 5, MT_END_SIGNAL, 11, &tot);
 	assert_int_equal(end_totals(f, t, &how, &got), 1);
 	assert_int_equal(how, MT_END_SIGNAL);
