@@ -1,0 +1,658 @@
+/*
+ * unwind.c - the incremental unwinder (MEMTRAIL_UNWIND=incremental): each
+ * capture unwinds only the frames pushed since the thread's previous capture
+ * and reuses the rest; MEMTRAIL_UNWIND=check runs it and the full unwinder
+ * on every event and counts the stacks that differ.
+ *
+ * The technique is a shadow stack, as in bytehound. A capture lets
+ * libunwind's unw_backtrace() (the full unwinder, fast path included) walk
+ * the stack; it writes, into the return-address slot of some frames it
+ * walked, the address of a stub of ours instead of the real return address,
+ * and remembers (slot, real address, position from the stack's bottom) in
+ * a per-thread table: entry k is patched with stub k. The stubs carry
+ * unwind information that says "the return address is undefined" (the end
+ * of the stack, like _start's), so the next capture's unw_backtrace() stops
+ * at the first patched frame: the stub's address, last in its output, says
+ * which entry it is, and that entry's position says where the frames
+ * remembered from before continue. When a patched frame returns, it
+ * returns into stub k, which checks that entry k is the top of the table
+ * with exactly this slot, pops entry k and everything above it (frames
+ * inner to it, gone with it), puts the real address back into the slot and
+ * returns there, with every register but the flags as the function left
+ * them (the stub saves what it uses below the stack pointer, where neither
+ * the program nor the kernel's signal frames write at that moment).
+ *
+ * Why the result equals a full unwind: only return-address slots are
+ * changed, and only while their frame is live. A frame that is still live
+ * is exactly where the previous capture saw it, with the same return
+ * address, and so are all frames outer to it (a live frame's callers are
+ * live too, and their slots do not change while they are live: a program
+ * writes its return addresses only by calling). So the frames outer to the
+ * first patched frame are those remembered, and unw_backtrace() walked
+ * every frame inner to it exactly as it would have. The checks on each
+ * stack (the stub's index names a live table entry; the entries above it
+ * belong to frames that are gone or on another stack, and are undone;
+ * anything else undoes every patch and unwinds in full) keep that true.
+ *
+ * Where the program itself leaves frames without returning, every patch of
+ * the thread is undone first (written back where the slot still holds our
+ * stub), so that no other unwinder ever sees a stub: C++ exceptions and
+ * forced unwinding (_Unwind_RaiseException, _Unwind_Resume,
+ * _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind, and _Unwind_Backtrace
+ * for programs that print their own stacks), longjmp, siglongjmp,
+ * _longjmp, __longjmp_chk, setcontext, swapcontext, pthread_exit. These
+ * are exported here in every mode and jump straight to the real function
+ * when nothing is patched. A switch to another stack that is not seen
+ * (hand-written context switches) is found at the next capture: its
+ * unwind meets no stub or a stub that is not the top entry, and the
+ * patches on the other stack are undone (a suspended frame is live: its
+ * real return address goes back). A thread that exits takes its table
+ * with it (a pthread key's destructor). Frames are patched only from the
+ * third frame of the program outward, never across a signal frame, never
+ * where libgcc's unwinder (which finds the slots: unw_backtrace does not
+ * tell where the frames are) disagrees with libunwind about the frames, and
+ * only at positions that stayed live between captures, so that a stub is
+ * rarely returned through.
+ *
+ * Known limits, why it is not the default: stack-copying coroutines
+ * (greenlet) move patched slots to the heap and back where no capture sees
+ * it; _Unwind_Backtrace or an exception run through an unwinder loaded
+ * privately (glibc's backtrace() and pthread_cancel use their own copy of
+ * libgcc) stops at a stub instead of the real caller; a signal taken while
+ * a stub runs (a dozen instructions) records the handler's stack up to
+ * there; x86-64 only. MEMTRAIL_UNWIND=check measures it against the full
+ * unwinder (tests/e2e/rec_unwind.sh).
+ *
+ * Not for: what a stack becomes (hooks.c capture(), core.c); loading
+ * libunwind (core.c load_unwinder).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unwind.h>
+
+#include "recorder.h"
+#include "unwind.h"
+
+int mt_unwind_parse(const char *s)
+{
+	if (!s || !*s || strcmp(s, "full") == 0)
+		return MT_UNWIND_FULL;
+	if (strcmp(s, "incremental") == 0)
+		return MT_UNWIND_INCREMENTAL;
+	if (strcmp(s, "check") == 0)
+		return MT_UNWIND_CHECK;
+	return -1;
+}
+
+/* ---- the real functions the exported ones stand for ------------------------ */
+
+typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
+typedef void (*resume_fn)(struct _Unwind_Exception *);
+typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
+typedef _Unwind_Reason_Code (*trace_fn)(_Unwind_Trace_Fn, void *);
+typedef void (*jmp_fn)(void *, int);
+typedef int (*setctx_fn)(const ucontext_t *);
+typedef int (*swapctx_fn)(ucontext_t *, const ucontext_t *);
+typedef void (*exit_fn)(void *);
+
+enum { R_RAISE, R_RESUME, R_RETHROW, R_FORCED, R_TRACE, R_LONGJMP, R_LONGJMP_, R_SIGLONGJMP,
+       R_LONGJMP_CHK, R_SETCONTEXT, R_SWAPCONTEXT, R_PTHREAD_EXIT, R_COUNT };
+
+static const char *const real_names[R_COUNT] = {
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_ForcedUnwind", "_Unwind_Backtrace", "longjmp", "_longjmp", "siglongjmp",
+	"__longjmp_chk", "setcontext", "swapcontext", "pthread_exit",
+};
+static void *real_fns[R_COUNT];
+
+/* libgcc's own unwinder, opened privately: it finds the frames' slots. */
+static trace_fn gcc_backtrace;
+static _Unwind_Ptr (*gcc_get_ip_info)(struct _Unwind_Context *, int *);
+static _Unwind_Word (*gcc_get_cfa)(struct _Unwind_Context *);
+
+/*
+ * The function behind one of ours. Found at start where it is loaded; a
+ * runtime loaded later (libgcc_s with a plugin, maybe without RTLD_GLOBAL)
+ * is found on first use.
+ */
+static void *real(int i)
+{
+	void *f = __atomic_load_n(&real_fns[i], __ATOMIC_ACQUIRE);
+	if (MT_LIKELY(f != NULL))
+		return f;
+	mt_tls.guard++;
+	f = dlsym(RTLD_NEXT, real_names[i]);
+	if (!f && i <= R_TRACE) {
+		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (h)
+			f = dlsym(h, real_names[i]);
+	}
+	mt_tls.guard--;
+	if (!f) {
+		mt_say("cannot find ", real_names[i], NULL);
+		abort();
+	}
+	__atomic_store_n(&real_fns[i], f, __ATOMIC_RELEASE);
+	return f;
+}
+
+#if defined(__x86_64__)
+
+/* ---- the stubs ------------------------------------------------------------------- */
+
+#define UW_ENTS   256          /* stubs, and so patched frames per thread */
+#define UW_FRAMES 512          /* frames a capture walks at most */
+#define UW_CACHE  1024         /* frames remembered per thread */
+#define UW_KEEP   2            /* innermost program frames never patched */
+#define UW_RESET  4096         /* captures between two retries of patching deeper */
+
+struct uw_ent {                /* 16 bytes: the stubs read it */
+	uintptr_t *slot;
+	uintptr_t ret;
+};
+
+struct uw_state {
+	uint32_t count;        /* offset 0: live entries (the stubs read it) */
+	uint32_t ceil;         /* highest position patched */
+	uint32_t captures;     /* since ceil was last reset */
+	uint32_t ncache;
+	struct uw_ent ent[UW_ENTS];     /* offset 16 */
+	uint32_t pos[UW_ENTS];          /* position of ent[k].ret in cache */
+	uintptr_t cache[UW_CACHE];      /* the last stack, outermost first */
+	void *tmp[UW_FRAMES];           /* unw_backtrace's output */
+	void *ref[UW_FRAMES];           /* check mode's full unwind */
+	uintptr_t wip[UW_FRAMES];       /* libgcc's walk: ip, cfa, signal frame */
+	uintptr_t wcfa[UW_FRAMES];
+	unsigned char wsig[UW_FRAMES];
+	int wn;
+	int hit;                        /* the last capture stopped at a stub */
+};
+
+__thread struct uw_state *mt_unwind_cur __attribute__((tls_model("initial-exec")));
+
+void mt_unwind_stubs(void);
+void mt_unwind_stubs_end(void);
+
+/*
+ * Stub k is at mt_unwind_stubs + 16 k. A patched frame's `ret` lands on
+ * it with the stack pointer just above the slot; it pushes k into the slot
+ * and goes on with the common part, which checks entry k, pops it, writes
+ * the real address back into the slot and returns to it. Unwind info for
+ * the whole range (and the byte before the first stub: unwinders look up
+ * the return address minus one) says the return address is undefined.
+ */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.type mt_unwind_stub_range, @function\n"
+	"mt_unwind_stub_range:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_undefined rip\n"
+	"	.fill 16, 1, 0x90\n"
+	"	.globl mt_unwind_stubs\n"
+	"	.hidden mt_unwind_stubs\n"
+	"mt_unwind_stubs:\n"
+	"	.set mt_uw_k, 0\n"
+	"	.rept 256\n"
+	"	pushq $mt_uw_k\n"
+	"	jmp mt_unwind_common\n"
+	"	.p2align 4, 0x90\n"
+	"	.set mt_uw_k, mt_uw_k + 1\n"
+	"	.endr\n"
+	"mt_unwind_common:\n"
+	"	movq %rcx, -8(%rsp)\n"
+	"	movq %rsi, -16(%rsp)\n"
+	"	movq %r11, -24(%rsp)\n"
+	"	movq (%rsp), %rcx\n"
+	"	movq mt_unwind_cur@gottpoff(%rip), %r11\n"
+	"	movq %fs:(%r11), %r11\n"
+	"	testq %r11, %r11\n"
+	"	jz 1f\n"
+	"	cmpl (%r11), %ecx\n"
+	"	jae 1f\n"
+	"	movl %ecx, %esi\n"
+	"	shlq $4, %rsi\n"
+	"	leaq 16(%r11,%rsi), %rsi\n"
+	"	cmpq (%rsi), %rsp\n"
+	"	jne 1f\n"
+	"	movq 8(%rsi), %rsi\n"
+	"	movq %rsi, (%rsp)\n"
+	"	movl %ecx, (%r11)\n"
+	"	movq -8(%rsp), %rcx\n"
+	"	movq -16(%rsp), %rsi\n"
+	"	movq -24(%rsp), %r11\n"
+	"	ret\n"
+	"1:	ud2\n"
+	"	.globl mt_unwind_stubs_end\n"
+	"	.hidden mt_unwind_stubs_end\n"
+	"mt_unwind_stubs_end:\n"
+	"	.cfi_endproc\n"
+	"	.size mt_unwind_stub_range, . - mt_unwind_stub_range\n");
+
+static inline uintptr_t stub(uint32_t k)
+{
+	return (uintptr_t)mt_unwind_stubs + 16 * (uintptr_t)k;
+}
+
+/* Stub index of ip, or -1 if ip is not exactly a stub's start. */
+static inline int stub_index(uintptr_t ip)
+{
+	uintptr_t off = ip - (uintptr_t)mt_unwind_stubs;
+	if (off >= 16 * UW_ENTS || (off & 15))
+		return -1;
+	return (int)(off >> 4);
+}
+
+static inline int in_stubs(uintptr_t ip)
+{
+	return ip >= (uintptr_t)mt_unwind_stubs - 16 && ip < (uintptr_t)mt_unwind_stubs_end;
+}
+
+/* ---- per-thread state ------------------------------------------------------------- */
+
+static mt_backtrace_fn full_bt;
+static int uw_mode;
+static pthread_key_t uw_key;
+
+/* Undoes the patches of entries from..count-1, innermost first. */
+static void undo_from(struct uw_state *st, uint32_t from)
+{
+	for (uint32_t i = st->count; i-- > from;) {
+		if (*st->ent[i].slot == stub(i))
+			*st->ent[i].slot = st->ent[i].ret;
+	}
+	st->count = from;
+}
+
+/* Before the program leaves frames without returning: no stub stays. */
+static inline void undo_all(void)
+{
+	struct uw_state *st = mt_unwind_cur;
+	if (st && st->count) {
+		mt_tls.guard++;
+		undo_from(st, 0);
+		mt_tls.guard--;
+	}
+}
+
+static void uw_thread_exit(void *p)
+{
+	struct uw_state *st = p;
+	if (mt_unwind_cur == st) {
+		undo_from(st, 0);
+		mt_unwind_cur = NULL;
+	}
+	munmap(st, sizeof(*st));
+}
+
+static struct uw_state *state(void)
+{
+	struct uw_state *st = mt_unwind_cur;
+	if (MT_LIKELY(st != NULL))
+		return st;
+	void *m = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	st = m;
+	st->ceil = UINT32_MAX;
+	mt_unwind_cur = st;
+	pthread_setspecific(uw_key, st);
+	return st;
+}
+
+/* ---- finding the slots: libgcc's walk --------------------------------------------- */
+
+static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
+{
+	struct uw_state *st = arg;
+	int before = 0;
+	if (st->wn >= UW_FRAMES)
+		return _URC_END_OF_STACK;
+	st->wip[st->wn] = (uintptr_t)gcc_get_ip_info(ctx, &before);
+	st->wcfa[st->wn] = (uintptr_t)gcc_get_cfa(ctx);
+	st->wsig[st->wn] = (unsigned char)(before != 0);
+	st->wn++;
+	return _URC_NO_REASON;
+}
+
+/*
+ * Patches the return addresses at cache positions lo..hi (lo <= hi), which
+ * are tmp[t] for t = top - p (top: position of tmp[0]), n frames in tmp.
+ * The slot of tmp[t] is the word below the stack pointer of its frame at
+ * the call (libgcc's _Unwind_GetCFA for that frame), and must hold exactly
+ * tmp[t]. Outermost first, so that the table stays ordered outer to inner.
+ */
+static void patch(struct uw_state *st, int n, uint32_t top, uint32_t lo, uint32_t hi)
+{
+	st->wn = 0;
+	gcc_backtrace(walk_cb, st);
+	int w = st->wn, j = w;
+	/* Align libgcc's frames with libunwind's at the outermost one
+	 * libunwind gives (a stub, or the stack's bottom: libgcc may list one
+	 * more frame there), then every frame used is compared. */
+	while (j-- > 0 && st->wip[j] != (uintptr_t)st->tmp[n - 1])
+		;
+	if (j < 0)
+		return;
+	int shift = j - (n - 1);        /* wip[t + shift] is tmp[t] */
+	for (uint32_t p = lo; p <= hi; p++) {
+		int t = (int)(top - p);
+		if (t < 1 || t + shift < 1 || t + shift >= w || st->count >= UW_ENTS)
+			continue;
+		if (st->wip[t + shift] != (uintptr_t)st->tmp[t] ||
+		    st->wip[t - 1 + shift] != (uintptr_t)st->tmp[t - 1] ||
+		    st->wsig[t + shift] || st->wsig[t - 1 + shift])
+			continue;
+		uintptr_t *slot = (uintptr_t *)(st->wcfa[t + shift] - 8);
+		if (*slot != (uintptr_t)st->tmp[t])
+			continue;
+		uint32_t k = st->count;
+		st->ent[k].slot = slot;
+		st->ent[k].ret = *slot;
+		st->pos[k] = p;
+		st->count = k + 1;
+		*slot = stub(k);
+	}
+}
+
+/* ---- the capture ----------------------------------------------------------------- */
+
+static inline int in_self(uintptr_t ip)
+{
+	return ip >= mt_self_lo && ip < mt_self_hi;
+}
+
+/*
+ * The whole stack into out (room for UW_FRAMES), innermost first, as the
+ * full unwinder gives it; returns its length, or -1 if this stack is not
+ * for us (then nothing is patched and the caller unwinds in full).
+ */
+static int incremental(struct uw_state *st, void **out)
+{
+	int n = full_bt(st->tmp, UW_FRAMES);
+	int k = n > 0 ? stub_index((uintptr_t)st->tmp[n - 1]) : -1;
+	uint32_t base, top;
+
+	if (k >= 0 && ((uint32_t)k >= st->count ||
+		       *st->ent[k].slot != stub((uint32_t)k) ||
+		       st->pos[k] + (uint32_t)n >= UW_CACHE))
+		k = -1, n = -1;
+	for (int i = 0; i < n - 1; i++)
+		if (in_stubs((uintptr_t)st->tmp[i]))
+			k = -1, n = -1;     /* a signal taken inside a stub */
+	if (n < 0) {
+		undo_from(st, 0);
+		return -1;
+	}
+	st->hit = k >= 0;
+	if (k >= 0) {
+		/* Frames after entry k in the table are gone, or on another stack. */
+		undo_from(st, (uint32_t)k + 1);
+		base = st->pos[k];
+		n--;                /* the stub: its frames are in the cache */
+		top = base + (uint32_t)n;
+		for (int i = 0; i < n; i++)
+			st->cache[top - (uint32_t)i] = (uintptr_t)st->tmp[i];
+		st->ncache = top + 1;
+		/* Positions above base that were patched and returned since:
+		 * patch no deeper than base for a while. */
+		if (st->ceil != UINT32_MAX && st->ceil > base)
+			st->ceil = base;
+	} else {
+		if (st->count)
+			undo_from(st, 0);  /* on another stack: undone */
+		if (n >= UW_FRAMES || n < 1)
+			return -1;
+		top = (uint32_t)n - 1;
+		base = UINT32_MAX;  /* nothing below */
+		for (int i = 0; i < n; i++)
+			st->cache[top - (uint32_t)i] = (uintptr_t)st->tmp[i];
+		st->ncache = top + 1;
+	}
+	int total = (int)st->ncache;
+	if (total > UW_FRAMES)
+		total = UW_FRAMES;
+	for (int i = 0; i < total; i++)
+		out[i] = (void *)st->cache[top - (uint32_t)i];
+
+	if (++st->captures >= UW_RESET) {
+		st->captures = 0;
+		st->ceil = UINT32_MAX;
+	}
+	/* Patch the new frames, from the UW_KEEP-th program frame outward,
+	 * no deeper than ceil; a first patch walk sets ceil to what it did. */
+	int first = 0;
+	while (first < n && in_self((uintptr_t)st->tmp[first]))
+		first++;
+	int innermost = first + UW_KEEP;         /* tmp index */
+	if (innermost >= n)
+		return total;
+	uint32_t lo = base == UINT32_MAX ? 0 : base + 1;
+	uint32_t hi = top - (uint32_t)innermost;
+	if (st->ceil != UINT32_MAX && hi > st->ceil)
+		hi = st->ceil;
+	if (lo > hi || !gcc_backtrace)
+		return total;
+	/* Walk with the stub still in place: libgcc stops there too. */
+	patch(st, k >= 0 ? n + 1 : n, top, lo, hi);
+	if (st->ceil == UINT32_MAX)
+		st->ceil = hi;
+	return total;
+}
+
+static int inc_backtrace(void **buf, int size)
+{
+	struct uw_state *st = state();
+	if (!st || size < 1)
+		return full_bt(buf, size);
+	int n = incremental(st, st->ref);
+	if (n < 0)
+		return full_bt(buf, size);
+	if (n > size)
+		n = size;
+	memcpy(buf, st->ref, (size_t)n * sizeof(void *));
+	return n;
+}
+
+/* ---- check mode ------------------------------------------------------------------ */
+
+static unsigned long check_stacks, check_reused, check_mismatches;
+
+/* The frames of a stack outside libmemtrail (the hooks drop those). */
+static void **program_part(void **ips, int *n)
+{
+	int i = 0;
+	while (i < *n && in_self((uintptr_t)ips[i]))
+		i++;
+	*n -= i;
+	return ips + i;
+}
+
+/*
+ * Both unwinders on the same stack: the incremental one, then the full one
+ * with every patch undone (the program's own stack, as without us), then
+ * the patches put back. Compared outside our own frames.
+ */
+static int check_backtrace(void **buf, int size)
+{
+	struct uw_state *st = state();
+	void *mine[UW_FRAMES / 4];
+	if (!st || size < 1)
+		return full_bt(buf, size);
+	int n = incremental(st, st->ref);
+	int inc_ok = n >= 0;
+	if (n < 0)
+		n = full_bt(st->ref, UW_FRAMES);
+	int keep = n < (int)(sizeof(mine) / sizeof(mine[0])) ? n : (int)(sizeof(mine) / sizeof(mine[0]));
+	memcpy(mine, st->ref, (size_t)keep * sizeof(void *));
+
+	uint32_t c = st->count;
+	unsigned char undone[UW_ENTS];
+	for (uint32_t i = 0; i < c; i++) {
+		undone[i] = *st->ent[i].slot == stub(i);
+		if (undone[i])
+			*st->ent[i].slot = st->ent[i].ret;
+	}
+	int m = full_bt(st->ref, UW_FRAMES);
+	for (uint32_t i = 0; i < c; i++)
+		if (undone[i])
+			*st->ent[i].slot = stub(i);
+
+	int a = keep, b = m < keep ? m : keep;
+	void **pa = program_part(mine, &a), **pb = program_part(st->ref, &b);
+	int same = inc_ok ? (a == b && memcmp(pa, pb, (size_t)a * sizeof(void *)) == 0) : 1;
+	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
+	if (inc_ok && st->hit)
+		__atomic_add_fetch(&check_reused, 1, __ATOMIC_RELAXED);
+	if (!same)
+		__atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED);
+	if (n > size)
+		n = size;
+	memcpy(buf, mine, (size_t)(n < keep ? n : keep) * sizeof(void *));
+	return n < keep ? n : keep;
+}
+
+__attribute__((destructor)) static void check_report(void)
+{
+	char a[24], b[24], c[24];
+	if (uw_mode != MT_UNWIND_CHECK)
+		return;
+	mt_fmt_i64(a, (int64_t)__atomic_load_n(&check_stacks, __ATOMIC_RELAXED));
+	mt_fmt_i64(b, (int64_t)__atomic_load_n(&check_reused, __ATOMIC_RELAXED));
+	mt_fmt_i64(c, (int64_t)__atomic_load_n(&check_mismatches, __ATOMIC_RELAXED));
+	mt_say("unwind check: ", a, " stacks, ", b, " reused, ", c, " mismatches", NULL);
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+{
+	for (int i = 0; i < R_COUNT; i++)
+		if (!real_fns[i])
+			real_fns[i] = dlsym(RTLD_NEXT, real_names[i]);
+	if (mode == MT_UNWIND_FULL)
+		return full;
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		gcc_backtrace = (trace_fn)dlsym(h, "_Unwind_Backtrace");
+		gcc_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))
+			dlsym(h, "_Unwind_GetIPInfo");
+		gcc_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
+	}
+	if (!gcc_backtrace || !gcc_get_ip_info || !gcc_get_cfa ||
+	    pthread_key_create(&uw_key, uw_thread_exit) != 0) {
+		gcc_backtrace = NULL;
+		mt_say("cannot load libgcc_s: unwinding in full", NULL);
+		return full;
+	}
+	full_bt = full;
+	uw_mode = mode;
+	return mode == MT_UNWIND_CHECK ? check_backtrace : inc_backtrace;
+}
+
+#else  /* not x86-64: the full unwinder only */
+
+static inline void undo_all(void)
+{
+}
+
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+{
+	for (int i = 0; i < R_COUNT; i++)
+		if (!real_fns[i])
+			real_fns[i] = dlsym(RTLD_NEXT, real_names[i]);
+	if (mode != MT_UNWIND_FULL)
+		mt_say("incremental unwinding is for x86-64 only: unwinding in full", NULL);
+	return full;
+}
+
+#endif
+
+/* ---- where the program leaves frames without returning --------------------------- */
+
+MT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
+{
+	undo_all();
+	return ((raise_fn)real(R_RAISE))(e);
+}
+
+MT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
+{
+	undo_all();
+	((resume_fn)real(R_RESUME))(e);
+	__builtin_unreachable();
+}
+
+MT_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
+{
+	undo_all();
+	return ((raise_fn)real(R_RETHROW))(e);
+}
+
+MT_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
+						   _Unwind_Stop_Fn stop, void *arg)
+{
+	undo_all();
+	return ((forced_fn)real(R_FORCED))(e, stop, arg);
+}
+
+MT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	undo_all();
+	return ((trace_fn)real(R_TRACE))(fn, arg);
+}
+
+MT_EXPORT void longjmp(struct __jmp_buf_tag env[1], int val)
+{
+	undo_all();
+	((jmp_fn)real(R_LONGJMP))(env, val);
+	__builtin_unreachable();
+}
+
+MT_EXPORT void _longjmp(struct __jmp_buf_tag env[1], int val)
+{
+	undo_all();
+	((jmp_fn)real(R_LONGJMP_))(env, val);
+	__builtin_unreachable();
+}
+
+MT_EXPORT void siglongjmp(struct __jmp_buf_tag env[1], int val)
+{
+	undo_all();
+	((jmp_fn)real(R_SIGLONGJMP))(env, val);
+	__builtin_unreachable();
+}
+
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
+MT_EXPORT void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
+{
+	undo_all();
+	((jmp_fn)real(R_LONGJMP_CHK))(env, val);
+	__builtin_unreachable();
+}
+
+MT_EXPORT int setcontext(const ucontext_t *ucp)
+{
+	undo_all();
+	return ((setctx_fn)real(R_SETCONTEXT))(ucp);
+}
+
+MT_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	undo_all();
+	return ((swapctx_fn)real(R_SWAPCONTEXT))(oucp, ucp);
+}
+
+MT_EXPORT void pthread_exit(void *ret)
+{
+	undo_all();
+	((exit_fn)real(R_PTHREAD_EXIT))(ret);
+	__builtin_unreachable();
+}
