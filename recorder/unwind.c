@@ -49,8 +49,8 @@
  * real return address goes back). A thread that exits takes its table
  * with it (a pthread key's destructor). Frames are patched only from the
  * third frame of the program outward, never across a signal frame, never
- * where libgcc's unwinder (which finds the slots: unw_backtrace does not
- * tell where the frames are) disagrees with libunwind about the frames, and
+ * where libunwind's step-by-step walk (which finds the slots: unw_backtrace
+ * does not tell where the frames are) disagrees with it about the frames, and
  * only at positions that stayed live between captures, so that a stub is
  * rarely returned through.
  *
@@ -111,10 +111,10 @@ static const char *const real_names[R_COUNT] = {
 };
 static void *real_fns[R_COUNT];
 
-/* libgcc's own unwinder, opened privately: it finds the frames' slots. */
-static trace_fn gcc_backtrace;
-static _Unwind_Ptr (*gcc_get_ip_info)(struct _Unwind_Context *, int *);
-static _Unwind_Word (*gcc_get_cfa)(struct _Unwind_Context *);
+/* libunwind's _Unwind_Backtrace: it finds the frames' slots. */
+static trace_fn slow_backtrace;
+static _Unwind_Ptr (*slow_get_ip_info)(struct _Unwind_Context *, int *);
+static _Unwind_Word (*slow_get_cfa)(struct _Unwind_Context *);
 
 /*
  * The function behind one of ours. Found at start where it is loaded; a
@@ -167,7 +167,7 @@ struct uw_state {
 	uintptr_t cache[UW_CACHE];      /* the last stack, outermost first */
 	void *tmp[UW_FRAMES];           /* unw_backtrace's output */
 	void *ref[UW_FRAMES];           /* check mode's full unwind */
-	uintptr_t wip[UW_FRAMES];       /* libgcc's walk: ip, cfa, signal frame */
+	uintptr_t wip[UW_FRAMES];       /* the slow walk: ip, cfa, signal frame */
 	uintptr_t wcfa[UW_FRAMES];
 	unsigned char wsig[UW_FRAMES];
 	int wn;
@@ -307,7 +307,7 @@ static struct uw_state *state(void)
 	return st;
 }
 
-/* ---- finding the slots: libgcc's walk --------------------------------------------- */
+/* ---- finding the slots: libunwind's _Unwind_Backtrace --------------------------- */
 
 static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
 {
@@ -315,8 +315,8 @@ static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
 	int before = 0;
 	if (st->wn >= UW_FRAMES)
 		return _URC_END_OF_STACK;
-	st->wip[st->wn] = (uintptr_t)gcc_get_ip_info(ctx, &before);
-	st->wcfa[st->wn] = (uintptr_t)gcc_get_cfa(ctx);
+	st->wip[st->wn] = (uintptr_t)slow_get_ip_info(ctx, &before);
+	st->wcfa[st->wn] = (uintptr_t)slow_get_cfa(ctx);
 	st->wsig[st->wn] = (unsigned char)(before != 0);
 	st->wn++;
 	return _URC_NO_REASON;
@@ -326,17 +326,19 @@ static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
  * Patches the return addresses at cache positions lo..hi (lo <= hi), which
  * are tmp[t] for t = top - p (top: position of tmp[0]), n frames in tmp.
  * The slot of tmp[t] is the word below the stack pointer of its frame at
- * the call (libgcc's _Unwind_GetCFA for that frame), and must hold exactly
+ * the call (_Unwind_GetCFA for that frame), and must hold exactly
  * tmp[t]. Outermost first, so that the table stays ordered outer to inner.
  */
 static void patch(struct uw_state *st, int n, uint32_t top, uint32_t lo, uint32_t hi)
 {
 	st->wn = 0;
-	gcc_backtrace(walk_cb, st);
+	slow_backtrace(walk_cb, st);
 	int w = st->wn, j = w;
-	/* Align libgcc's frames with libunwind's at the outermost one
-	 * libunwind gives (a stub, or the stack's bottom: libgcc may list one
-	 * more frame there), then every frame used is compared. */
+	/* Align the walk's frames with unw_backtrace's at the outermost one
+	 * unw_backtrace gives (a stub, or the stack's bottom: the walk may
+	 * list one more frame there), then every frame used is compared. A
+	 * signal frame's flag is on the sigreturn frame: neither its slot nor
+	 * the interrupted frame's (not a slot: the signal context) is used. */
 	while (j-- > 0 && st->wip[j] != (uintptr_t)st->tmp[n - 1])
 		;
 	if (j < 0)
@@ -438,9 +440,9 @@ static int incremental(struct uw_state *st, void **out)
 	uint32_t hi = top - (uint32_t)innermost;
 	if (st->ceil != UINT32_MAX && hi > st->ceil)
 		hi = st->ceil;
-	if (lo > hi || !gcc_backtrace)
+	if (lo > hi || !slow_backtrace)
 		return total;
-	/* Walk with the stub still in place: libgcc stops there too. */
+	/* Walk with the stub still in place: the walk stops there too. */
 	patch(st, k >= 0 ? n + 1 : n, top, lo, hi);
 	if (st->ceil == UINT32_MAX)
 		st->ceil = hi;
@@ -511,8 +513,9 @@ static int check_backtrace(void **buf, int size)
 	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
 	if (inc_ok && st->hit)
 		__atomic_add_fetch(&check_reused, 1, __ATOMIC_RELAXED);
-	if (!same)
-		__atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED);
+	/* Said at once too: a program may end without running destructors. */
+	if (!same && __atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED) <= 5)
+		mt_say("unwind check: a stack differs from the full unwinder's", NULL);
 	if (n > size)
 		n = size;
 	memcpy(buf, mine, (size_t)(n < keep ? n : keep) * sizeof(void *));
@@ -539,17 +542,23 @@ mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
 			real_fns[i] = dlsym(RTLD_NEXT, real_names[i]);
 	if (mode == MT_UNWIND_FULL)
 		return full;
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	/* libunwind's _Unwind_* set, from the copy core.c opened privately:
+	 * opening libgcc_s here would change what the program does (glibc
+	 * opens it, allocating, on the first pthread_exit or cancel). */
+	Dl_info di;
+	void *h = NULL;
+	if (dladdr((void *)full, &di) && di.dli_fname)
+		h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
 	if (h) {
-		gcc_backtrace = (trace_fn)dlsym(h, "_Unwind_Backtrace");
-		gcc_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))
+		slow_backtrace = (trace_fn)dlsym(h, "_Unwind_Backtrace");
+		slow_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))
 			dlsym(h, "_Unwind_GetIPInfo");
-		gcc_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
+		slow_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
 	}
-	if (!gcc_backtrace || !gcc_get_ip_info || !gcc_get_cfa ||
+	if (!slow_backtrace || !slow_get_ip_info || !slow_get_cfa ||
 	    pthread_key_create(&uw_key, uw_thread_exit) != 0) {
-		gcc_backtrace = NULL;
-		mt_say("cannot load libgcc_s: unwinding in full", NULL);
+		slow_backtrace = NULL;
+		mt_say("libunwind has no _Unwind_Backtrace: unwinding in full", NULL);
 		return full;
 	}
 	full_bt = full;
