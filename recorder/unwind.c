@@ -165,7 +165,6 @@ struct uw_state {
 	struct uw_ent ent[UW_ENTS];     /* offset 16 */
 	uint32_t pos[UW_ENTS];          /* position of ent[k].ret in cache */
 	uintptr_t cache[UW_CACHE];      /* the last stack, outermost first */
-	void *tmp[UW_FRAMES];           /* unw_backtrace's output */
 	void *ref[UW_FRAMES];           /* check mode's full unwind */
 	uintptr_t wip[UW_FRAMES];       /* the slow walk: ip, cfa, signal frame */
 	uintptr_t wcfa[UW_FRAMES];
@@ -329,31 +328,33 @@ static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
  * the call (_Unwind_GetCFA for that frame), and must hold exactly
  * tmp[t]. Outermost first, so that the table stays ordered outer to inner.
  */
-static void patch(struct uw_state *st, int n, uint32_t top, uint32_t lo, uint32_t hi)
+static void patch(struct uw_state *st, void **tmp, int lastidx, uint32_t top, uint32_t lo,
+		  uint32_t hi, uintptr_t last)
 {
 	st->wn = 0;
 	slow_backtrace(walk_cb, st);
 	int w = st->wn, j = w;
 	/* Align the walk's frames with unw_backtrace's at the outermost one
-	 * unw_backtrace gives (a stub, or the stack's bottom: the walk may
-	 * list one more frame there), then every frame used is compared. A
-	 * signal frame's flag is on the sigreturn frame: neither its slot nor
-	 * the interrupted frame's (not a slot: the signal context) is used. */
-	while (j-- > 0 && st->wip[j] != (uintptr_t)st->tmp[n - 1])
+	 * unw_backtrace gave, last, at tmp index lastidx (a stub, or the
+	 * stack's bottom, where the walk may list one more frame), then every
+	 * frame used is compared. A signal frame's flag is on the sigreturn
+	 * frame: neither its slot nor the interrupted frame's (not a slot: the
+	 * signal context) is used. */
+	while (j-- > 0 && st->wip[j] != last)
 		;
 	if (j < 0)
 		return;
-	int shift = j - (n - 1);        /* wip[t + shift] is tmp[t] */
+	int shift = j - lastidx;        /* wip[t + shift] is tmp[t] */
 	for (uint32_t p = lo; p <= hi; p++) {
 		int t = (int)(top - p);
 		if (t < 1 || t + shift < 1 || t + shift >= w || st->count >= UW_ENTS)
 			continue;
-		if (st->wip[t + shift] != (uintptr_t)st->tmp[t] ||
-		    st->wip[t - 1 + shift] != (uintptr_t)st->tmp[t - 1] ||
+		if (st->wip[t + shift] != (uintptr_t)tmp[t] ||
+		    st->wip[t - 1 + shift] != (uintptr_t)tmp[t - 1] ||
 		    st->wsig[t + shift] || st->wsig[t - 1 + shift])
 			continue;
 		uintptr_t *slot = (uintptr_t *)(st->wcfa[t + shift] - 8);
-		if (*slot != (uintptr_t)st->tmp[t])
+		if (*slot != (uintptr_t)tmp[t])
 			continue;
 		uint32_t k = st->count;
 		st->ent[k].slot = slot;
@@ -372,81 +373,88 @@ static inline int in_self(uintptr_t ip)
 }
 
 /*
- * The whole stack into out (room for UW_FRAMES), innermost first, as the
- * full unwinder gives it; returns its length, or -1 if this stack is not
- * for us (then nothing is patched and the caller unwinds in full).
+ * Patches the new frames buf[0..n-1] (cache positions lo..top, buf[0] at
+ * top; stubk: the stub unw_backtrace stopped at, or -1), from the UW_KEEP-th program frame outward, no deeper than ceil; a
+ * first patch after a reset sets ceil to how deep it went.
  */
-static int incremental(struct uw_state *st, void **out)
+static void patch_new(struct uw_state *st, void **buf, int n, uint32_t lo, uint32_t top, int stubk)
 {
-	int n = full_bt(st->tmp, UW_FRAMES);
-	int k = n > 0 ? stub_index((uintptr_t)st->tmp[n - 1]) : -1;
-	uint32_t base, top;
-
-	if (k >= 0 && ((uint32_t)k >= st->count ||
-		       *st->ent[k].slot != stub((uint32_t)k) ||
-		       st->pos[k] + (uint32_t)n >= UW_CACHE))
-		k = -1, n = -1;
-	for (int i = 0; i < n - 1; i++)
-		if (in_stubs((uintptr_t)st->tmp[i]))
-			k = -1, n = -1;     /* a signal taken inside a stub */
-	if (n < 0) {
-		undo_from(st, 0);
-		return -1;
-	}
-	st->hit = k >= 0;
-	if (k >= 0) {
-		/* Frames after entry k in the table are gone, or on another stack. */
-		undo_from(st, (uint32_t)k + 1);
-		base = st->pos[k];
-		n--;                /* the stub: its frames are in the cache */
-		top = base + (uint32_t)n;
-		for (int i = 0; i < n; i++)
-			st->cache[top - (uint32_t)i] = (uintptr_t)st->tmp[i];
-		st->ncache = top + 1;
-		/* Positions above base that were patched and returned since:
-		 * patch no deeper than base for a while. */
-		if (st->ceil != UINT32_MAX && st->ceil > base)
-			st->ceil = base;
-	} else {
-		if (st->count)
-			undo_from(st, 0);  /* on another stack: undone */
-		if (n >= UW_FRAMES || n < 1)
-			return -1;
-		top = (uint32_t)n - 1;
-		base = UINT32_MAX;  /* nothing below */
-		for (int i = 0; i < n; i++)
-			st->cache[top - (uint32_t)i] = (uintptr_t)st->tmp[i];
-		st->ncache = top + 1;
-	}
-	int total = (int)st->ncache;
-	if (total > UW_FRAMES)
-		total = UW_FRAMES;
-	for (int i = 0; i < total; i++)
-		out[i] = (void *)st->cache[top - (uint32_t)i];
-
 	if (++st->captures >= UW_RESET) {
 		st->captures = 0;
 		st->ceil = UINT32_MAX;
 	}
-	/* Patch the new frames, from the UW_KEEP-th program frame outward,
-	 * no deeper than ceil; a first patch walk sets ceil to what it did. */
 	int first = 0;
-	while (first < n && in_self((uintptr_t)st->tmp[first]))
+	while (first < n && in_self((uintptr_t)buf[first]))
 		first++;
-	int innermost = first + UW_KEEP;         /* tmp index */
-	if (innermost >= n)
-		return total;
-	uint32_t lo = base == UINT32_MAX ? 0 : base + 1;
+	int innermost = first + UW_KEEP;
+	if (innermost >= n || !slow_backtrace)
+		return;
 	uint32_t hi = top - (uint32_t)innermost;
 	if (st->ceil != UINT32_MAX && hi > st->ceil)
 		hi = st->ceil;
-	if (lo > hi || !slow_backtrace)
-		return total;
-	/* Walk with the stub still in place: the walk stops there too. */
-	patch(st, k >= 0 ? n + 1 : n, top, lo, hi);
+	if (lo > hi)
+		return;
+	/* Walked with the stub (if any) still in place: the walk stops there
+	 * too. */
+	patch(st, buf, stubk >= 0 ? n : n - 1, top, lo, hi,
+	      stubk >= 0 ? stub((uint32_t)stubk) : (uintptr_t)buf[n - 1]);
 	if (st->ceil == UINT32_MAX)
 		st->ceil = hi;
-	return total;
+}
+
+/*
+ * The stack into buf (room for size frames), innermost first, exactly as
+ * unw_backtrace(buf, size) gives it: unw_backtrace writes the frames down
+ * to the first patched one (the stub, last), the cache the rest.
+ */
+static int incremental(struct uw_state *st, void **buf, int size)
+{
+	int n = full_bt(buf, size);
+	int k = n > 0 ? stub_index((uintptr_t)buf[n - 1]) : -1;
+	uint32_t base, top;
+
+	st->hit = 0;
+	for (int i = 0; i < n - 1; i++)
+		if (MT_UNLIKELY(in_stubs((uintptr_t)buf[i])))
+			goto again;     /* a signal taken inside a stub */
+	if (k >= 0) {
+		if ((uint32_t)k >= st->count || *st->ent[k].slot != stub((uint32_t)k) ||
+		    st->pos[k] + (uint32_t)n >= UW_CACHE)
+			goto again;
+		/* Frames after entry k in the table are gone, or on another stack. */
+		undo_from(st, (uint32_t)k + 1);
+		st->hit = 1;
+		base = st->pos[k];
+		n--;                /* the stub: its frames are in the cache */
+		top = base + (uint32_t)n;
+		for (int i = 0; i < n; i++)
+			st->cache[top - (uint32_t)i] = (uintptr_t)buf[i];
+		st->ncache = top + 1;
+		int total = n;
+		for (uint32_t p = base + 1; p-- > 0 && total < size;)
+			buf[total++] = (void *)st->cache[p];
+		/* Positions above base that were patched have returned since:
+		 * patch no deeper than base for a while. */
+		if (st->ceil != UINT32_MAX && st->ceil > base)
+			st->ceil = base;
+		patch_new(st, buf, n, base + 1, top, k);
+		return total;
+	}
+	if (n >= size)
+		return n;           /* deeper than asked: nothing to learn */
+	if (st->count)
+		undo_from(st, 0);   /* patched frames not met: on another stack */
+	if (n < 1)
+		return n;
+	top = (uint32_t)n - 1;
+	for (int i = 0; i < n; i++)
+		st->cache[top - (uint32_t)i] = (uintptr_t)buf[i];
+	st->ncache = top + 1;
+	patch_new(st, buf, n, 0, top, -1);
+	return n;
+again:
+	undo_from(st, 0);
+	return full_bt(buf, size);
 }
 
 static int inc_backtrace(void **buf, int size)
@@ -454,13 +462,7 @@ static int inc_backtrace(void **buf, int size)
 	struct uw_state *st = state();
 	if (!st || size < 1)
 		return full_bt(buf, size);
-	int n = incremental(st, st->ref);
-	if (n < 0)
-		return full_bt(buf, size);
-	if (n > size)
-		n = size;
-	memcpy(buf, st->ref, (size_t)n * sizeof(void *));
-	return n;
+	return incremental(st, buf, size);
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
@@ -485,15 +487,9 @@ static void **program_part(void **ips, int *n)
 static int check_backtrace(void **buf, int size)
 {
 	struct uw_state *st = state();
-	void *mine[UW_FRAMES / 4];
 	if (!st || size < 1)
 		return full_bt(buf, size);
-	int n = incremental(st, st->ref);
-	int inc_ok = n >= 0;
-	if (n < 0)
-		n = full_bt(st->ref, UW_FRAMES);
-	int keep = n < (int)(sizeof(mine) / sizeof(mine[0])) ? n : (int)(sizeof(mine) / sizeof(mine[0]));
-	memcpy(mine, st->ref, (size_t)keep * sizeof(void *));
+	int n = incremental(st, buf, size);
 
 	uint32_t c = st->count;
 	unsigned char undone[UW_ENTS];
@@ -502,24 +498,24 @@ static int check_backtrace(void **buf, int size)
 		if (undone[i])
 			*st->ent[i].slot = st->ent[i].ret;
 	}
-	int m = full_bt(st->ref, UW_FRAMES);
+	int m = full_bt(st->ref, size);
 	for (uint32_t i = 0; i < c; i++)
 		if (undone[i])
 			*st->ent[i].slot = stub(i);
 
-	int a = keep, b = m < keep ? m : keep;
-	void **pa = program_part(mine, &a), **pb = program_part(st->ref, &b);
-	int same = inc_ok ? (a == b && memcmp(pa, pb, (size_t)a * sizeof(void *)) == 0) : 1;
+	/* Called one frame apart, the two may cut a stack deeper than size
+	 * one frame apart: then the shorter must be the start of the other. */
+	int a = n, b = m;
+	void **pa = program_part(buf, &a), **pb = program_part(st->ref, &b);
+	int cut = n >= size || m >= size;
+	int same = (cut || a == b) && memcmp(pa, pb, (size_t)(a < b ? a : b) * sizeof(void *)) == 0;
 	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
-	if (inc_ok && st->hit)
+	if (st->hit)
 		__atomic_add_fetch(&check_reused, 1, __ATOMIC_RELAXED);
 	/* Said at once too: a program may end without running destructors. */
 	if (!same && __atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED) <= 5)
 		mt_say("unwind check: a stack differs from the full unwinder's", NULL);
-	if (n > size)
-		n = size;
-	memcpy(buf, mine, (size_t)(n < keep ? n : keep) * sizeof(void *));
-	return n < keep ? n : keep;
+	return n;
 }
 
 __attribute__((destructor)) static void check_report(void)
