@@ -15,9 +15,10 @@
  * at the first patched frame: the stub's address, last in its output, says
  * which entry it is, and that entry's position says where the frames
  * remembered from before continue. When a patched frame returns, it
- * returns into stub k, which checks that entry k is the top of the table
- * with exactly this slot, pops entry k and everything above it (frames
- * inner to it, gone with it), puts the real address back into the slot and
+ * returns into stub k, which checks that entry k is live with exactly this
+ * slot (else it stops the program with ud2: it cannot know where to
+ * return), pops entry k and everything above it (frames inner to it, gone
+ * with it), puts the real address back into the slot and
  * returns there, with every register but the flags as the function left
  * them (the stub saves what it uses below the stack pointer, where neither
  * the program nor the kernel's signal frames write at that moment).
@@ -53,6 +54,13 @@
  * does not tell where the frames are) disagrees with it about the frames, and
  * only at positions that stayed live between captures, so that a stub is
  * rarely returned through.
+ *
+ * What it saves is libunwind's walk of the outer frames (about 8 ns a
+ * frame): a program allocating under 50 stable frames records in half the
+ * CPU time, but on churn, stl and python3 (tests/bench) the frames that
+ * change are most of the walk, and the cache's upkeep costs what the
+ * shorter walk saves; the hash and the interning of the whole stack
+ * (hooks.c, core.c) stay.
  *
  * Known limits, why it is not the default: stack-copying coroutines
  * (greenlet) move patched slots to the heap and back where no capture sees
