@@ -59,8 +59,9 @@
  * frame): a program allocating under 50 stable frames records in half the
  * CPU time, but on churn, stl and python3 (tests/bench) the frames that
  * change are most of the walk, and the cache's upkeep costs what the
- * shorter walk saves; the hash and the interning of the whole stack
- * (hooks.c, core.c) stay.
+ * shorter walk saves (such a thread then unwinds in full for a while,
+ * inc_backtrace); the hash and the interning of the whole stack (hooks.c,
+ * core.c) stay.
  *
  * Known limits, why it is not the default: stack-copying coroutines
  * (greenlet) move patched slots to the heap and back where no capture sees
@@ -159,6 +160,9 @@ static void *real(int i)
 #define UW_CACHE  1024         /* frames remembered per thread */
 #define UW_KEEP   2            /* innermost program frames never patched */
 #define UW_RESET  4096         /* captures between two retries of patching deeper */
+#define UW_WINDOW 1024         /* captures over which the saving is judged */
+#define UW_MIN_SAVED 6         /* frames a capture must reuse on average... */
+#define UW_PAUSE  65536        /* ...or the next this many unwind in full */
 
 struct uw_ent {                /* 16 bytes: the stubs read it */
 	uintptr_t *slot;
@@ -171,6 +175,9 @@ struct uw_state {
 	uint32_t captures;     /* since ceil was last reset */
 	uint32_t ncache;
 	struct uw_ent ent[UW_ENTS];     /* offset 16 */
+	uint32_t judged;                /* captures in this window */
+	uint32_t saved;                 /* frames reused in this window */
+	uint32_t paused;                /* captures left to unwind in full */
 	uint32_t pos[UW_ENTS];          /* position of ent[k].ret in cache */
 	uintptr_t cache[UW_CACHE];      /* the last stack, outermost first */
 	void *ref[UW_FRAMES];           /* check mode's full unwind */
@@ -422,9 +429,11 @@ static int incremental(struct uw_state *st, void **buf, int size)
 	uint32_t base, top;
 
 	st->hit = 0;
-	for (int i = 0; i < n - 1; i++)
-		if (MT_UNLIKELY(in_stubs((uintptr_t)buf[i])))
-			goto again;     /* a signal taken inside a stub */
+	/* A signal taken while a stub runs: the walk stopped inside it (its
+	 * unwind info ends the stack). The stub needs its entry: nothing is
+	 * undone, and this stack ends there. */
+	if (n > 0 && MT_UNLIKELY(in_stubs((uintptr_t)buf[n - 1])) && k < 0)
+		return n;
 	if (k >= 0) {
 		if ((uint32_t)k >= st->count || *st->ent[k].slot != stub((uint32_t)k) ||
 		    st->pos[k] + (uint32_t)n >= UW_CACHE)
@@ -441,6 +450,7 @@ static int incremental(struct uw_state *st, void **buf, int size)
 		int total = n;
 		for (uint32_t p = base + 1; p-- > 0 && total < size;)
 			buf[total++] = (void *)st->cache[p];
+		st->saved += (uint32_t)(total - n);
 		/* Positions above base that were patched have returned since:
 		 * patch no deeper than base for a while. */
 		if (st->ceil != UINT32_MAX && st->ceil > base)
@@ -465,12 +475,31 @@ again:
 	return full_bt(buf, size);
 }
 
+/*
+ * Where the frames that change are most of the stack (a loop calling
+ * through varying chains), the cache's upkeep costs more than the shorter
+ * walk saves: such a thread unwinds in full for a while, with nothing
+ * patched, and tries again.
+ */
 static int inc_backtrace(void **buf, int size)
 {
 	struct uw_state *st = state();
 	if (!st || size < 1)
 		return full_bt(buf, size);
-	return incremental(st, buf, size);
+	if (st->paused) {
+		st->paused--;
+		return full_bt(buf, size);
+	}
+	int n = incremental(st, buf, size);
+	if (++st->judged >= UW_WINDOW) {
+		if (st->saved < UW_WINDOW * UW_MIN_SAVED) {
+			undo_from(st, 0);
+			st->ceil = UINT32_MAX;
+			st->paused = UW_PAUSE;
+		}
+		st->judged = st->saved = 0;
+	}
+	return n;
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
