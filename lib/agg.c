@@ -725,6 +725,16 @@ static void agg_on_end(void *ctx, const struct mt_end *e)
 	a->st.end_blocks = a->live_blocks;
 }
 
+static void agg_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
+{
+	struct mt_agg *a = ctx;
+
+	if (!a->st.rss_samples++ || bytes > a->st.peak_rss_bytes) {
+		a->st.peak_rss_bytes = bytes;
+		a->st.peak_rss_time_ns = time_ns;
+	}
+}
+
 static void agg_on_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_agg *a = ctx;
@@ -740,6 +750,7 @@ void mt_agg_ops(struct mt_replay_ops *ops)
 	ops->on_free = agg_on_free;
 	ops->on_snapshot = agg_on_snapshot;
 	ops->on_end = agg_on_end;
+	ops->on_rss = agg_on_rss;
 	ops->on_progress = agg_on_progress;
 }
 
@@ -853,6 +864,11 @@ void mt_agg_journal(struct mt_agg *a, int on)
 void mt_agg_figures_only(struct mt_agg *a, int on)
 {
 	a->figures = on;
+}
+
+void mt_agg_size_buckets(struct mt_agg *a, int on)
+{
+	mt_sizes_buckets(a->sizes, on);
 }
 
 int mt_agg_mark(struct mt_agg *a)

@@ -87,6 +87,10 @@ struct mt_agg_stats {
 	int64_t end_bytes, end_blocks;  /* still live at the end: leaked */
 	uint64_t end_time_ns;     /* time of the last event */
 	uint64_t temporary;       /* temporary allocations */
+	/* The largest resident-set sample of the log (RSS records: about one a
+	 * second, and one in the peak's chunk), when rss_samples > 0. */
+	uint64_t rss_samples;
+	uint64_t peak_rss_bytes, peak_rss_time_ns;
 	size_t nsnapshots;
 	const struct mt_agg_snapshot *snapshots;  /* owned by the mt_agg */
 	const struct mt_sizes *sizes;  /* requested sizes of every allocation
@@ -212,6 +216,9 @@ int mt_agg_apply_marks(const struct mt_agg *a, struct mt_profile *p, size_t from
  * summary alone. Profiles of such a replay are empty.
  */
 void mt_agg_figures_only(struct mt_agg *a, int on);
+
+/* Tally requested sizes in buckets too (mt_sizes_buckets; off by default). */
+void mt_agg_size_buckets(struct mt_agg *a, int on);
 
 /*
  * Drops the marks i with keep[i] == 0, merging each dropped mark's frame

@@ -186,6 +186,7 @@ enum mt_record {
 	MT_REC_TIME        = 0x0C,
 	MT_REC_SWITCH      = 0x0D,
 	MT_REC_THREAD_NAME = 0x0E,  /* version 3 on */
+	MT_REC_RSS         = 0x0F,  /* version 3 on */
 };
 
 /* The streams of a chunk (see CHUNK above). */

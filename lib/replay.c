@@ -886,6 +886,12 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		case MT_REC_THREAD_NAME:
 			err = rec_thread_name(r, &c, ops, ctx);
 			break;
+		case MT_REC_RSS:
+			if (r->hdr.version < 3 || get_uv(&c, &a) < 0)
+				return MT_E_CORRUPT;
+			if (ops->on_rss)
+				ops->on_rss(ctx, r->time, a);
+			break;
 		case MT_REC_MODULE:
 			err = rec_module(r, &c, ops, ctx);
 			break;

@@ -104,6 +104,8 @@ struct mt_replay_ops {
 	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int  (*on_free)(void *ctx, const struct mt_event *ev);
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
+	/* A sample of the process's resident set, in bytes (RSS record). */
+	void (*on_rss)(void *ctx, uint64_t time_ns, uint64_t bytes);
 	/* Called once at the end, also after truncation or an early stop. */
 	void (*on_end)(void *ctx, const struct mt_end *e);
 	/* Called at least every ~64 KiB of input: for progress bars. */

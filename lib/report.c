@@ -95,8 +95,12 @@ static struct mt_profile *profile_at(struct report *rp, const struct mt_at *p, i
 	return out;
 }
 
+/*
+ * The tree of p. fold, when not NULL, is how a text printout will fold it:
+ * the tree is then pruned to what can be printed (mt_tree_opts.prune_pct).
+ */
 static int build_tree(struct report *rp, const struct mt_profile *p, int inverted,
-		      int skip_entry, struct mt_tree **t)
+		      int skip_entry, const struct mt_text_opts *fold, struct mt_tree **t)
 {
 	struct mt_tree_opts to;
 	int rc = 0;
@@ -113,6 +117,11 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	to.include_module = rp->o->include_module;
 	to.exclude_module = rp->o->exclude_module;
 	to.net_paths = rp->src != NULL;   /* a compare's two runs */
+	/* --top prints small top-level entries too, with their folded kids */
+	if (fold && !fold->signed_figures && !fold->top) {
+		to.prune_pct = fold->threshold_pct;
+		to.prune_by_blocks = fold->by_blocks;
+	}
 	return mt_tree_build(p, src, &to, t);
 }
 
@@ -148,7 +157,7 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 
 	if (!p)
 		return MT_E_NOMEM;
-	rc = build_tree(rp, p, rp->o->inverted, 0, &t);
+	rc = build_tree(rp, p, rp->o->inverted, 0, &to, &t);
 	if (rc < 0)
 		return rc;
 	if (what != LIVE)
@@ -218,6 +227,7 @@ static int text_timeline(struct report *rp)
 	const struct mt_agg_stats *st = rp->st;
 	uint64_t peak = (uint64_t)st->peak_bytes, t1 = st->end_time_ns ? st->end_time_ns : 1;
 	char grid[TIMELINE_ROWS][TIMELINE_COLS];
+	char rss_n[32];
 	const char *unit;
 	double div;
 	char b1[32], b2[32];
@@ -266,6 +276,26 @@ static int text_timeline(struct report *rp)
 		fputc('-', rp->out);
 	fputs("->s\n", rp->out);
 	fprintf(rp->out, "%9s0%*.3f\n", "", TIMELINE_COLS, (double)t1 / 1e9);
+	if (st->rss_samples) {
+		/* the resident set beside the heap: a level per column, of its peak */
+		static const char levels[] = " .:-=+*#%@";
+
+		fprintf(rp->out, "%9s=", "rss");
+		for (int c = 0; c < TIMELINE_COLS; c++) {
+			uint64_t v = cols[c].rss_bytes, pk = st->peak_rss_bytes;
+			int k = !v || !pk ? 0 :
+				1 + (int)((unsigned __int128)(v - 1) * 9 / pk);
+
+			fputc(levels[k > 9 ? 9 : k], rp->out);
+		}
+		fputc('\n', rp->out);
+	}
+	if (st->rss_samples)
+		fprintf(rp->out, "resident set (RSS): peak %sB (%s) at %.6fs, %s samples\n",
+			mt_fmt_count(b1, sizeof(b1), st->peak_rss_bytes),
+			mt_fmt_size(b2, sizeof(b2), st->peak_rss_bytes),
+			(double)st->peak_rss_time_ns / 1e9,
+			mt_fmt_count(rss_n, sizeof(rss_n), st->rss_samples));
 	fputc('\n', rp->out);
 	if (!st->nsnapshots) {
 		fputs("no snapshots\n", rp->out);
@@ -413,10 +443,8 @@ static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 	struct mt_tree_opts to;
 	int rc;
 
-	if (!filtered(rp->o)) {
-		mt_sizes_histogram(rp->st->sizes, NULL, h);
-		return 0;
-	}
+	if (!filtered(rp->o))
+		return mt_sizes_histogram(rp->st->sizes, NULL, h);
 	src = mt_session_source(rp->ses, &rc);
 	if (!src)
 		return rc;
@@ -430,7 +458,7 @@ static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 	to.exclude_module = rp->o->exclude_module;
 	rc = mt_tree_keep(calls, src, &to, &kept);
 	if (rc == 0)
-		mt_sizes_histogram(rp->st->sizes, kept, h);
+		rc = mt_sizes_histogram(rp->st->sizes, kept, h);
 	mt_profile_free(kept);
 	mt_profile_free(calls);
 	return rc;
@@ -746,7 +774,7 @@ static int write_massif(struct report *rp)
 			struct mt_profile *p = profile_at(rp, &e[i].at, &rc);
 
 			if (p)
-				rc = build_tree(rp, p, 0, 1, &t);
+				rc = build_tree(rp, p, 0, 1, NULL, &t);
 			mt_profile_free(p);
 			if (rc < 0)
 				break;
@@ -772,7 +800,7 @@ static int write_export(struct report *rp)
 
 	if (!p)
 		return rc < 0 ? rc : MT_E_NOMEM;
-	rc = build_tree(rp, p, inverted, 0, &t);
+	rc = build_tree(rp, p, inverted, 0, NULL, &t);
 	if (rc == 0)
 		rc = inverted ? mt_export_collapsed(t, fig, rp->out) :
 			mt_export_json(t, fig, rp->out);
@@ -986,7 +1014,7 @@ static int compare_at(struct report *rp, struct mt_session *old, struct mt_sessi
 	} else {
 		int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
 
-		rc = build_tree(rp, d, inverted, 0, &t);
+		rc = build_tree(rp, d, inverted, 0, NULL, &t);
 		if (rc == 0)
 			rc = inverted ? mt_export_collapsed(t, MT_EXPORT_BYTES, rp->out) :
 				mt_export_json(t, MT_EXPORT_BYTES, rp->out);

@@ -71,7 +71,8 @@ int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p
  * or a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot
  * that does not exist, or opts->thread a tid no thread of the log has;
  * MT_E_ARG for a bad regex, or for MT_SHOW_SIZES with a format other than
- * text and JSON). MT_SHOW_THREADS is written as text or JSON
+ * text and JSON or from a session opened without size_buckets).
+ * MT_SHOW_THREADS is written as text or JSON
  * ({"threads": [...]}, alone).
  */
 int mt_report_write(struct mt_session *s, const struct mt_report_opts *opts, FILE *out);

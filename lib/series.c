@@ -18,6 +18,7 @@
 struct bucket {
 	uint64_t max, min;
 	uint64_t end_bytes, end_blocks, end_events;
+	uint64_t rss;             /* largest resident-set sample in it; 0: none */
 };
 
 struct mt_series {
@@ -68,6 +69,7 @@ void mt_series_ops(struct mt_replay_ops *ops)
 	ops->on_alloc = mt_series_on_alloc;
 	ops->on_free = mt_series_on_free;
 	ops->on_snapshot = mt_series_on_snapshot;
+	ops->on_rss = mt_series_on_rss;
 	ops->on_end = mt_series_on_end;
 }
 
@@ -89,6 +91,8 @@ static void widen(struct mt_series *s)
 			a.end_bytes = c->end_bytes;
 			a.end_blocks = c->end_blocks;
 			a.end_events = c->end_events;
+			if (c->rss > a.rss)
+				a.rss = c->rss;
 		}
 		s->b[k] = a;
 	}
@@ -104,6 +108,7 @@ static void flat(struct mt_series *s, struct bucket *b)
 	b->max = b->min = b->end_bytes = s->live_bytes;
 	b->end_blocks = s->live_blocks;
 	b->end_events = s->events;
+	b->rss = 0;
 }
 
 /*
@@ -178,6 +183,20 @@ int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap)
 	return 0;
 }
 
+void mt_series_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
+{
+	struct mt_series *s = ctx;
+	struct bucket *b;
+
+	if (time_ns > s->end_time)
+		s->end_time = time_ns;
+	b = bucket_at(s, time_ns);
+	if (!s->used)
+		return;
+	if (bytes > b->rss)
+		b->rss = bytes;
+}
+
 void mt_series_on_end(void *ctx, const struct mt_end *end)
 {
 	struct mt_series *s = ctx;
@@ -203,9 +222,10 @@ static size_t ceil_div(uint64_t a, uint64_t b)
 int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns,
 		       size_t n, const uint64_t *peak_ns, struct mt_series_col *out)
 {
-	uint64_t span;
+	uint64_t span, rss = 0;     /* the latest sample so far */
 	size_t kpeak = peak_ns ? (size_t)(*peak_ns / s->width) : 0;
 	int peak_done = !peak_ns;
+	size_t kdone = 0;           /* buckets below this are in rss */
 
 	if (!n || t1_ns <= t0_ns)
 		return MT_E_ARG;
@@ -230,8 +250,16 @@ int mt_series_resample(const struct mt_series *s, uint64_t t0_ns, uint64_t t1_ns
 			k1--;
 		else
 			k0 = k1 = (size_t)(c0 / s->width);  /* narrower than a bucket */
-		for (size_t k = k0; k <= k1 && k < s->used; k++) {
+		/* the latest sample before the slice (columns go forward) */
+		for (; kdone < k0 && kdone < s->used; kdone++)
+			if (s->b[kdone].rss)
+				rss = s->b[kdone].rss;
+		c->rss_bytes = rss;
+		for (size_t k = k0, in = 0; k <= k1 && k < s->used; k++) {
 			const struct bucket *b = &s->b[k];
+
+			if (b->rss && (!in++ || b->rss > c->rss_bytes))
+				c->rss_bytes = b->rss;
 
 			if (!any || b->max > c->max_bytes)
 				c->max_bytes = b->max;

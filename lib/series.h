@@ -48,6 +48,9 @@ struct mt_series_col {
 	 */
 	uint64_t end_ns;
 	int has_peak;         /* the peak time given to resample falls here */
+	/* The largest resident-set sample in the slice, else the latest one
+	 * before it (0: none yet). */
+	uint64_t rss_bytes;
 };
 
 /* A new, empty series. Returns NULL when out of memory. */
@@ -64,6 +67,7 @@ void mt_series_ops(struct mt_replay_ops *ops);
 int mt_series_on_alloc(void *ctx, const struct mt_event *ev);
 int mt_series_on_free(void *ctx, const struct mt_event *ev);
 int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);
+void mt_series_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes);
 void mt_series_on_end(void *ctx, const struct mt_end *end);
 
 /* Empties the series for another replay. */

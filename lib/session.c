@@ -194,6 +194,14 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 	return series_ops.on_snapshot(s->series, snap);
 }
 
+static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
+{
+	struct mt_session *s = ctx;
+
+	agg_ops.on_rss(s->agg, time_ns, bytes);
+	series_ops.on_rss(s->series, time_ns, bytes);
+}
+
 static void pass_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_session *s = ctx;
@@ -303,6 +311,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	} else {
 		mt_agg_journal(s->agg, 1);
 	}
+	mt_agg_size_buckets(s->agg, s->o.size_buckets);
 	{
 		/* END knows how many blocks will be live at the peak: the
 		 * live table is made that large at once (a hint only). */
@@ -323,6 +332,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		ops.on_free = pass_free;
 		ops.on_snapshot = pass_snapshot;
 		ops.on_end = pass_end;
+		ops.on_rss = pass_rss;
 		ops.on_progress = pass_progress;
 		rc = mt_replay_run(s->r, &ops, s);
 	}

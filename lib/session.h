@@ -55,6 +55,8 @@ struct mt_session_opts {
 	 * The session then has no series (NULL) and no profiles (MT_E_ARG).
 	 */
 	int figures_only;
+	/* Requested sizes in buckets too, for a histogram (lib/sizes.h). */
+	int size_buckets;
 };
 
 /*

@@ -18,14 +18,23 @@ struct sz_ent {
 	unsigned k;
 };
 
+/*
+ * A stack's buckets, in bucket order; bit k of the mask says bucket k is
+ * there, so its place is the number of bits below k: one lookup per call,
+ * however many sizes the stack asks for.
+ */
 struct sz_stack {
-	struct sz_ent *e;
+	uint64_t calls, bytes;    /* every call of the stack */
+	struct sz_ent *e;         /* its buckets, with buckets on */
 	uint32_t n, cap;
+	uint64_t mask;            /* buckets 0 .. 63 */
+	int has64;                /* bucket 64 (the last entry when present) */
 };
 
 struct mt_sizes {
 	struct sz_stack *s;       /* by stack id */
 	size_t n, cap;
+	int buckets;              /* mt_sizes_buckets */
 };
 
 struct mt_sizes *mt_sizes_new(void)
@@ -35,8 +44,17 @@ struct mt_sizes *mt_sizes_new(void)
 
 void mt_sizes_clear(struct mt_sizes *z)
 {
-	for (size_t i = 0; i < z->n; i++)
+	for (size_t i = 0; i < z->n; i++) {
+		z->s[i].calls = z->s[i].bytes = 0;
 		z->s[i].n = 0;
+		z->s[i].mask = 0;
+		z->s[i].has64 = 0;
+	}
+}
+
+void mt_sizes_buckets(struct mt_sizes *z, int on)
+{
+	z->buckets = on;
 }
 
 void mt_sizes_free(struct mt_sizes *z)
@@ -86,33 +104,48 @@ int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size)
 		z->n = (size_t)stack + 1;
 	}
 	st = &z->s[stack];
-	for (uint32_t i = 0; i < st->n; i++) {
-		if (st->e[i].k == k) {
+	st->calls++;
+	st->bytes += size;
+	if (!z->buckets)
+		return 0;
+	{
+		uint32_t i = k < 64 ? (uint32_t)__builtin_popcountll(st->mask & ((1ull << k) - 1)) :
+			st->n - (uint32_t)st->has64;
+		int present = k < 64 ? (int)(st->mask >> k & 1) : st->has64;
+
+		if (present) {
 			st->e[i].calls++;
 			st->e[i].bytes += size;
 			return 0;
 		}
-	}
-	if (st->n == st->cap) {
-		uint32_t cap = st->cap ? 2 * st->cap : 2;
-		struct sz_ent *e = realloc(st->e, cap * sizeof(*e));
+		if (st->n == st->cap) {
+			uint32_t cap = st->cap ? 2 * st->cap : 2;
+			struct sz_ent *e = realloc(st->e, cap * sizeof(*e));
 
-		if (!e)
-			return MT_E_NOMEM;
-		st->e = e;
-		st->cap = cap;
+			if (!e)
+				return MT_E_NOMEM;
+			st->e = e;
+			st->cap = cap;
+		}
+		memmove(&st->e[i + 1], &st->e[i], (st->n - i) * sizeof(*st->e));
+		st->e[i].k = k;
+		st->e[i].calls = 1;
+		st->e[i].bytes = size;
+		st->n++;
+		if (k < 64)
+			st->mask |= 1ull << k;
+		else
+			st->has64 = 1;
 	}
-	st->e[st->n].k = k;
-	st->e[st->n].calls = 1;
-	st->e[st->n].bytes = size;
-	st->n++;
 	return 0;
 }
 
-void mt_sizes_histogram(const struct mt_sizes *z, const struct mt_profile *only,
-			struct mt_sizes_bucket *out)
+int mt_sizes_histogram(const struct mt_sizes *z, const struct mt_profile *only,
+		       struct mt_sizes_bucket *out)
 {
 	memset(out, 0, MT_SIZES_NBUCKETS * sizeof(*out));
+	if (!z->buckets)
+		return MT_E_ARG;
 	for (size_t i = 0; i < z->n; i++) {
 		const struct sz_stack *st = &z->s[i];
 
@@ -127,6 +160,7 @@ void mt_sizes_histogram(const struct mt_sizes *z, const struct mt_profile *only,
 			out[st->e[j].k].bytes += st->e[j].bytes;
 		}
 	}
+	return 0;
 }
 
 struct mt_profile *mt_sizes_calls(const struct mt_sizes *z)
@@ -137,15 +171,10 @@ struct mt_profile *mt_sizes_calls(const struct mt_sizes *z)
 		return NULL;
 	for (size_t i = 0; i < z->n; i++) {
 		const struct sz_stack *st = &z->s[i];
-		struct mt_cost c = { 0, 0, 0 };
+		struct mt_cost c = { (int64_t)st->bytes, (int64_t)st->calls, (int64_t)st->calls };
 
-		if (!st->n)
+		if (!st->calls)
 			continue;
-		for (uint32_t j = 0; j < st->n; j++) {
-			c.bytes += (int64_t)st->e[j].bytes;
-			c.blocks += (int64_t)st->e[j].calls;
-		}
-		c.allocs = c.blocks;
 		if (mt_profile_add(p, (uint32_t)i, &c) < 0) {
 			mt_profile_free(p);
 			return NULL;

@@ -37,6 +37,13 @@ struct mt_sizes *mt_sizes_new(void);
 /* Forgets every call (a new run). */
 void mt_sizes_clear(struct mt_sizes *z);
 
+/*
+ * Keep the buckets too (off by default: per stack, only the number of calls
+ * and the bytes they asked for, all the calls profile needs). A lookup per
+ * call, so only for readers that print the histogram.
+ */
+void mt_sizes_buckets(struct mt_sizes *z, int on);
+
 /* One allocation call of `size` bytes from stack. 0 or MT_E_NOMEM. */
 int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size);
 
@@ -47,10 +54,11 @@ void mt_sizes_bucket_range(unsigned k, uint64_t *lo, uint64_t *hi);
 /*
  * The histogram of the calls of every stack (only = NULL) or of the stacks
  * that have a non-zero cost in the profile `only` (e.g. the stacks a tree's
- * filters keep: mt_tree_keep), into out[MT_SIZES_NBUCKETS].
+ * filters keep: mt_tree_keep), into out[MT_SIZES_NBUCKETS]. Returns 0, or
+ * MT_E_ARG when the tally kept no buckets (mt_sizes_buckets).
  */
-void mt_sizes_histogram(const struct mt_sizes *z, const struct mt_profile *only,
-			struct mt_sizes_bucket *out);
+int mt_sizes_histogram(const struct mt_sizes *z, const struct mt_profile *only,
+		       struct mt_sizes_bucket *out);
 
 /*
  * The calls profile: per stack, bytes = the bytes its calls requested,

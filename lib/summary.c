@@ -120,6 +120,13 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		mt_fmt_count(b, sizeof(b), i->peak_blocks));
 	secs(out, i->peak_time_ns);
 	fprintf(out, "\n");
+	if (i->has_rss) {
+		fprintf(out, "peak RSS:         %s B (%s) at ",
+			mt_fmt_count(a, sizeof(a), i->peak_rss_bytes),
+			mt_fmt_size(h, sizeof(h), i->peak_rss_bytes));
+		secs(out, i->peak_rss_time_ns);
+		fprintf(out, "\n");
+	}
 	/* A recording that stopped early knows no leaks: what was live then. */
 	fprintf(out, i->stopped ? "live at stop:     %s B (%s) in %s blocks\n" :
 		"leaked:           %s B (%s) in %s blocks\n",
@@ -218,6 +225,11 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		", \"peak_blocks\": %" PRIu64 ", \"peak_time_s\": ",
 		i->allocations, i->frees, i->bytes_allocated, i->peak_bytes, i->peak_blocks);
 	json_secs(out, i->peak_time_ns);
+	if (i->has_rss) {
+		fprintf(out, ", \"peak_rss_bytes\": %" PRIu64 ", \"peak_rss_time_s\": ",
+			i->peak_rss_bytes);
+		json_secs(out, i->peak_rss_time_ns);
+	}
 	if (i->stopped) {
 		fprintf(out, ", \"leaked_bytes\": 0, \"leaked_blocks\": 0, \"stopped_early\": true"
 			", \"live_at_stop_bytes\": %" PRIu64 ", \"live_at_stop_blocks\": %" PRIu64
@@ -285,6 +297,9 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 		s->info.peak_seq = st->peak_seq;
 	}
 	s->info.threads = mt_session_nthreads(ses);
+	s->info.has_rss = st->rss_samples > 0;
+	s->info.peak_rss_bytes = st->peak_rss_bytes;
+	s->info.peak_rss_time_ns = st->peak_rss_time_ns;
 	s->live_bytes = (uint64_t)st->end_bytes;
 	s->live_blocks = (uint64_t)st->end_blocks;
 	on_end(s, e);

@@ -13,6 +13,8 @@
  *   leaked        live at the end of the log (live when recording stopped,
  *                 for a recording that stopped early: see `stopped`).
  *   duration      time of the last record read.
+ *   peak RSS      the largest resident-set sample the recorder wrote
+ *                 (about one a second, and one as each chunk begins).
  *
  * Not here: call trees (lib/report.h), the replay itself (lib/replay.h).
  */
@@ -52,6 +54,9 @@ struct mt_summary_info {
 	 * leaks, and stop_reason says why (owned by the struct mt_summary). */
 	int stopped;
 	const char *stop_reason;
+	/* The largest resident-set sample (has_rss: the log has samples). */
+	int has_rss;
+	uint64_t peak_rss_bytes, peak_rss_time_ns;
 };
 
 /* A new, empty summary. Returns NULL when out of memory. */

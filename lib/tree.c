@@ -19,17 +19,33 @@
 
 #define NODE_BLOCK 1024
 
+/*
+ * Trees of many deep, distinct stacks have millions of nodes, most with
+ * one child: a node is kept small, its only child needs no array, and only
+ * the children of wide nodes go in the builder's index (WIDE).
+ */
 struct mt_tree_node {
 	const char *label;
 	struct mt_tree_node *parent;
-	struct mt_tree_node **kids;
-	size_t nkids, capkids;
+	union {
+		struct mt_tree_node *one;     /* capkids 0: the child, if any */
+		struct mt_tree_node **many;   /* capkids > 0 */
+	} kids;
+	uint32_t nkids, capkids;
 	struct mt_cost cost;
 	const struct mt_frame *frame;
 	uint32_t order;           /* creation order, the last tie-break */
-	unsigned depth;
-	int entry;
+	unsigned depth : 31;
+	unsigned entry : 1;
 };
+
+/* Children of a node past this many are found through the builder's index. */
+#define WIDE 8
+
+static struct mt_tree_node *kid(const struct mt_tree_node *n, size_t i)
+{
+	return n->capkids ? n->kids.many[i] : n->kids.one;
+}
 
 /* An interned string, owned by the tree. */
 struct strent {
@@ -201,18 +217,37 @@ static struct mt_tree_node *new_node(struct build *b, struct mt_tree_node *paren
 	n->label = label;
 	n->parent = parent;
 	n->depth = parent->depth + 1;
-	if (parent->nkids == parent->capkids) {
-		size_t cap = parent->capkids ? 2 * parent->capkids : 4;
-		struct mt_tree_node **k = realloc(parent->kids, cap * sizeof(*k));
+	if (!parent->capkids && !parent->nkids) {
+		parent->kids.one = n;
+	} else {
+		if (parent->nkids == parent->capkids || !parent->capkids) {
+			uint32_t cap = parent->capkids ? 2 * parent->capkids : 4;
+			struct mt_tree_node **k = malloc(cap * sizeof(*k));
 
-		if (!k)
-			return NULL;
-		parent->kids = k;
-		parent->capkids = cap;
+			if (!k)
+				return NULL;
+			if (parent->capkids)
+				memcpy(k, parent->kids.many, parent->nkids * sizeof(*k));
+			else
+				k[0] = parent->kids.one;
+			if (parent->capkids)
+				free(parent->kids.many);
+			parent->kids.many = k;
+			parent->capkids = cap;
+		}
+		parent->kids.many[parent->nkids] = n;
 	}
-	parent->kids[parent->nkids++] = n;
-	if (table_put(&b->kids, (uint64_t)(uintptr_t)label, parent, n) < 0)
+	parent->nkids++;
+	/* a node turning wide: its children so far go in the index */
+	if (parent->nkids == WIDE + 1) {
+		for (uint32_t i = 0; i < parent->nkids; i++)
+			if (table_put(&b->kids, (uint64_t)(uintptr_t)parent->kids.many[i]->label,
+				      parent, parent->kids.many[i]) < 0)
+				return NULL;
+	} else if (parent->nkids > WIDE &&
+		   table_put(&b->kids, (uint64_t)(uintptr_t)label, parent, n) < 0) {
 		return NULL;
+	}
 	return n;
 }
 
@@ -220,8 +255,15 @@ static struct mt_tree_node *new_node(struct build *b, struct mt_tree_node *paren
 static struct mt_tree_node *child(struct build *b, struct mt_tree_node *parent,
 				  const char *label)
 {
-	struct slot *sl = table_find(&b->kids, (uint64_t)(uintptr_t)label, parent);
+	struct slot *sl;
 
+	if (parent->nkids <= WIDE) {
+		for (uint32_t i = 0; i < parent->nkids; i++)
+			if (kid(parent, i)->label == label)
+				return kid(parent, i);
+		return new_node(b, parent, label);
+	}
+	sl = table_find(&b->kids, (uint64_t)(uintptr_t)label, parent);
 	return sl ? sl->val : new_node(b, parent, label);
 }
 
@@ -392,9 +434,9 @@ static void add_own(struct mt_tree *t, const struct mt_tree_node *n)
 	struct mt_cost own = n->cost;
 
 	for (size_t i = 0; i < n->nkids; i++) {
-		own.bytes -= n->kids[i]->cost.bytes;
-		own.blocks -= n->kids[i]->cost.blocks;
-		own.allocs -= n->kids[i]->cost.allocs;
+		own.bytes -= kid(n, i)->cost.bytes;
+		own.blocks -= kid(n, i)->cost.blocks;
+		own.allocs -= kid(n, i)->cost.allocs;
 	}
 	add_gross(t, &own);
 }
@@ -505,7 +547,7 @@ static int cmp_nodes(const void *pa, const void *pb, void *arg)
 static void sort_node(struct mt_tree_node *n, enum mt_tree_key *key)
 {
 	if (n->nkids > 1)
-		qsort_r(n->kids, n->nkids, sizeof(*n->kids), cmp_nodes, key);
+		qsort_r(n->kids.many, n->nkids, sizeof(*n->kids.many), cmp_nodes, key);
 }
 
 void mt_tree_sort(struct mt_tree *t, enum mt_tree_key key)
@@ -545,6 +587,216 @@ static int build_init(struct build *b, const struct mt_tree_source *src,
 	return 0;
 }
 
+/* ---- building top down, pruned ------------------------------------------------ */
+
+/*
+ * One stack in the pruned build: where it is along its branch. A branch is
+ * the entry point (unless skipped) then the stack's frames, innermost
+ * first, or, inverted, its frames outermost first then the entry point
+ * (when no frame was cut by the depth); ip i's inline frame k is next.
+ */
+struct member {
+	const struct mt_stack *s;
+	const char *entry;
+	const char *label;        /* of the next item, for grouping */
+	const struct mt_frame *frame;
+	struct mt_cost c;
+	uint32_t id;
+	uint32_t left;            /* items still to come */
+	int32_t i, k;             /* the next frame (ip i, inline frame k) */
+	int entry_next;           /* the next item is the entry point */
+};
+
+/* The label and frame of m's next item (m->left > 0). */
+static int member_peek(struct build *b, struct member *m)
+{
+	const struct ipinfo *in;
+	int rc;
+
+	if (m->entry_next) {
+		m->label = m->entry;
+		m->frame = NULL;
+		return 0;
+	}
+	rc = resolve_ip(b, m->s->ips[m->i], &in);
+	if (rc < 0)
+		return rc;
+	m->label = in->f[m->k].label;
+	m->frame = in->f[m->k].frame;
+	return 0;
+}
+
+/* Moves m past its next item. */
+static int member_next(struct build *b, struct member *m)
+{
+	const struct ipinfo *in;
+	int rc;
+
+	m->left--;
+	if (m->entry_next) {
+		m->entry_next = 0;
+		return 0;
+	}
+	if (!b->o.inverted) {
+		for (m->k++;; m->i++, m->k = 0) {
+			if ((uint32_t)m->i >= m->s->depth)
+				return 0;
+			if ((rc = resolve_ip(b, m->s->ips[m->i], &in)) < 0)
+				return rc;
+			if ((size_t)m->k < in->n)
+				return 0;
+		}
+	}
+	for (m->k--; m->k < 0;) {
+		if (--m->i < 0) {
+			/* past the outermost frame: the entry point, if left */
+			m->entry_next = m->left > 0;
+			return 0;
+		}
+		if ((rc = resolve_ip(b, m->s->ips[m->i], &in)) < 0)
+			return rc;
+		m->k = (int32_t)in->n - 1;
+	}
+	return 0;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+
+	if (x->label != y->label)
+		return (uintptr_t)x->label < (uintptr_t)y->label ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Gives node n, on whose branch members m[0..nm) all are, its children:
+ * one per distinct next item, with the members' summed costs, expanded in
+ * turn when significant. Each child's order is its first stack's id, the
+ * order the stack-by-stack build makes them in.
+ */
+static int expand(struct build *b, struct mt_tree_node *n, struct member *m, size_t nm,
+		  double min)
+{
+	size_t lo = 0, hi;
+	int rc;
+
+	/* members ending here hold their cost in n already */
+	for (size_t j = 0; j < nm; j++)
+		if (m[j].left && (rc = member_peek(b, &m[j])) < 0)
+			return rc;
+	qsort(m, nm, sizeof(*m), cmp_member);
+	while (lo < nm) {
+		struct mt_tree_node *c;
+		uint32_t first = UINT32_MAX;
+		double key;
+
+		if (!m[lo].left) {
+			lo++;
+			continue;
+		}
+		for (hi = lo; hi < nm && m[hi].left && m[hi].label == m[lo].label; hi++)
+			if (m[hi].id < first)
+				first = m[hi].id;
+		c = new_node(b, n, m[lo].label);
+		if (!c)
+			return MT_E_NOMEM;
+		c->order = first;
+		c->frame = m[lo].frame;
+		c->entry = m[lo].entry_next;
+		for (size_t j = lo; j < hi; j++) {
+			add_cost(c, &m[j].c);
+			if ((rc = member_next(b, &m[j])) < 0)
+				return rc;
+		}
+		key = (double)(b->o.prune_by_blocks ? c->cost.blocks : c->cost.bytes);
+		if (key >= min && (rc = expand(b, c, m + lo, hi - lo, min)) < 0)
+			return rc;
+		lo = hi;
+	}
+	return 0;
+}
+
+/* The tree of p built top down, pruned (mt_tree_opts.prune_pct). */
+static int build_pruned(struct build *b, const struct mt_profile *p)
+{
+	size_t n = mt_profile_nstacks(p), nm = 0;
+	struct member *m = calloc(n ? n : 1, sizeof(*m));
+	struct mt_tree_node *root = &b->t->root, *unknown = NULL;
+	double total, min;
+	int rc = 0;
+
+	if (!m)
+		return MT_E_NOMEM;
+	for (uint32_t id = 0; id < n; id++) {
+		struct mt_cost c = mt_profile_get(p, id);
+		const struct mt_stack *s;
+		struct member *x = &m[nm];
+		size_t np, count;
+
+		if (!c.bytes && !c.blocks && (!b->o.all_stacks || !c.allocs))
+			continue;
+		if (!(s = b->src->stack(b->src->ctx, id))) {
+			if (!unknown && !(unknown = child(b, root, intern(b, "?")))) {
+				rc = MT_E_NOMEM;
+				goto out;
+			}
+			add_cost(root, &c);
+			add_cost(unknown, &c);
+			add_gross(b->t, &c);
+			continue;
+		}
+		rc = stack_path(b, s, &x->entry, &np);
+		if (rc < 0)
+			goto out;
+		if (!rc)
+			continue;
+		rc = 0;
+		add_cost(root, &c);
+		add_gross(b->t, &c);
+		count = b->o.depth && b->o.depth < np ? b->o.depth : np;
+		x->s = s;
+		x->c = c;
+		x->id = id;
+		if (!b->o.inverted) {
+			x->entry_next = !b->o.skip_entry;
+			x->left = (uint32_t)count + (uint32_t)x->entry_next;
+			x->i = 0;
+			x->k = 0;
+			/* to the first ip with a frame */
+			while (count && (uint32_t)x->i < s->depth) {
+				const struct ipinfo *in;
+
+				if ((rc = resolve_ip(b, s->ips[x->i], &in)) < 0)
+					goto out;
+				if (in->n)
+					break;
+				x->i++;
+			}
+		} else {
+			/* the outermost frame, then inward; past the depth, no entry */
+			x->left = (uint32_t)count + (count == np);
+			x->i = (int32_t)s->depth;
+			x->k = -1;
+			x->entry_next = 0;
+			if (count) {
+				x->left++;
+				if ((rc = member_next(b, x)) < 0)   /* onto the last frame */
+					goto out;
+			} else {
+				x->entry_next = x->left > 0;
+			}
+		}
+		nm++;
+	}
+	total = (double)(b->o.prune_by_blocks ? root->cost.blocks : root->cost.bytes);
+	min = b->o.prune_pct * total / 100.0;
+	rc = expand(b, root, m, nm, min);
+out:
+	free(m);
+	return rc;
+}
+
 int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
 		  const struct mt_tree_opts *o, struct mt_tree **out)
 {
@@ -557,7 +809,12 @@ int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
 	if (rc < 0)
 		goto fail;
 	n = mt_profile_nstacks(p);
-	for (uint32_t id = 0; id < n; id++) {
+	if (b.o.prune_pct > 0 && !b.o.net_paths) {
+		rc = build_pruned(&b, p);
+		if (rc < 0)
+			goto fail;
+	}
+	for (uint32_t id = 0; !(b.o.prune_pct > 0 && !b.o.net_paths) && id < n; id++) {
 		struct mt_cost c = mt_profile_get(p, id);
 
 		if (!c.bytes && !c.blocks && (!b.o.all_stacks || !c.allocs))
@@ -620,9 +877,11 @@ void mt_tree_free(struct mt_tree *t)
 
 	if (!t)
 		return;
-	free(t->root.kids);
+	if (t->root.capkids)
+		free(t->root.kids.many);
 	for (size_t i = 0; i < t->nnodes; i++)
-		free(t->blocks[i / NODE_BLOCK][i % NODE_BLOCK].kids);
+		if (t->blocks[i / NODE_BLOCK][i % NODE_BLOCK].capkids)
+			free(t->blocks[i / NODE_BLOCK][i % NODE_BLOCK].kids.many);
 	for (size_t i = 0; i < t->nblocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
@@ -734,5 +993,5 @@ size_t mt_tree_node_nchildren(const struct mt_tree_node *n)
 
 const struct mt_tree_node *mt_tree_node_child(const struct mt_tree_node *n, size_t i)
 {
-	return i < n->nkids ? n->kids[i] : NULL;
+	return i < n->nkids ? kid(n, i) : NULL;
 }

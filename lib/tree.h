@@ -76,6 +76,16 @@ struct mt_tree_opts {
 				       cost, not each stack's: for a profile whose
 				       stacks of two runs cancel out where their
 				       frames match (report --compare) */
+	/*
+	 * For a printout that folds nodes below prune_pct percent of the
+	 * root's bytes (of its blocks with prune_by_blocks): such nodes are
+	 * made, with their exact costs, but not their children, which could
+	 * only be smaller. Memory then follows what is printed, not the
+	 * stacks' depth. Only for profiles without negative costs (not a
+	 * diff); 0: every node.
+	 */
+	double prune_pct;
+	int prune_by_blocks;
 };
 
 /* How children are ordered. */

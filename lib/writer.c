@@ -82,6 +82,8 @@ struct mt_writer {
 	uint64_t seals;
 	void (*wait)(void *ctx);
 	void *wait_ctx;
+	uint64_t (*rss)(void *ctx);
+	void *rss_ctx;
 	uint8_t *out;          /* chunk header + compressed frame */
 	size_t out_cap;
 	ZSTD_CCtx *cctx;
@@ -148,6 +150,8 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap + CHUNK_BEGIN_MAX);
 	w->wait = opts ? opts->wait : NULL;
 	w->wait_ctx = opts ? opts->wait_ctx : NULL;
+	w->rss = opts ? opts->rss : NULL;
+	w->rss_ctx = opts ? opts->rss_ctx : NULL;
 	for (int b = 0; b < (w->wait ? 2 : 1); b++)
 		for (int i = 0; i < MT_STREAMS; i++)
 			if (!(w->bufs[b][i] = mem->alloc(mem->opaque, w->raw_cap)))
@@ -289,6 +293,25 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	return err ? set_err(w, err) : 0;
 }
 
+/*
+ * The resident set as the chunk being built ends (mt_writer_opts.rss): with
+ * the sample it began with, each chunk brackets its events, the peak's
+ * chunk included. The raw buffer's slack holds it.
+ */
+static void put_rss(struct mt_writer *w)
+{
+	uint64_t rss;
+	uint8_t *p;
+
+	if (!w->rss || !w->used || !(rss = w->rss(w->rss_ctx)))
+		return;
+	p = w->raw + w->used;
+	*p++ = MT_REC_RSS;
+	p += mt_put_uv(p, rss);
+	w->total += (size_t)(p - w->raw) - w->used;
+	w->used = (size_t)(p - w->raw);
+}
+
 /* The chunk being built, as compress_write takes it. */
 static void current(const struct mt_writer *w, struct sealed *c)
 {
@@ -331,6 +354,7 @@ int mt_writer_flush(struct mt_writer *w)
 		return werr(w);
 	if (w->used == 0)
 		return 0;
+	put_rss(w);
 	current(w, &c);
 	err = compress_write(w, &c);
 	use_set(w, w->cur);
@@ -377,6 +401,7 @@ static int seal(struct mt_writer *w)
 		w->wait(w->wait_ctx);
 	if (__atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE))
 		return set_err(w, MT_E_ARG);   /* wait() broke its contract */
+	put_rss(w);
 	current(w, &w->sealed);
 	size_t total = w->total;
 	use_set(w, w->cur ^ 1);
@@ -439,6 +464,18 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		for (int i = 0; i < 2; i++) {
 			w->hist[i].base = w->hist[i].n;
 			w->hist[i].last = 0;
+		}
+		if (w->rss) {
+			uint64_t rss = w->rss(w->rss_ctx);
+
+			if (rss) {
+				uint8_t *p = w->raw;
+
+				*p++ = MT_REC_RSS;
+				p += mt_put_uv(p, rss);
+				w->used = (size_t)(p - w->raw);
+				w->total += w->used;
+			}
 		}
 	} else if (tq != w->time) {
 		uint8_t *p = w->raw + w->used;

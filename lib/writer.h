@@ -60,6 +60,13 @@ struct mt_writer_opts {
 	 */
 	void (*wait)(void *ctx);
 	void *wait_ctx;
+	/*
+	 * When set, called as each chunk begins: the process's resident set in
+	 * bytes (0: unknown), written as an RSS record, so a log has a sample
+	 * about every chunk_ns and one in every chunk (the peak's too).
+	 */
+	uint64_t (*rss)(void *ctx);
+	void *rss_ctx;
 };
 
 /*

@@ -1284,6 +1284,37 @@ static size_t read_cmdline(void)
 }
 
 /*
+ * The resident set, for the RSS record each chunk starts with: the second
+ * field of /proc/self/statm, in pages. open/read/close only (async-signal
+ * safe, no allocation); the descriptor lives for the call alone. 0 when
+ * it cannot be read.
+ */
+static uint64_t read_rss(void *ctx)
+{
+	char buf[128];
+	uint64_t pages = 0;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	const char *p;
+
+	(void)ctx;
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (p = buf; *p && *p != ' '; p++)
+		;
+	for (; *p == ' '; p++)
+		;
+	for (; *p >= '0' && *p <= '9'; p++)
+		pages = pages * 10 + (uint64_t)(*p - '0');
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
  * The log's descriptor is moved out of the way of the program's: shells
  * use 3-9 for redirections (`exec 3>file` would replace a descriptor 3 and
  * the log would go into the program's file). Its identity is kept so that
@@ -1396,7 +1427,7 @@ static int open_log(void)
 	S.stacks = mt_stacks_new();
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();
-	struct mt_writer_opts wo = { .wait = wait_sealed };
+	struct mt_writer_opts wo = { .wait = wait_sealed, .rss = read_rss };
 	S.w = mt_writer_new(S.fd, &mem, &wo);
 	if (!S.stacks || !S.live || !S.mods || !S.w) {
 		mt_say("out of memory; not recording", NULL);

@@ -91,7 +91,7 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->path, sizeof(f->path), "%s/log", f->dir);
 	new_log(f->path);
-	struct mt_session_opts so = { .progress = { on_progress, f } };
+	struct mt_session_opts so = { .progress = { on_progress, f }, .size_buckets = 1 };
 	assert_int_equal(mt_session_open(f->path, &so, &f->r, NULL), 0);
 	f->o.threshold_pct = 1.0;
 	f->out = open_memstream(&f->buf, &f->len);

@@ -325,6 +325,33 @@ static void test_long_run_spike(void **state)
 	assert_int_equal(cols[99].end_bytes, 150);
 }
 
+/*
+ * Resident-set samples: a column shows the largest sample in its slice,
+ * else the latest one before it; none before the first sample. Samples
+ * 5,000 at 10 us, 9,000 and 7,000 at 30 and 31 us, 2,000 at 70 us; run to
+ * 100 us in 10 columns of 10 us (buckets of 1,024 ns: each column starts
+ * its own buckets).
+ */
+static void test_rss(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_series_col cols[10];
+	static const uint64_t want[10] = {
+		0, 5000, 5000, 9000, 7000, 7000, 7000, 2000, 2000, 2000,
+	};
+
+	f->ops.on_rss(f->s, 10240, 5000);
+	f->ops.on_rss(f->s, 30720, 9000);
+	f->ops.on_rss(f->s, 31744, 7000);
+	f->ops.on_rss(f->s, 71680, 2000);
+	f->time = 102400 - 1000;
+	end_(f);
+	assert_int_equal(mt_series_bucket_ns(f->s), 1024);
+	assert_int_equal(mt_series_resample(f->s, 0, 102400, 10, NULL, cols), 0);
+	for (size_t i = 0; i < 10; i++)
+		assert_int_equal(cols[i].rss_bytes, want[i]);
+}
+
 static void test_reset_and_args(void **state)
 {
 	struct fixture *f = *state;
@@ -354,6 +381,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resample_keeps_peak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resample_end_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_run_spike, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_and_args, setup, teardown),
 	};
 

@@ -24,6 +24,13 @@ static int setup(void **state)
 	struct mt_sizes *z = mt_sizes_new();
 
 	assert_non_null(z);
+	/* without buckets there is no histogram, not an empty one */
+	{
+		struct mt_sizes_bucket h[MT_SIZES_NBUCKETS];
+
+		assert_int_equal(mt_sizes_histogram(z, NULL, h), MT_E_ARG);
+	}
+	mt_sizes_buckets(z, 1);
 	*state = z;
 	return 0;
 }
@@ -92,7 +99,7 @@ static void test_histogram(void **state)
 	uint64_t calls = 0;
 
 	fill(z);
-	mt_sizes_histogram(z, NULL, h);
+	assert_int_equal(mt_sizes_histogram(z, NULL, h), 0);
 	assert_int_equal(h[0].calls, 3);
 	assert_int_equal(h[0].bytes, 0);
 	assert_int_equal(h[5].calls, 1002);
@@ -117,7 +124,7 @@ static void test_histogram_only(void **state)
 	fill(z);
 	assert_non_null(only);
 	assert_int_equal(mt_profile_add(only, 2, &c), 0);
-	mt_sizes_histogram(z, only, h);
+	assert_int_equal(mt_sizes_histogram(z, only, h), 0);
 	assert_int_equal(h[0].calls, 0);
 	assert_int_equal(h[5].calls, 2);
 	assert_int_equal(h[5].bytes, 47);
@@ -171,6 +178,7 @@ static void test_agg_feeds(void **state)
 	(void)state;
 	assert_non_null(a);
 	mt_agg_ops(&ops);
+	mt_agg_size_buckets(a, 1);
 	assert_int_equal(mt_agg_request(a, NULL, 0, 0), 0);
 	ev.addr = 0x10;
 	ev.size = 100;
@@ -194,12 +202,12 @@ static void test_agg_feeds(void **state)
 	st = mt_agg_stats(a);
 	assert_non_null(st->sizes);
 	assert_int_equal(st->allocations, 3);
-	mt_sizes_histogram(st->sizes, NULL, h);
+	assert_int_equal(mt_sizes_histogram(st->sizes, NULL, h), 0);
 	assert_true(h[0].calls == 1 && h[0].bytes == 0);
 	assert_true(h[7].calls == 1 && h[7].bytes == 100);    /* 64 - 127 */
 	assert_true(h[9].calls == 1 && h[9].bytes == 300);    /* 256 - 511 */
 	assert_int_equal(mt_agg_request(a, NULL, 0, 0), 0);
-	mt_sizes_histogram(mt_agg_stats(a)->sizes, NULL, h);
+	assert_int_equal(mt_sizes_histogram(mt_agg_stats(a)->sizes, NULL, h), 0);
 	assert_int_equal(h[7].calls, 0);
 	mt_agg_free(a);
 }

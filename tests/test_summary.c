@@ -250,6 +250,53 @@ static void test_text(void **state)
 	tl_free(t);
 }
 
+/*
+ * Resident-set samples (RSS records): the largest one and its time, in
+ * the text and the JSON; a log without samples (the scenario) has
+ * neither. Samples 4,096 at t=10, 12,288 at t=30 (the peak RSS), 8,192
+ * at t=40, between the events of one allocation and its free.
+ */
+static void test_rss(void **state)
+{
+	struct fix *f = *state;
+	struct testlog *t = tl_new(7, "rss\0", 4);
+	uint64_t ip = 0x401000;
+	const struct mt_summary_info *i;
+	const uint8_t *img;
+	size_t len;
+	char *out;
+
+	tl_thread(t, 0, 7);
+	tl_stack(t, 0, MT_FN_MALLOC, 1, &ip);
+	tl_rss(t, 10, 4096);
+	tl_alloc(t, 10, 0xa000, 100, 0, 0);
+	tl_rss(t, 10, 12288);
+	tl_rss(t, 10, 8192);
+	tl_free_block(t, 10, 0xa000, 0);
+	tl_end(t, 10, MT_END_EXIT, 0);
+	img = tl_image(t, &len);
+	i = summarize(f, img, len);
+	assert_true(i->has_rss);
+	assert_int_equal(i->peak_rss_bytes, 12288);
+	assert_int_equal(i->peak_rss_time_ns, 30);
+	out = capture(i, mt_summary_write_text);
+	assert_non_null(strstr(out, "\npeak RSS:         12,288 B (12.0 KiB) at 0.000 ms\n"));
+	free(out);
+	out = capture(i, mt_summary_write_json);
+	assert_non_null(strstr(out, "\"peak_rss_bytes\": 12288, \"peak_rss_time_s\": 0.000000030, "));
+	free(out);
+	tl_free(t);
+
+	t = scenario();
+	img = tl_image(t, &len);
+	i = summarize(f, img, len);
+	assert_false(i->has_rss);
+	out = capture(i, mt_summary_write_json);
+	assert_null(strstr(out, "rss"));
+	free(out);
+	tl_free(t);
+}
+
 static void test_json(void **state)
 {
 	struct fix *f = *state;
@@ -298,6 +345,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test(test_json_string),
 	};
 

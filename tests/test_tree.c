@@ -350,6 +350,78 @@ static void test_keep(void **state)
 	assert_null(k);
 }
 
+/*
+ * p (pruned at min) against f (every node): the same labels, costs,
+ * frames and entry marks, children in the same order, down to the nodes
+ * below min, which have none in p.
+ */
+static size_t same_pruned(const struct mt_tree_node *p, const struct mt_tree_node *f,
+			  int64_t min, int by_blocks)
+{
+	const struct mt_cost *c = mt_tree_node_cost(f);
+	size_t nodes = 1;
+
+	assert_string_equal(mt_tree_node_label(p), mt_tree_node_label(f));
+	assert_memory_equal(mt_tree_node_cost(p), c, sizeof(*c));
+	assert_ptr_equal(mt_tree_node_frame(p), mt_tree_node_frame(f));
+	assert_int_equal(mt_tree_node_is_entry(p), mt_tree_node_is_entry(f));
+	if ((by_blocks ? c->blocks : c->bytes) < min) {
+		assert_int_equal(mt_tree_node_nchildren(p), 0);
+		return nodes;
+	}
+	assert_int_equal(mt_tree_node_nchildren(p), mt_tree_node_nchildren(f));
+	for (size_t i = 0; i < mt_tree_node_nchildren(f); i++)
+		nodes += same_pruned(mt_tree_node_child(p, i), mt_tree_node_child(f, i), min,
+				     by_blocks);
+	return nodes;
+}
+
+/*
+ * A pruned build (for a printout folding nodes below a share of the root)
+ * keeps every node above that share exactly as the full build has it, and
+ * the smaller ones without their children: callee and caller first, with
+ * a depth, an unknown stack, on bytes and on blocks. Root: 205 B in 6
+ * blocks (+ 9 B in 3 blocks of unknown stack 40).
+ */
+static void test_pruned(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { double pct; int by_blocks, inverted; unsigned depth; } cases[] = {
+		{ 20, 0, 0, 0 }, { 20, 0, 1, 0 }, { 10, 0, 0, 1 }, { 50, 1, 0, 0 },
+		{ 15, 1, 1, 2 }, { 0.1, 0, 0, 0 }, { 99, 0, 1, 0 },
+	};
+	struct mt_cost c = { 9, 3, 3 };
+
+	assert_int_equal(mt_profile_add(f->p, 40, &c), 0);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct mt_tree_opts o = { .inverted = cases[k].inverted, .depth = cases[k].depth };
+		struct mt_tree *full, *pruned;
+		const struct mt_cost *rc;
+		double key;
+		size_t n;
+
+		assert_int_equal(mt_tree_build(f->p, &src, &o, &full), 0);
+		o.prune_pct = cases[k].pct;
+		o.prune_by_blocks = cases[k].by_blocks;
+		assert_int_equal(mt_tree_build(f->p, &src, &o, &pruned), 0);
+		rc = mt_tree_node_cost(mt_tree_root(full));
+		assert_int_equal(rc->bytes, 214);
+		key = (double)(cases[k].by_blocks ? rc->blocks : rc->bytes);
+		n = same_pruned(mt_tree_root(pruned), mt_tree_root(full),
+				(int64_t)(cases[k].pct * key / 100.0 + 0.999999),
+				cases[k].by_blocks);
+		/* every node of the pruned tree was reached (the count has the root) */
+		assert_int_equal(n, mt_tree_nnodes(pruned));
+		assert_true(mt_tree_nnodes(pruned) <= mt_tree_nnodes(full));
+		if (cases[k].pct <= 0.1)
+			assert_int_equal(mt_tree_nnodes(pruned), mt_tree_nnodes(full));
+		if (cases[k].pct >= 50)
+			assert_true(mt_tree_nnodes(pruned) < mt_tree_nnodes(full));
+		mt_tree_free(full);
+		mt_tree_free(pruned);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +434,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pruned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -254,6 +254,13 @@ void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
 		tl_uv(t, segs[i]);
 }
 
+void tl_rss(struct testlog *t, uint64_t dt, uint64_t bytes)
+{
+	tl_time(t, dt);
+	tl_byte(t, MT_REC_RSS);
+	tl_uv(t, bytes);
+}
+
 void tl_unload(struct testlog *t, uint64_t dt, uint64_t base)
 {
 	tl_time(t, dt);

@@ -41,6 +41,8 @@ void tl_module(struct testlog *t, uint64_t dt, uint64_t base, const char *path,
 	       const uint8_t *build_id, size_t build_id_len, size_t nseg,
 	       const uint64_t *segs);
 void tl_unload(struct testlog *t, uint64_t dt, uint64_t base);
+/* A resident-set sample (RSS, version 3 on). */
+void tl_rss(struct testlog *t, uint64_t dt, uint64_t bytes);
 void tl_snapshot(struct testlog *t, uint64_t dt, uint32_t index, const char *label);
 /* END with all figures 0 (replay ignores them), or with tot. */
 void tl_end(struct testlog *t, uint64_t dt, unsigned how, int64_t code);

@@ -10,6 +10,7 @@
  *   unload t=T base=0x..
  *   thread INDEX tid=TID
  *   thread_name INDEX name="..."
+ *   rss t=T bytes=N
  *   stack ID fn=NAME depth=N 0xIP 0xIP ...
  *   alloc seq=S t=T addr=0x.. size=N stack=ID thread=I
  *   free seq=S t=T addr=0x.. size=N stack=ID thread=I
@@ -92,6 +93,11 @@ static void d_thread_name(void *ctx, uint32_t index, const char *name)
 	fputc('\n', d->out);
 }
 
+static void d_rss(void *ctx, uint64_t t, uint64_t bytes)
+{
+	fprintf(((struct dump *)ctx)->out, "rss t=%" PRIu64 " bytes=%" PRIu64 "\n", t, bytes);
+}
+
 static void d_stack(void *ctx, const struct mt_stack *s)
 {
 	struct dump *d = ctx;
@@ -172,7 +178,7 @@ static void d_end(void *ctx, const struct mt_end *e)
 
 static const struct mt_replay_ops dump_ops = {
 	.on_header = d_header, .on_module = d_module, .on_unload = d_unload,
-	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_stack = d_stack, .on_alloc = d_alloc,
+	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_rss = d_rss, .on_stack = d_stack, .on_alloc = d_alloc,
 	.on_free = d_free, .on_snapshot = d_snapshot, .on_end = d_end,
 };
 

@@ -393,7 +393,8 @@ int cmd_report(int argc, char **argv)
 	mt_progress_init(&prog, stderr);
 	{
 		struct mt_session_opts so = { .progress = { mt_progress_update, &prog },
-					      .figures_only = !o.show };
+					      .figures_only = !o.show,
+					      .size_buckets = (o.show & MT_SHOW_SIZES) != 0 };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);

@@ -44,6 +44,11 @@ void mt_view_app_layout(const struct mt_view_app *app, struct mt_view_layout *l)
 	l->axis_w = 10;
 	l->graph_top = 0;
 	l->graph_h = top - 2;
+	l->rss_row = -1;
+	if (app->data && mt_view_data_stats(app->data)->rss_samples) {
+		l->graph_h--;
+		l->rss_row = top - 3;
+	}
 	l->marks_row = top - 2;
 	l->xaxis_row = top - 1;
 	l->title_row = top;

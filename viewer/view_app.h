@@ -53,6 +53,8 @@ struct mt_view_app {
 struct mt_view_layout {
 	int graph_top, graph_h;   /* graph rows */
 	int axis_w;               /* y-axis label width, left of the graph */
+	int rss_row;              /* the resident set, a level per column; -1: the
+				     log has no samples */
 	int marks_row, xaxis_row; /* snapshot/cursor markers, time labels */
 	int title_row, head_row;  /* tree title and column headings */
 	int tree_top, tree_h;     /* tree rows */

@@ -203,6 +203,22 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
 			x = x0;
 		put(l->graph_top, x, C_PEAK, buf);
 	}
+	/* the resident set beside the heap: a level per column, of its peak */
+	if (l->rss_row >= 0) {
+		static const char levels[] = " .:-=+*#%@";
+
+		fill(l->rss_row, 0, C_NORMAL);
+		put(l->rss_row, 0, C_AXIS, "     rss |");
+		for (size_t i = 0; i < n && x0 + (int)i < COLS; i++) {
+			uint64_t v = mt_view_timeline_col(app->tl, i)->rss_bytes;
+			uint64_t pk = st->peak_rss_bytes;
+			int k = !v || !pk ? 0 : 1 + (int)((unsigned __int128)(v - 1) * 9 / pk);
+
+			attrset(attrs[C_MARK]);
+			mvaddch(l->rss_row, x0 + (int)i, (chtype)levels[k > 9 ? 9 : k]);
+			attrset(A_NORMAL);
+		}
+	}
 	/*
 	 * markers: snapshot numbers (pushed apart when several fall in one
 	 * column, one blank between), the mark, and the cursor in reverse
@@ -325,9 +341,18 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 	case MT_VIEW_CALLS:
 		snprintf(line, sizeof(line), "Allocation calls of the whole run: %s for %s B", k, b);
 		break;
-	default:
-		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks", what, b, k);
+	default: {
+		/* the resident set beside the heap: the cursor column's sample */
+		const struct mt_series_col *c =
+			mt_view_timeline_col(app->tl, mt_view_timeline_cursor_col(app->tl));
+		char rss[64] = "", r[32];
+
+		if (c && c->rss_bytes)
+			snprintf(rss, sizeof(rss), " (resident set %s)",
+				 mt_fmt_size(r, sizeof(r), c->rss_bytes));
+		snprintf(line, sizeof(line), "Live at %s: %s B in %s blocks%s", what, b, k, rss);
 		break;
+	}
 	}
 	if (stale)
 		snprintf(line, sizeof(line), "Computing the tree at %s ...", what);

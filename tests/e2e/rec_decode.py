@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 3, or 2 without THREAD_NAME) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 3, or 2 without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
@@ -202,6 +202,10 @@ def main():
                 assert ver >= 3 and idx < st["threads"], ("thread name", idx)
                 st["thread_names"] += 1
                 if verbose: print("THREAD_NAME", idx, name.decode(errors="replace"))
+            elif ty == 15:
+                rss = uv(); assert ver >= 3 and rss > 0, ("rss", rss)
+                st["rss"] = st.get("rss", 0) + 1
+                if verbose: print("RSS", rss)
             else:
                 raise ValueError("record type %d" % ty)
             lastt = t

@@ -133,9 +133,11 @@ for c in $(children f); do
 done
 
 # The parent's log is the same with and without --follow-children: dumps
-# with ASLR off equal once pids, thread ids and times are masked.
+# with ASLR off equal once pids, thread ids, times and the resident-set
+# samples (measurements of the moment, not of the program's heap) are masked.
 mask() {
-	sed -E 's/ (pid|tid|start_ns|t|alloc_t|peak_t)=[0-9]+/ \1=#/g' "$1"
+	sed -E -e 's/ (pid|tid|start_ns|t|alloc_t|peak_t)=[0-9]+/ \1=#/g' \
+		-e 's/^(rss t=#) bytes=[0-9]+$/\1 bytes=#/' "$1"
 }
 if setarch -R true 2>/dev/null; then
 	rm -rf fa fb; mkdir fa fb
