@@ -10,7 +10,8 @@
 #                (the incremental path was taken, not only its fallback)
 #   full, incremental
 #                the same stdout and exit status as the native run, and the
-#                same figures: report --summary (times aside) and every
+#                same figures: report --summary (times and resident set
+#                aside) and every
 #                allocation call by symbolized stack (--show-calls
 #                --format collapsed) equal
 # on every sample, a C++ program throwing through allocating frames
@@ -48,13 +49,15 @@ for k in range(300):
 print(sum(out))
 PY
 
-# The summary without the fields that are times.
+# The summary without the fields that are measurements of the run (times,
+# resident set), not heap figures.
 untimed() {
 	python3 -c '
 import json, sys
 def strip(v):
     if isinstance(v, dict):
-        return {k: strip(x) for k, x in v.items() if "time" not in k and "duration" not in k}
+        return {k: strip(x) for k, x in v.items()
+                if "time" not in k and "duration" not in k and "rss" not in k}
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
