@@ -22,6 +22,7 @@
 
 #include "outpath.h"
 #include "recorder.h"
+#include "unwind.h"
 
 extern char **environ;
 
@@ -157,6 +158,11 @@ void mt_config_read(struct mt_config *cfg)
 	/* Anything but "0" keeps the default, which is memcheck's. */
 	s = mt_env("MEMTRAIL_FREERES");
 	cfg->freeres = !(s && strcmp(s, "0") == 0);
+	cfg->unwind = mt_unwind_parse(mt_env("MEMTRAIL_UNWIND"));
+	if (cfg->unwind < 0) {
+		mt_say("MEMTRAIL_UNWIND is full, incremental or check: unwinding in full", NULL);
+		cfg->unwind = MT_UNWIND_FULL;
+	}
 	s = mt_env("MEMTRAIL_OUTPUT");
 	if (!s || !*s)
 		s = "memtrail.data";

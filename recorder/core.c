@@ -53,6 +53,7 @@
 
 #include "error.h"
 #include "recorder.h"
+#include "unwind.h"
 #include "writer.h"
 
 __thread struct mt_tls mt_tls __attribute__((tls_model("initial-exec")));
@@ -1383,7 +1384,7 @@ static void load_unwinder(void)
 	}
 	if (policy && as)
 		policy(*as, UNW_CACHE_PER_THREAD);
-	mt_backtrace = bt;
+	mt_backtrace = mt_unwind_setup(bt, S.cfg.unwind);
 }
 
 /*

@@ -1,0 +1,111 @@
+#!/bin/sh
+# rec_unwind.sh - the incremental unwinder (MEMTRAIL_UNWIND=incremental,
+# recorder/unwind.c) gives every stack exactly as the full one does. Each
+# program is recorded three times:
+#   check        both unwinders on every event (the full one with every
+#                patched return address put back): the recorder says at
+#                exit "unwind check: N stacks, R reused, M mismatches", and
+#                at once on each stack that differs; M must be 0, and R > 0
+#                where the program allocates from the same frames twice
+#                (the incremental path was taken, not only its fallback)
+#   full, incremental
+#                the same stdout and exit status as the native run, and the
+#                same figures: report --summary (times and resident set
+#                aside) and every
+#                allocation call by symbolized stack (--show-calls
+#                --format collapsed) equal
+# on every sample, a C++ program throwing through allocating frames
+# (rec_unwind_cxx.cpp), a program leaving frames by longjmp, swapcontext,
+# signal handlers and exiting threads (rec_unwind.c), and python3.
+. "$(dirname "$0")/lib.sh"
+mt_need_cmd python3 c++ cc
+mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
+cd "$MT_TMP" || exit 1
+# python3 allocates the same from run to run only with a fixed hash seed.
+PYTHONHASHSEED=0
+export PYTHONHASHSEED
+
+cc -O0 -g -pthread -o rec_unwind "$MT_TOP/tests/e2e/rec_unwind.c" || mt_skip "cannot build rec_unwind"
+c++ -O0 -g -o rec_unwind_cxx "$MT_TOP/tests/e2e/rec_unwind_cxx.cpp" ||
+	mt_skip "cannot build rec_unwind_cxx"
+# In a directory of its own: python3 lists its script's directory, where
+# the recordings pile up.
+mkdir -p py
+cat >py/unwind.py <<'PY'
+import json, re
+def rec(n):
+    if n == 0:
+        return [str(i) * 3 for i in range(50)]
+    d = {i: rec(n - 1) if i == 0 else [i] * n for i in range(3)}
+    return d[0] + [json.dumps(d[1])]
+out = []
+for k in range(300):
+    try:
+        out.append(len(rec(k % 12)))
+        if k % 7 == 0:
+            raise ValueError("x" * k)
+    except ValueError as e:
+        out.append(len(re.sub("x", "yy", str(e))))
+print(sum(out))
+PY
+
+# The summary without the fields that are measurements of the run (times,
+# resident set), not heap figures.
+untimed() {
+	python3 -c '
+import json, sys
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items()
+                if "time" not in k and "duration" not in k and "rss" not in k}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
+}
+
+# one NAME REUSE CMD...: REUSE 1 if the check run must reuse frames.
+one() {
+	n=$1; reuse=$2; shift 2
+	mt_run "$n.native" "$@"
+	MT_RECORD_ENV=MEMTRAIL_UNWIND=check mt_record "$n.check.data" "$n.check" "$@"
+	mt_same_run "$n: native vs check" "$n.native" "$n.check"
+	line=$(grep '^memtrail: unwind check: ' "$n.check.err")
+	if grep -q '^memtrail: unwind check: a stack differs' "$n.check.err"; then
+		mt_fail "$n: stacks differ: $line"
+	elif [ -z "$line" ]; then
+		mt_ok "$n: no stack differs (the program ends without exit handlers: no count)"
+	elif ! printf '%s\n' "$line" | grep -q ', 0 mismatches$'; then
+		mt_fail "$n: $line"
+	elif [ "$reuse" = 1 ] && printf '%s\n' "$line" | grep -q ' 0 reused'; then
+		mt_fail "$n: nothing reused: $line"
+	else
+		mt_ok "$n: $(printf '%s\n' "$line" | sed 's/^memtrail: unwind check: //' | tr '\n' ';')"
+	fi
+	for m in full incremental; do
+		MT_RECORD_ENV=MEMTRAIL_UNWIND=$m mt_record "$n.$m.data" "$n.$m" "$@"
+		mt_same_run "$n: native vs $m" "$n.native" "$n.$m"
+		mt_summary "$n.$m.data" "$n.$m.json" || { mt_fail "$n: $m: no summary"; return; }
+		untimed "$n.$m.json" >"$n.$m.figures"
+		"$MEMTRAIL" report --show-calls --format collapsed "$n.$m.data" >"$n.$m.calls" 2>&1
+	done
+	if cmp -s "$n.full.figures" "$n.incremental.figures" &&
+	    cmp -s "$n.full.calls" "$n.incremental.calls"; then
+		mt_ok "$n: full and incremental: same figures, same $(wc -l <"$n.full.calls") call stacks"
+	else
+		mt_fail "$n: full and incremental recordings differ"
+		diff "$n.full.figures" "$n.incremental.figures" | head -n 4
+		diff "$n.full.calls" "$n.incremental.calls" | head -n 6
+	fi
+}
+
+for b in "$MT_SAMPLES"/*; do
+	[ -x "$b" ] || continue
+	one "sample_${b##*/}" 0 "$b"
+done
+one cxx 1 ./rec_unwind_cxx
+for m in longjmp context signal threads; do
+	one "$m" 1 ./rec_unwind "$m"
+done
+one python3 1 /usr/bin/python3 py/unwind.py
+mt_finish
