@@ -68,7 +68,9 @@ const char cmd_report_usage[] =
 	"                          graph, caller first (click: zoom, /: search; a\n"
 	"                          diff grows red, shrinks blue)\n"
 	"  -o OUT                  write to OUT instead of standard output\n"
-	"  -h, --help              this help\n";
+	"  -h, --help              this help\n"
+	"With DEBUGINFOD_URLS set, debug info missing locally is fetched from those\n"
+	"debuginfod servers (cached as elfutils does; DEBUGINFOD_TIMEOUT seconds).\n";
 
 enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
