@@ -1,7 +1,7 @@
 /*
- * export.c - call trees as text, collapsed stacks, gprof2dot JSON and
- * massif.out (see export.h). Formatting only: which tree and which point
- * belong to lib/report.c.
+ * export.c - call trees as text, collapsed stacks, gprof2dot JSON,
+ * massif.out and SVG flame graphs (see export.h). Formatting only: which
+ * tree and which point belong to lib/report.c.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -489,4 +489,267 @@ int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t
 	for (size_t i = 0; i < n; i++)
 		mt_export_massif_snap(i, &snaps[i], threshold_pct, out);
 	return ferror(out) ? MT_E_IO : 0;
+}
+
+/* ---- SVG flame graph ----------------------------------------------------- */
+
+#define SVG_WIDTH    1200   /* px: the frames' full width plus two margins */
+#define SVG_PAD      10     /* px left and right of the frames */
+#define SVG_TOP      54     /* px above the frames: title, buttons */
+#define SVG_BOTTOM   28     /* px below them: the details line */
+#define SVG_ROW      16     /* px per level */
+
+/* One frame: its node, where it sits (figure units) and its parent. */
+struct svg_frame {
+	const struct mt_tree_node *n;
+	int64_t x, w;
+	size_t parent;         /* index; the root's is itself */
+	unsigned depth;
+};
+
+struct svg {
+	struct svg_frame *f;
+	size_t n, cap;
+	enum mt_export_figure fig;
+};
+
+static int64_t svg_value(const struct svg *g, const struct mt_tree_node *n)
+{
+	const struct mt_cost *c = mt_tree_node_cost(n);
+
+	return g->fig == MT_EXPORT_CALLS ? c->blocks : c->bytes;
+}
+
+/*
+ * Appends n and its subtree in preorder; returns n's width: the larger of
+ * its |figure| and its children's widths (they differ only in a diff, where
+ * growth and shrinkage below a node cancel out in its net figure).
+ */
+static int64_t svg_collect(struct svg *g, const struct mt_tree_node *n, size_t parent,
+			   unsigned depth, int *rc)
+{
+	size_t me = g->n, nk = mt_tree_node_nchildren(n);
+	int64_t v = svg_value(g, n), kids = 0;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 256;
+		struct svg_frame *f = realloc(g->f, cap * sizeof(*f));
+
+		if (!f) {
+			*rc = MT_E_NOMEM;
+			return 0;
+		}
+		g->f = f;
+		g->cap = cap;
+	}
+	g->f[me].n = n;
+	g->f[me].parent = parent == SIZE_MAX ? me : parent;
+	g->f[me].depth = depth;
+	g->n++;
+	for (size_t i = 0; i < nk && *rc == 0; i++)
+		kids += svg_collect(g, mt_tree_node_child(n, i), me, depth + 1, rc);
+	if (v < 0)
+		v = -v;
+	g->f[me].w = kids > v ? kids : v;
+	return g->f[me].w;
+}
+
+/* Writes s as XML character data; bytes that are not UTF-8 become '?'. */
+static void svg_text(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned len = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 :
+			(*p & 0xF8) == 0xF0 ? 4 : 0;
+		unsigned i;
+
+		for (i = 1; i < len && (p[i] & 0xC0) == 0x80; i++)
+			;
+		if (!len || i < len || (len == 1 && *p < 0x20)) {
+			fputc('?', out);
+			p++;
+			continue;
+		}
+		switch (*p) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fwrite(p, 1, len, out);
+		}
+		p += len;
+	}
+}
+
+/* A frame's colour: by figure in a diff, else a warm shade from its label. */
+static void svg_colour(char *buf, size_t size, const struct svg *g, int diff, size_t i)
+{
+	const char *label = mt_tree_node_label(g->f[i].n);
+	int64_t v = svg_value(g, g->f[i].n);
+	uint32_t h = 2166136261u;
+
+	if (diff) {
+		/* the deeper the colour, the larger the net change of the frame's width */
+		double r = g->f[i].w ? (double)(v < 0 ? -v : v) / (double)g->f[i].w : 0.0;
+		int k = (int)(200 - 140 * r);
+
+		if (v > 0)
+			snprintf(buf, size, "rgb(240,%d,%d)", k, k);
+		else if (v < 0)
+			snprintf(buf, size, "rgb(%d,%d,240)", k, k);
+		else
+			snprintf(buf, size, "rgb(210,210,210)");
+		return;
+	}
+	for (const char *c = label; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	snprintf(buf, size, "rgb(%u,%u,%u)", 205 + h % 50, 70 + (h >> 8) % 140, (h >> 16) % 55);
+}
+
+/* The script: no external file, no network; reads #s=RE&z=N from the URL. */
+static const char svg_script[] =
+"var root=document.documentElement,W=+root.getAttribute('width'),PAD=10,FW=W-2*PAD,CW=7;\n"
+"var frames=[].slice.call(document.querySelectorAll('g.f'));\n"
+"var det=document.getElementById('details'),mat=document.getElementById('matched');\n"
+"var all=frames[0],total=+all.getAttribute('data-w')||1,zoomed=null,re=null;\n"
+"function num(g,a){return +g.getAttribute(a);}\n"
+"frames.forEach(function(g){var t=g.querySelector('text');g.lbl=t.textContent;\n"
+"  g.fill=g.querySelector('rect').getAttribute('fill');\n"
+"  g.onclick=function(){zoom(g);};\n"
+"  g.onmouseover=function(){det.textContent=g.querySelector('title').textContent;};\n"
+"  g.onmouseout=function(){det.textContent=' ';};});\n"
+"function fit(g){var w=+g.querySelector('rect').getAttribute('width'),n=Math.floor((w-6)/CW),\n"
+"  t=g.querySelector('text');t.textContent=n<3?'':g.lbl.length<=n?g.lbl:g.lbl.slice(0,n-2)+'..';}\n"
+"function place(g,x,w){var r=g.querySelector('rect');r.setAttribute('x',x.toFixed(2));\n"
+"  r.setAttribute('width',w.toFixed(2));g.querySelector('text').setAttribute('x',(x+3).toFixed(2));\n"
+"  g.style.display='';fit(g);}\n"
+"function zoom(z){var x0=num(z,'data-x'),w0=num(z,'data-w'),d0=num(z,'data-d');\n"
+"  if(z===all||w0<=0){unzoom();return;}\n"
+"  zoomed=z;root.setAttribute('data-zoom',z.id);\n"
+"  frames.forEach(function(g){var x=num(g,'data-x'),w=num(g,'data-w'),d=num(g,'data-d');\n"
+"    if(d<d0&&x<=x0&&x+w>=x0+w0){place(g,PAD,FW);g.setAttribute('opacity','0.6');}\n"
+"    else if(d>=d0&&x>=x0&&x+w<=x0+w0&&w>0){place(g,PAD+(x-x0)/w0*FW,w/w0*FW);g.removeAttribute('opacity');}\n"
+"    else g.style.display='none';});}\n"
+"function unzoom(){zoomed=null;root.removeAttribute('data-zoom');\n"
+"  frames.forEach(function(g){g.removeAttribute('opacity');\n"
+"    place(g,PAD+num(g,'data-x')/total*FW,num(g,'data-w')/total*FW);});}\n"
+"function search(s){var hits=[],sum=0,end=-1;re=null;\n"
+"  if(s){try{re=new RegExp(s);}catch(e){re=null;}}\n"
+"  frames.forEach(function(g){var r=g.querySelector('rect'),m=re&&g!==all&&re.test(g.lbl);\n"
+"    r.setAttribute('fill',m?'rgb(230,0,230)':g.fill);\n"
+"    if(m){g.setAttribute('data-match','1');hits.push(g);}else g.removeAttribute('data-match');});\n"
+"  /* nested matches count once: merge the matched spans */\n"
+"  hits.sort(function(a,b){return num(a,'data-x')-num(b,'data-x');});\n"
+"  hits.forEach(function(g){var x=num(g,'data-x'),e=x+num(g,'data-w');\n"
+"    if(x>=end){sum+=e-x;end=e;}else if(e>end){sum+=e-end;end=e;}});\n"
+"  if(re){root.setAttribute('data-matched',String(sum));\n"
+"    mat.textContent='Matched: '+(total>0?(100*sum/total).toFixed(2):'0.00')+'%';}\n"
+"  else{root.removeAttribute('data-matched');mat.textContent=' ';}}\n"
+"function ask(){var s=prompt('Search (regular expression)',re?re.source:'');\n"
+"  if(s!==null)search(s);}\n"
+"document.getElementById('search').onclick=ask;\n"
+"document.getElementById('reset').onclick=function(){unzoom();search('');};\n"
+"document.addEventListener('keydown',function(e){\n"
+"  if(e.key==='/'||(e.ctrlKey&&e.key==='f')){e.preventDefault();ask();}\n"
+"  else if(e.key==='Escape'){unzoom();search('');}});\n"
+"frames.forEach(fit);\n"
+"(function(){var h=location.hash.replace(/^#/,'').split('&');\n"
+"  h.forEach(function(kv){var i=kv.indexOf('='),k=kv.slice(0,i),v=decodeURIComponent(kv.slice(i+1));\n"
+"    if(k==='s')search(v);\n"
+"    else if(k==='z'){var g=document.getElementById('f'+v);if(g)zoom(g);}});})();\n";
+
+static void svg_header(const struct mt_svg_opts *o, unsigned rows, FILE *out)
+{
+	unsigned h = SVG_TOP + rows * SVG_ROW + SVG_BOTTOM;
+
+	fprintf(out,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n"
+		"<style>text{font-family:monospace;font-size:12px;fill:#000}"
+		"g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
+		"#search,#reset{cursor:pointer}</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		"<text id=\"title\" x=\"%d\" y=\"20\" text-anchor=\"middle\" "
+		"style=\"font-size:16px\">",
+		SVG_WIDTH, h, SVG_WIDTH, h, SVG_WIDTH / 2);
+	svg_text(out, o->title ? o->title : "");
+	fprintf(out, "</text>\n"
+		"<text id=\"reset\" x=\"%d\" y=\"42\">Reset zoom</text>\n"
+		"<text id=\"search\" x=\"%d\" y=\"42\" text-anchor=\"end\">Search</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%u\" text-anchor=\"end\"> </text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n",
+		SVG_PAD, SVG_WIDTH - SVG_PAD, SVG_WIDTH - SVG_PAD, h - 10, SVG_PAD, h - 10);
+}
+
+int mt_export_svg(const struct mt_tree *t, const struct mt_svg_opts *o, FILE *out)
+{
+	struct svg g = { NULL, 0, 0, o->fig };
+	const double fw = SVG_WIDTH - 2 * SVG_PAD;
+	int64_t *next = NULL;      /* per frame: where its next child starts */
+	unsigned char *shown = NULL;
+	unsigned rows = 1;
+	double total;
+	int rc = 0;
+
+	svg_collect(&g, mt_tree_root(t), SIZE_MAX, 0, &rc);
+	if (rc < 0)
+		goto out;
+	next = calloc(g.n, sizeof(*next));
+	shown = calloc(g.n, 1);
+	if (!next || !shown) {
+		rc = MT_E_NOMEM;
+		goto out;
+	}
+	total = (double)g.f[0].w;
+	/* preorder: a parent is placed before its children */
+	for (size_t i = 0; i < g.n; i++) {
+		size_t p = g.f[i].parent;
+
+		g.f[i].x = i ? next[p] : 0;
+		next[p] = i ? next[p] + g.f[i].w : 0;
+		next[i] = g.f[i].x;
+		/* nothing, or a tenth of a pixel at most, and the children, which
+		 * are narrower */
+		shown[i] = !i || (shown[p] && g.f[i].w > 0 && (double)g.f[i].w * fw * 10.0 >= total);
+		if (shown[i] && g.f[i].depth + 1 > rows)
+			rows = g.f[i].depth + 1;
+	}
+	svg_header(o, rows, out);
+	fputs("<g id=\"frames\">\n", out);
+	for (size_t i = 0; i < g.n; i++) {
+		const struct svg_frame *f = &g.f[i];
+		const char *label = i ? mt_tree_node_label(f->n) : "all";
+		unsigned level = o->icicle ? f->depth : rows - 1 - f->depth;
+		double x = SVG_PAD + (total > 0 ? (double)f->x / total * fw : 0.0);
+		double w = total > 0 ? (double)f->w / total * fw : (i ? 0.0 : fw);
+		int64_t v = svg_value(&g, f->n);
+		char colour[32], num[32];
+
+		if (!shown[i])
+			continue;
+		svg_colour(colour, sizeof(colour), &g, o->diff, i);
+		fprintf(out, "<g class=\"f\" id=\"f%zu\" data-d=\"%u\" data-x=\"%" PRId64
+			"\" data-w=\"%" PRId64 "\" data-v=\"%" PRId64 "\"><title>",
+			i, f->depth, f->x, f->w, v);
+		svg_text(out, label);
+		fprintf(out, " (%s%s, %.2f%%)</title>",
+			mt_fmt_signed(num, sizeof(num), v, o->diff),
+			o->fig == MT_EXPORT_CALLS ? " calls" : " B",
+			total > 0 ? 100.0 * (double)v / total : 0.0);
+		fprintf(out, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+			"rx=\"2\"/><text x=\"%.2f\" y=\"%u\">", x, SVG_TOP + level * SVG_ROW, w,
+			SVG_ROW - 1, colour, x + 3, SVG_TOP + level * SVG_ROW + 11);
+		svg_text(out, label);
+		fputs("</text></g>\n", out);
+	}
+	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
+		svg_script);
+	rc = ferror(out) ? MT_E_IO : 0;
+out:
+	free(g.f);
+	free(next);
+	free(shown);
+	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * export.h - writes call trees (lib/tree.h) in the report's formats: the
  * original memtrail text layout, flamegraph.pl collapsed stacks, gprof2dot
- * JSON and massif.out. Pure formatting: no replay, no symbols, no choice of
+ * JSON, massif.out and a self-contained interactive SVG flame graph. Pure formatting: no replay, no symbols, no choice of
  * which tree to write (lib/report.c decides).
  */
 #ifndef MT_EXPORT_H
@@ -85,5 +85,29 @@ int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t
 void mt_export_massif_header(const char *cmd, FILE *out);
 void mt_export_massif_snap(size_t i, const struct mt_massif_snap *s, double threshold_pct,
 			   FILE *out);
+
+/* How mt_export_svg draws a tree. */
+struct mt_svg_opts {
+	const char *title;          /* the heading (what the tree is); NULL: none */
+	enum mt_export_figure fig;  /* the figure frames are as wide as */
+	int diff;                   /* costs may be negative: growth red, shrinkage blue */
+	int icicle;                 /* root at the top; 0: at the bottom (flame graph) */
+};
+
+/*
+ * An SVG flame graph of a caller-first tree (built with inverted = 1): one
+ * frame per node, the root ("all") at the bottom (at the top with icicle),
+ * each frame as wide as its figure (a diff: the larger of its |net| and its
+ * children's widths, so children always fit under their parent), frames
+ * narrower than a tenth of a pixel left out with their children. Each frame
+ * is a <g class="f" id="fN" data-d="DEPTH" data-x="OFFSET" data-w="WIDTH"
+ * data-v="FIGURE"> (offset and width in figure units) holding a <title>,
+ * a <rect> and a <text>. An inline script (no external file) fits labels
+ * to frames, zooms on a click, searches by regex (the Search button, '/',
+ * or "#s=RE" in the URL; "#z=N" zooms on frame N) and prints what matched:
+ * "Matched: P%" in #matched, the figure in the root's data-matched.
+ * Returns 0 or MT_E_IO / MT_E_NOMEM.
+ */
+int mt_export_svg(const struct mt_tree *caller_first, const struct mt_svg_opts *o, FILE *out);
 
 #endif

@@ -646,30 +646,41 @@ static int write_text(struct report *rp)
 /* ---- exports ------------------------------------------------------------- */
 
 /*
- * The one profile that --format json / collapsed exports: the diff, else
- * the maximum, the leaks, the temporaries, the calls (*fig then says so),
- * the last snapshot, the last delta. New; the caller frees it.
+ * The one profile that --format json / collapsed / svg exports: the diff,
+ * else the maximum, the leaks, the temporaries, the calls (*fig then says
+ * so), the last snapshot, the last delta. *diff says whether it is a
+ * difference, what (size bytes) names it for a title. New; the caller
+ * frees it.
  */
-static struct mt_profile *export_profile(struct report *rp, enum mt_export_figure *fig, int *rc)
+static struct mt_profile *export_profile(struct report *rp, enum mt_export_figure *fig, int *rc,
+					 int *diff, char *what, size_t size)
 {
 	const struct mt_report_opts *o = rp->o;
 	size_t n = rp->st->nsnapshots;
 	struct mt_at at = { MT_AT_PEAK, 0 }, before = { MT_AT_START, 0 };
 	struct mt_profile *p = NULL;
-	int diff = 0;
+	char a[48], b[48];
 
+	*diff = 0;
+	snprintf(what, size, "live at the peak");
 	if (o->show & MT_SHOW_DIFF) {
 		at = o->diff_b;
 		before = o->diff_a;
-		diff = 1;
+		*diff = 1;
+		point_name(&before, a, sizeof(a));
+		point_name(&at, b, sizeof(b));
+		snprintf(what, size, "change from %s to %s", a, b);
 	} else if (o->show & MT_SHOW_MAXIMUM) {
 		at.kind = MT_AT_PEAK;
 	} else if (o->show & MT_SHOW_LEAKS) {
 		at.kind = MT_AT_END;
+		snprintf(what, size, "leaks (live at the end)");
 	} else if (o->show & MT_SHOW_TEMPORARY) {
+		snprintf(what, size, "temporary allocations");
 		*rc = mt_session_temporary(rp->ses, &p);
 		return p;
 	} else if (o->show & MT_SHOW_CALLS) {
+		snprintf(what, size, "allocation calls");
 		*fig = MT_EXPORT_CALLS;
 		p = mt_sizes_calls(rp->st->sizes);
 		if (!p)
@@ -677,26 +688,59 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 		return p;
 	} else if (o->show & MT_SHOW_SNAPSHOTS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);
+		point_name(&at, b, sizeof(b));
+		snprintf(what, size, "live at %s", b);
 	} else if (o->show & MT_SHOW_DELTAS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);
 		if (n > 1)
 			before = snap_at(&rp->st->snapshots[n - 2]);
-		diff = 1;
+		*diff = 1;
+		point_name(&before, a, sizeof(a));
+		point_name(&at, b, sizeof(b));
+		snprintf(what, size, "change from %s to %s", a, b);
 	}
 	p = profile_at(rp, &at, rc);
-	if (p && diff) {
-		struct mt_profile *a = profile_at(rp, &before, rc), *d = NULL;
+	if (p && *diff) {
+		struct mt_profile *pa = profile_at(rp, &before, rc), *d = NULL;
 
-		if (a) {
-			d = mt_profile_diff(a, p);
+		if (pa) {
+			d = mt_profile_diff(pa, p);
 			if (!d)
 				*rc = MT_E_NOMEM;
 		}
-		mt_profile_free(a);
+		mt_profile_free(pa);
 		mt_profile_free(p);
 		p = d;
 	}
 	return p;
+}
+
+/*
+ * The tree of p as the one export of --format json (callee first),
+ * collapsed or svg (caller first); what names it in the SVG's title.
+ */
+static int export_tree(struct report *rp, const struct mt_profile *p, enum mt_export_figure fig,
+		       int diff, const char *what)
+{
+	enum mt_report_format fmt = rp->o->format;
+	struct mt_tree *t = NULL;
+	int rc = build_tree(rp, p, fmt != MT_FORMAT_JSON, 0, NULL, &t);
+
+	if (rc == 0 && fmt == MT_FORMAT_SVG) {
+		const struct mt_header *h = mt_session_header(rp->ses);
+		char title[1024];   /* a long command line is cut short */
+		struct mt_svg_opts so = { title, fig, diff, 0 };
+
+		snprintf(title, sizeof(title), "memtrail: %s%s%s%s", what, rp->who,
+			 h && h->cmdline && h->cmdline[0] ? ": " : "",
+			 h && h->cmdline ? h->cmdline : "");
+		rc = mt_export_svg(t, &so, rp->out);
+	} else if (rc == 0) {
+		rc = fmt == MT_FORMAT_COLLAPSED ? mt_export_collapsed(t, fig, rp->out) :
+			mt_export_json(t, fig, rp->out);
+	}
+	mt_tree_free(t);
+	return rc;
 }
 
 /* One entry of the massif file before its tree is built. */
@@ -792,19 +836,14 @@ out:
 
 static int write_export(struct report *rp)
 {
-	int rc = 0;
+	int rc = 0, diff;
 	enum mt_export_figure fig = MT_EXPORT_BYTES;
-	struct mt_profile *p = export_profile(rp, &fig, &rc);
-	int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
-	struct mt_tree *t = NULL;
+	char what[128];
+	struct mt_profile *p = export_profile(rp, &fig, &rc, &diff, what, sizeof(what));
 
 	if (!p)
 		return rc < 0 ? rc : MT_E_NOMEM;
-	rc = build_tree(rp, p, inverted, 0, NULL, &t);
-	if (rc == 0)
-		rc = inverted ? mt_export_collapsed(t, fig, rp->out) :
-			mt_export_json(t, fig, rp->out);
-	mt_tree_free(t);
+	rc = export_tree(rp, p, fig, diff, what);
 	mt_profile_free(p);
 	return rc;
 }
@@ -996,7 +1035,6 @@ static int compare_at(struct report *rp, struct mt_session *old, struct mt_sessi
 	const struct mt_tree_source *so, *sn;
 	struct mt_profile *po = NULL, *pn = NULL, *d = NULL;
 	struct cmp_src c;
-	struct mt_tree *t = NULL;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -1012,13 +1050,7 @@ static int compare_at(struct report *rp, struct mt_session *old, struct mt_sessi
 	if (rp->o->format == MT_FORMAT_TEXT) {
 		rc = text_tree(rp, name, d, 1, LIVE);
 	} else {
-		int inverted = rp->o->format == MT_FORMAT_COLLAPSED;
-
-		rc = build_tree(rp, d, inverted, 0, NULL, &t);
-		if (rc == 0)
-			rc = inverted ? mt_export_collapsed(t, MT_EXPORT_BYTES, rp->out) :
-				mt_export_json(t, MT_EXPORT_BYTES, rp->out);
-		mt_tree_free(t);
+		rc = export_tree(rp, d, MT_EXPORT_BYTES, 1, name);
 	}
 	rp->src = NULL;
 out:

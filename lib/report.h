@@ -36,6 +36,7 @@ enum mt_report_format {
 	MT_FORMAT_JSON,       /* gprof2dot JSON */
 	MT_FORMAT_COLLAPSED,  /* flamegraph.pl / speedscope */
 	MT_FORMAT_MASSIF,     /* massif.out */
+	MT_FORMAT_SVG,        /* an interactive SVG flame graph */
 };
 
 

@@ -6,8 +6,12 @@
  * address inside it is resolved: the file at its recorded path is reported at
  * its recorded load bias, its build-id is checked against the recorded one,
  * and separate debug info is found by dwfl_standard_find_debuginfo (build-id
- * directory and .gnu_debuglink). One Dwfl per module keeps modules that were
- * unloaded and replaced at the same addresses apart.
+ * directory and .gnu_debuglink, then, when DEBUGINFOD_URLS is set, the
+ * debuginfod servers through libdebuginfod, which keeps what it fetches in
+ * its own cache). Which modules got their debug info from debuginfod, and
+ * why one could not, is said once per module among the warnings. One Dwfl
+ * per module keeps modules that were unloaded and replaced at the same
+ * addresses apart.
  *
  * An address resolves to its chain of inlined functions from the DWARF DIE
  * tree, read once per compilation unit into a sorted range index (see "per-CU
@@ -22,12 +26,16 @@
  * Not here: reading the log (lib/replay.c), which frames a report shows and
  * how they are aggregated (lib/agg.c). Nothing here prints or exits.
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "replay.h"
@@ -48,6 +56,15 @@ struct arena_block {
 
 enum mod_state { MOD_UNOPENED, MOD_OPEN, MOD_FAILED };
 
+/*
+ * A module's Dwfl userdata, for the debug-info callback: the symbolizer and
+ * the module's index (not a pointer: s->mods moves as modules are added).
+ */
+struct mod_ref {
+	struct mt_symbols *s;
+	size_t i;
+};
+
 struct sym_module {
 	char *path;
 	uint64_t base;
@@ -62,6 +79,8 @@ struct sym_module {
 	struct elf_sym *syms;     /* the ELF symbol table by address (symtab_lookup) */
 	size_t nsyms;
 	int syms_built;
+	struct mod_ref *ref;      /* the Dwfl module's userdata */
+	int debuginfod_said;      /* its debuginfod line is among the warnings */
 };
 
 /* A symbol of a module's ELF symbol table, for lookups by address. */
@@ -249,6 +268,108 @@ static int add_warning(struct mt_symbols *s, const char *msg)
 
 static void cu_index_free(struct cu_index *ci);
 
+/* ---- debuginfod ------------------------------------------------------------ */
+
+/*
+ * libdebuginfod's cache directory, as it chooses it: $DEBUGINFOD_CACHE_PATH,
+ * else ~/.debuginfod_client_cache if it exists, else
+ * $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client.
+ */
+static void debuginfod_cache(char *buf, size_t size)
+{
+	const char *env = getenv("DEBUGINFOD_CACHE_PATH"), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	struct stat st;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return;
+	}
+	snprintf(buf, size, "%s/.debuginfod_client_cache", home ? home : "");
+	if (home && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		return;
+	if (xdg && *xdg)
+		snprintf(buf, size, "%s/debuginfod_client", xdg);
+	else
+		snprintf(buf, size, "%s/.cache/debuginfod_client", home ? home : "");
+}
+
+/*
+ * Once per module with a build-id, when DEBUGINFOD_URLS is set: a warning
+ * line saying which debug file debuginfod gave (fd, from libdwfl's lookup,
+ * is a file of its cache), or, when the lookup found nothing, why: the
+ * servers do not have it (libdebuginfod caches that answer as an empty
+ * file), libdebuginfod is not loaded (libdwfl loads it as it starts, when
+ * installed and DEBUGINFOD_URLS is set), or no server answered in time. Found locally: nothing to say.
+ */
+static void debuginfod_say(struct mt_symbols *s, struct sym_module *sm, Dwfl_Module *mod,
+			   int fd)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS"), *tmo = getenv("DEBUGINFOD_TIMEOUT");
+	char cache[PATH_MAX], real[PATH_MAX], got[PATH_MAX + 160], hex[2 * 64 + 1];
+	char link[64], msg[PATH_MAX_MSG];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	struct stat st;
+	ssize_t len;
+	void *lib;
+	int n;
+
+	if (sm->debuginfod_said || !urls || !*urls)
+		return;
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n <= 0 || n > 64)
+		return;           /* debuginfod knows files by build-id only */
+	sm->debuginfod_said = 1;
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	debuginfod_cache(cache, sizeof(cache));
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, got, sizeof(got) - 1);
+		if (len <= 0 || !realpath(cache, real))
+			return;
+		got[len] = 0;
+		n = (int)strlen(real);
+		if (strncmp(got, real, (size_t)n) || got[n] != '/')
+			return;
+		snprintf(msg, sizeof(msg), "%s: debug info from debuginfod (%s): %s", sm->path,
+			 urls, got);
+	} else {
+		snprintf(got, sizeof(got), "%s/%s/debuginfo", cache, hex);
+		lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (lib)
+			dlclose(lib);
+		if (stat(got, &st) == 0 && st.st_size == 0)
+			snprintf(msg, sizeof(msg), "%s: no debug info for build-id %s on the "
+				 "debuginfod servers (%s)", sm->path, hex, urls);
+		else if (!lib)
+			snprintf(msg, sizeof(msg), "%s: no debug info: DEBUGINFOD_URLS is set but "
+				 "libdebuginfod.so.1 (elfutils) is not loaded (not installed?)",
+				 sm->path);
+		else
+			snprintf(msg, sizeof(msg), "%s: no debug info from debuginfod (%s): no "
+				 "server could be reached or answered within DEBUGINFOD_TIMEOUT "
+				 "(%s s)", sm->path, urls, tmo && *tmo ? tmo : "90");
+	}
+	(void)add_warning(s, msg);   /* out of memory: the line is lost, not the report */
+}
+
+/* libdwfl's own search (which asks debuginfod last), then the line above. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc,
+					      debuginfo_file_name);
+	struct mod_ref *ref = *userdata;
+
+	if (ref)
+		debuginfod_say(ref->s, &ref->s->mods[ref->i], mod, fd);
+	return fd;
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 /*
@@ -267,7 +388,7 @@ struct mt_symbols *mt_symbols_new(void)
 		return NULL;
 	}
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_debuginfo = find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	return s;
@@ -308,6 +429,7 @@ void mt_symbols_free(struct mt_symbols *s)
 			dwfl_end(s->mods[i].dwfl);
 		free(s->mods[i].path);
 		free(s->mods[i].build_id);
+		free(s->mods[i].ref);
 	}
 	free(s->mods);
 	free(s->segs);
@@ -481,6 +603,7 @@ static int module_failed(struct mt_symbols *s, struct sym_module *sm,
  */
 static int open_module(struct mt_symbols *s, struct sym_module *sm)
 {
+	void **ud;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	char why[256];
@@ -498,6 +621,12 @@ static int open_module(struct mt_symbols *s, struct sym_module *sm)
 		snprintf(why, sizeof(why), "cannot be read (%s)", dwfl_errmsg(-1));
 		return module_failed(s, sm, why);
 	}
+	if (!sm->ref && !(sm->ref = malloc(sizeof(*sm->ref))))
+		return MT_E_NOMEM;
+	sm->ref->s = s;
+	sm->ref->i = (size_t)(sm - s->mods);
+	dwfl_module_info(sm->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = sm->ref;
 	if (sm->build_id_len) {
 		n = dwfl_module_build_id(sm->mod, &bits, &vaddr);
 		if (n != (int)sm->build_id_len || memcmp(bits, sm->build_id, (size_t)n))

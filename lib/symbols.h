@@ -72,7 +72,9 @@ size_t mt_frame_format(const struct mt_frame *f, char *buf, size_t size);
 /*
  * Warnings collected so far (one line each, no prefix), e.g. a module whose
  * build-id on disk differs from the recorded one, or that cannot be opened;
- * each module is warned about once. Returns the count; *lines owned by s.
+ * each module is warned about once. With DEBUGINFOD_URLS set, also one line
+ * per module with a build-id whose debug info was not found locally: the
+ * file debuginfod gave (in libdebuginfod's cache), or why none came. Returns the count; *lines owned by s.
  */
 size_t mt_symbols_warnings(const struct mt_symbols *s, const char *const **lines);
 

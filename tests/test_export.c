@@ -3,7 +3,8 @@
  * the shape and figures of the original memtrail README's example report:
  * the text layout is checked against that published output, byte for byte;
  * the other formats against sums and orders derived from the same five
- * stacks by hand. Not here: choosing trees and points (e2e report_*.sh).
+ * stacks by hand. Not here: choosing trees and points (e2e report_*.sh),
+ * the SVG's script in a browser (e2e report_svg.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -343,6 +344,94 @@ static void test_massif(void **state)
 	assert_string_equal(output(f), want);
 }
 
+/* The frame element of the SVG s whose title starts with label, or fails. */
+static const char *svg_frame(const char *s, const char *label)
+{
+	char key[256];
+	const char *t;
+
+	snprintf(key, sizeof(key), "<title>%s (", label);
+	t = strstr(s, key);
+	assert_non_null(t);
+	while (t > s && strncmp(t, "<g class=\"f\"", 13))
+		t--;
+	return t;
+}
+
+#define assert_frame_has(s, label, attrs) \
+	assert_non_null(strstr(svg_frame(s, label), attrs))
+
+static void test_svg(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_svg_opts o = { "memtrail: a <test> & more", MT_EXPORT_BYTES, 0, 0 };
+	const char *s;
+
+	build(f, 1, 0);
+	assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
+	s = output(f);
+	assert_starts(s, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg ");
+	assert_non_null(strstr(s, ">memtrail: a &lt;test&gt; &amp; more</text>"));
+	/* 8,960 B over 1,180 px; frames in preorder, the largest child first */
+	assert_frame_has(s, "all", "id=\"f0\" data-d=\"0\" data-x=\"0\" data-w=\"8960\"");
+	assert_frame_has(s, "all", "<rect x=\"10.00\" y=\"150\" width=\"1180.00\"");
+	/* call_init :128 holds 4,096 + 1,024 + 1,024 + 2,048 = 8,192 B: 1,078.86 px */
+	assert_frame_has(s, "call_init [csu/libc-start.c:128]",
+			 "data-d=\"2\" data-x=\"0\" data-w=\"8192\" data-v=\"8192\"");
+	assert_frame_has(s, "call_init [csu/libc-start.c:128]", "width=\"1078.86\"");
+	/* call_init :144, 768 B from x = 8,192 B: 10 + 1,078.86 px, 101.14 px wide */
+	assert_frame_has(s, "call_init [csu/libc-start.c:144]",
+			 "data-x=\"8192\" data-w=\"768\"");
+	assert_frame_has(s, "call_init [csu/libc-start.c:144]",
+			 "<rect x=\"1088.86\" y=\"118\" width=\"101.14\"");
+	/* 7 rows of 16 px from y = 54: the root (0), _start (1) ... the entry
+	 * point (6); a flame graph: the root at the bottom, the deepest on top */
+	assert_frame_has(s, "calloc", "data-d=\"6\" data-x=\"0\" data-w=\"4096\"");
+	assert_frame_has(s, "calloc", "y=\"54\"");
+	assert_frame_has(s, "calloc", "(4,096 B, 45.71%)");
+	/* self-contained: the script inline, nothing fetched */
+	assert_non_null(strstr(s, "<script type=\"text/ecmascript\"><![CDATA["));
+	assert_null(strstr(s, "href"));
+	assert_null(strstr(s, "src="));
+
+	/* icicle: the root on top */
+	reset_output(f);
+	o.icicle = 1;
+	assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
+	assert_frame_has(output(f), "all", "y=\"54\"");
+	assert_frame_has(output(f), "calloc", "y=\"150\"");
+}
+
+static void test_svg_diff(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_svg_opts o = { NULL, MT_EXPORT_BYTES, 1, 0 };
+	const struct mt_cost grew = { 4096, 2, 2 }, shrank = { -1024, -1, -1 },
+		same = { 1024, 1, 1 };
+	struct mt_profile *d = mt_profile_new();
+	const char *s;
+
+	assert_non_null(d);
+	assert_int_equal(mt_profile_add(d, 0, &grew), 0);
+	assert_int_equal(mt_profile_add(d, 1, &shrank), 0);
+	assert_int_equal(mt_profile_add(d, 2, &same), 0);
+	mt_profile_free(f->p);
+	f->p = d;
+	build(f, 1, 0);
+	assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
+	s = output(f);
+	/* net +4,096 B; wide as what changed beneath: 4,096 + 1,024 + 1,024 */
+	assert_frame_has(s, "all", "data-w=\"6144\" data-v=\"4096\"");
+	assert_frame_has(s, "main [sample.cpp:242]", "data-w=\"4096\" data-v=\"4096\"");
+	assert_frame_has(s, "main [sample.cpp:242]", "fill=\"rgb(240,60,60)\"");
+	assert_frame_has(s, "main [sample.cpp:241]", "data-w=\"1024\" data-v=\"-1024\"");
+	assert_frame_has(s, "main [sample.cpp:241]", "fill=\"rgb(60,60,240)\"");
+	assert_frame_has(s, "main [sample.cpp:241]", "(-1,024 B, -16.67%)");
+	/* growth and shrinkage side by side under their common caller */
+	assert_frame_has(s, "__libc_start_call_main [sysdeps/nptl/libc_start_call_main.h:58]",
+			 "data-w=\"6144\" data-v=\"4096\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +442,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_collapsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_massif, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_svg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_svg_diff, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -572,6 +572,74 @@ static void test_separate_debug_env(void **state)
 	dlclose(h);
 }
 
+/*
+ * With DEBUGINFOD_URLS set, one line per module that debuginfod was asked
+ * about (the e2e symbols_debuginfod.sh asks a real server): an answer
+ * cached as "the servers have none" (an empty file, as libdebuginfod leaves
+ * it) is said as such; with nothing cached, a server that refuses the
+ * connection (nothing listens on port 1) is said to be out of reach, with
+ * the timeout, or, where libdwfl has not loaded libdebuginfod, that.
+ */
+static void test_debuginfod_lines(void **state)
+{
+	static struct self_module sm;
+	const char *const *lines;
+	const struct mt_frame *f;
+	struct mt_symbols *s;
+	char hex[140], cache[1200], want[2600];
+	size_t n;
+	void *h, *lib;
+
+	(void)state;
+	NEED_CC();
+	if (getenv("DEBUGINFOD_URLS"))
+		skip();   /* libdwfl would ask the user's servers */
+	h = call_fixture("libfx_split.so", "fx_plain", &sm);
+	build_id_hex(&sm, hex);
+	snprintf(cache, sizeof(cache), "%s/dcache", tmpdir);
+	assert_int_equal(run("mkdir -p '%s/%s' && : >'%s/%s/debuginfo'", cache, hex, cache, hex), 0);
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	s = mt_symbols_new();
+	assert_non_null(s);
+	mt_symbols_set_debuginfo_path(s, NULL);
+	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
+	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra, &f, &n), 0);
+	assert_null(f[0].file);
+	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra + 1, &f, &n), 0);
+	assert_int_equal(mt_symbols_warnings(s, &lines), 1);   /* once per module */
+	snprintf(want, sizeof(want), "%s: no debug info for build-id %s on the debuginfod "
+		 "servers (http://127.0.0.1:1)", sm.m.path, hex);
+	assert_string_equal(lines[0], want);
+	mt_symbols_free(s);
+
+	/* nothing cached: libdebuginfod asks 127.0.0.1:1, refused */
+	assert_int_equal(run("rm -f '%s/%s/debuginfo'", cache, hex), 0);
+	setenv("DEBUGINFOD_TIMEOUT", "3", 1);
+	s = mt_symbols_new();
+	assert_non_null(s);
+	mt_symbols_set_debuginfo_path(s, NULL);
+	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
+	assert_int_equal(mt_symbols_resolve(s, (uintptr_t)captured_ra, &f, &n), 0);
+	assert_int_equal(mt_symbols_warnings(s, &lines), 1);
+	lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (lib) {
+		dlclose(lib);
+		snprintf(want, sizeof(want), "%s: no debug info from debuginfod "
+			 "(http://127.0.0.1:1): no server could be reached or answered within "
+			 "DEBUGINFOD_TIMEOUT (3 s)", sm.m.path);
+	} else {
+		snprintf(want, sizeof(want), "%s: no debug info: DEBUGINFOD_URLS is set but "
+			 "libdebuginfod.so.1 (elfutils) is not loaded (not installed?)", sm.m.path);
+	}
+	assert_string_equal(lines[0], want);
+	mt_symbols_free(s);
+	unsetenv("DEBUGINFOD_TIMEOUT");
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	dlclose(h);
+}
+
 static void test_separate_debug_debuglink(void **state)
 {
 	struct mt_symbols *s = *state;
@@ -901,6 +969,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_separate_debug_buildid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_separate_debug_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_separate_debug_debuglink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_debuginfod_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlap_later_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_against_addr2line, setup, teardown),

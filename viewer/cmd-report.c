@@ -61,11 +61,16 @@ const char cmd_report_usage[] =
 	"  -x, --exclude-function RE   drop stacks with a function matching RE\n"
 	"  --include-module RE     only stacks with a frame in a module matching RE\n"
 	"  --exclude-module RE     drop stacks with a frame in a module matching RE\n"
-	"  --format FMT            text (default), json, collapsed or massif; json\n"
-	"                          and collapsed export one tree (--show-calls: calls\n"
-	"                          instead of bytes), json also --show-sizes alone\n"
+	"  --format FMT            text (default), json, collapsed, massif or svg;\n"
+	"                          json, collapsed and svg export one tree\n"
+	"                          (--show-calls: calls instead of bytes), json also\n"
+	"                          --show-sizes alone; svg: an interactive flame\n"
+	"                          graph, caller first (click: zoom, /: search; a\n"
+	"                          diff grows red, shrinks blue)\n"
 	"  -o OUT                  write to OUT instead of standard output\n"
-	"  -h, --help              this help\n";
+	"  -h, --help              this help\n"
+	"With DEBUGINFOD_URLS set, debug info missing locally is fetched from those\n"
+	"debuginfod servers (cached as elfutils does; DEBUGINFOD_TIMEOUT seconds).\n";
 
 enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
@@ -254,13 +259,14 @@ static int compare(const char *old_file, const char *file, struct mt_report_opts
 		die_usage("--compare shows the peak and the leaks only (--show-maximum, "
 			  "--show-leaks); not with --summary, --diff, --thread or other views");
 	if (o->format == MT_FORMAT_MASSIF)
-		die_usage("--compare is written as --format text, json or collapsed");
+		die_usage("--compare is written as --format text, json, collapsed or svg");
 	if (!o->show)
 		o->show = MT_SHOW_MAXIMUM;
 	if ((o->show & (MT_SHOW_MAXIMUM | MT_SHOW_LEAKS)) ==
 	    (MT_SHOW_MAXIMUM | MT_SHOW_LEAKS) && o->format != MT_FORMAT_TEXT)
 		die_usage("--format %s: one tree only (--show-maximum or --show-leaks)",
-			  o->format == MT_FORMAT_JSON ? "json" : "collapsed");
+			  o->format == MT_FORMAT_JSON ? "json" :
+			  o->format == MT_FORMAT_SVG ? "svg" : "collapsed");
 	mt_progress_init(&prog, stderr);
 	memset(&so, 0, sizeof(so));
 	so.progress.fn = mt_progress_update;
@@ -357,8 +363,11 @@ int cmd_report(int argc, char **argv)
 				o.format = MT_FORMAT_COLLAPSED;
 			else if (!strcmp(arg, "massif"))
 				o.format = MT_FORMAT_MASSIF;
+			else if (!strcmp(arg, "svg"))
+				o.format = MT_FORMAT_SVG;
 			else
-				die_usage("--format: '%s' is not text, json, collapsed or massif", arg);
+				die_usage("--format: '%s' is not text, json, collapsed, massif or svg",
+					  arg);
 			break;
 		case O_OUT: outpath = arg; break;
 		case O_HELP: help_command("report");
@@ -388,7 +397,7 @@ int cmd_report(int argc, char **argv)
 	if (o.show & MT_SHOW_SIZES && o.format == MT_FORMAT_JSON && o.show != MT_SHOW_SIZES)
 		die_usage("--format json: --show-sizes cannot be combined with trees (one JSON object each)");
 	if (o.show & MT_SHOW_CALLS && o.format == MT_FORMAT_MASSIF)
-		die_usage("--show-calls is written as --format text, json or collapsed");
+		die_usage("--show-calls is written as --format text, json, collapsed or svg");
 
 	mt_progress_init(&prog, stderr);
 	{

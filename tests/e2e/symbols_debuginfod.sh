@@ -1,0 +1,120 @@
+#!/bin/sh
+# symbols_debuginfod.sh - end-to-end: with DEBUGINFOD_URLS set, a stripped
+# program's frames get function and file:line from a local debuginfod
+# server (Debian's debuginfod serving the program's separate debug file,
+# built here), said once in a warning line naming the cached file; the cache
+# (DEBUGINFOD_CACHE_PATH) serves a second report with the server gone; a
+# server that has nothing is said to have nothing, and the frames stay
+# module+0xOFF, as they do without the variable.
+#
+# Skips (exit 77) when debuginfod is not installed. Not for: local debug
+# files (symbols_debuginfo.sh).
+. "$(dirname "$0")/lib.sh"
+
+mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
+mt_need_cmd cc objcopy readelf python3
+command -v debuginfod >/dev/null 2>&1 ||
+	mt_skip "debuginfod not installed (apt-get install debuginfod): debuginfod lookups not checked"
+
+cd "$MT_TMP" || exit 1
+unset MEMTRAIL_DEBUGINFO_PATH DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_TIMEOUT
+cat >prog.c <<'SRC'
+#include <stdlib.h>
+void *leak_here(void);
+__attribute__((noinline)) void *leak_here(void)
+{
+	return malloc(100); /* MARK:leak */
+}
+int main(void)
+{
+	return leak_here() == NULL; /* MARK:main */
+}
+SRC
+l_leak=$(mt_line_of prog.c 'MARK:leak')
+l_main=$(mt_line_of prog.c 'MARK:main')
+mkdir -p served empty
+cc -g -O0 -Wl,--build-id -o prog prog.c && objcopy --only-keep-debug prog served/prog.debug &&
+	objcopy --strip-all prog || { mt_fail "cannot build prog"; mt_finish; }
+id=$(readelf -n prog | sed -n 's/.*Build ID: //p')
+[ -n "$id" ] || mt_skip "no build-id in prog"
+mt_record a.data rec "$MT_TMP/prog"
+[ "$(cat rec.rc)" = 0 ] || { mt_fail "record exited $(cat rec.rc): $(cat rec.err)"; mt_finish; }
+
+# A free port, then a server on it; stopped at exit, by its pid.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+pids=""
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done' EXIT
+# serve DIR NAME: debuginfod on DIR; sets port.
+serve() {
+	port=$(free_port)
+	debuginfod -F "$1" -p "$port" -d "$MT_TMP/$2.sqlite" >"$2.log" 2>&1 &
+	pids="$pids $!"
+}
+# ready URL CODE: waits up to 60 s for URL to answer CODE.
+ready() {
+	python3 - "$1" "$2" <<'PY'
+import sys, time, urllib.request, urllib.error
+for _ in range(600):
+    try:
+        code = urllib.request.urlopen(sys.argv[1], timeout=5).status
+    except urllib.error.HTTPError as e:
+        code = e.code
+    except Exception:
+        code = 0
+    if str(code) == sys.argv[2]:
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
+report() {
+	_out=$1; shift
+	env "$@" timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks a.data >"$_out.txt" 2>"$_out.err"
+}
+# said FILE: the warning lines about prog.
+said() { grep -F "memtrail: warning: $MT_TMP/prog: " "$1"; }
+
+# Without the variable: no names, nothing said about debuginfod.
+report plain
+if grep -q leak_here plain.txt; then mt_fail "stripped prog named without debug info"
+elif grep -q 'prog+0x' plain.txt; then mt_ok "without DEBUGINFOD_URLS: prog+0xOFF frames"
+else mt_fail "without DEBUGINFOD_URLS: no prog+0xOFF frame"; fi
+if grep -q debuginfod plain.err; then mt_fail "debuginfod named without DEBUGINFOD_URLS: $(cat plain.err)"
+else mt_ok "without DEBUGINFOD_URLS: nothing said of debuginfod"; fi
+
+# A server with the debug file: names, lines, and one line saying so.
+serve served full
+url=http://127.0.0.1:$port
+ready "$url/buildid/$id/debuginfo" 200 || { cat full.log; mt_fail "debuginfod on $url never served $id"; mt_finish; }
+report fetched DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$MT_TMP/cache"
+cat fetched.txt fetched.err
+mt_chain fetched.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+	mt_ok "from debuginfod: leak_here:$l_leak <- main:$l_main"
+want="memtrail: warning: $MT_TMP/prog: debug info from debuginfod ($url): $(pwd -P)/cache/$id/debuginfo"
+if [ "$(said fetched.err)" = "$want" ]; then mt_ok "said once: $want"
+else mt_fail "said: '$(said fetched.err)', not '$want'"; fi
+if cmp -s "$MT_TMP/cache/$id/debuginfo" served/prog.debug; then mt_ok "the cache holds the debug file"
+else mt_fail "no copy of prog.debug in the cache"; fi
+
+# The server gone, the cache answers.
+for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+pids=""
+report cached DEBUGINFOD_URLS="$url" DEBUGINFOD_CACHE_PATH="$MT_TMP/cache"
+mt_chain cached.txt "leak_here [prog.c:$l_leak]" "main [prog.c:$l_main]" &&
+	mt_ok "server gone: names from the cache"
+
+# A server that has nothing: said so, frames stay prog+0xOFF.
+serve empty none
+url2=http://127.0.0.1:$port
+ready "$url2/buildid/$id/debuginfo" 404 || { cat none.log; mt_fail "debuginfod on $url2 never answered"; mt_finish; }
+report missing DEBUGINFOD_URLS="$url2" DEBUGINFOD_CACHE_PATH="$MT_TMP/cache2"
+cat missing.err
+want="memtrail: warning: $MT_TMP/prog: no debug info for build-id $id on the debuginfod servers ($url2)"
+if [ "$(said missing.err)" = "$want" ]; then mt_ok "said once: $want"
+else mt_fail "said: '$(said missing.err)', not '$want'"; fi
+if grep -q leak_here missing.txt; then mt_fail "named with no debug info served"
+elif grep -q 'prog+0x' missing.txt; then mt_ok "nothing served: prog+0xOFF frames"
+else mt_fail "nothing served: no prog+0xOFF frame"; fi
+mt_finish
