@@ -111,6 +111,7 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	memset(&to, 0, sizeof(to));
 	to.inverted = inverted;
 	to.skip_entry = skip_entry;
+	to.sites = rp->o->sites && !inverted && !skip_entry;
 	to.depth = rp->o->depth;
 	to.include_function = rp->o->include_function;
 	to.exclude_function = rp->o->exclude_function;

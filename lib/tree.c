@@ -8,6 +8,7 @@
  * folding, printing, the viewer's state.
  */
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,6 +390,24 @@ static struct mt_tree_node *add_frame(struct build *b, struct mt_tree_node *n,
 }
 
 /*
+ * The label of an allocation site (mt_tree_opts.sites): frame label l, then
+ * " via " and the entry point, interned. NULL when out of memory.
+ */
+static const char *site_label(struct build *b, const char *l, const char *entry)
+{
+	size_t n = strlen(l) + strlen(entry) + sizeof(" via ");
+	char *s = malloc(n);
+	const char *r;
+
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%s via %s", l, entry);
+	r = intern(b, s);
+	free(s);
+	return r;
+}
+
+/*
  * The frames of stack s into b->path (*np of them) and its entry point's
  * label; returns 1 when the filters keep the stack, 0 when they drop it,
  * or a negative MT_E_*.
@@ -474,6 +493,20 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
 	add_cost(n, c);
 	add_gross(b->t, c);
+	if (b->o.sites && !b->o.inverted) {
+		struct fent site;
+
+		if (!count)
+			return add_entry(b, n, entry, c) ? 0 : MT_E_NOMEM;
+		site = b->path[0];
+		if (!(site.label = site_label(b, site.label, entry)) ||
+		    !(n = add_frame(b, n, &site, c)))
+			return MT_E_NOMEM;
+		for (size_t i = 1; i < count; i++)
+			if (!(n = add_frame(b, n, &b->path[i], c)))
+				return MT_E_NOMEM;
+		return 0;
+	}
 	if (!b->o.inverted) {
 		if (!b->o.skip_entry && !(n = add_entry(b, n, entry, c)))
 			return MT_E_NOMEM;
@@ -605,6 +638,7 @@ struct member {
 	uint32_t left;            /* items still to come */
 	int32_t i, k;             /* the next frame (ip i, inline frame k) */
 	int entry_next;           /* the next item is the entry point */
+	int site_next;            /* the next item is frame 0 as a site (sites) */
 };
 
 /* The label and frame of m's next item (m->left > 0). */
@@ -623,6 +657,8 @@ static int member_peek(struct build *b, struct member *m)
 		return rc;
 	m->label = in->f[m->k].label;
 	m->frame = in->f[m->k].frame;
+	if (m->site_next && !(m->label = site_label(b, m->label, m->entry)))
+		return MT_E_NOMEM;
 	return 0;
 }
 
@@ -633,6 +669,7 @@ static int member_next(struct build *b, struct member *m)
 	int rc;
 
 	m->left--;
+	m->site_next = 0;
 	if (m->entry_next) {
 		m->entry_next = 0;
 		return 0;
@@ -759,7 +796,8 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 		x->c = c;
 		x->id = id;
 		if (!b->o.inverted) {
-			x->entry_next = !b->o.skip_entry;
+			x->entry_next = b->o.sites ? !count : !b->o.skip_entry;
+			x->site_next = b->o.sites && count;
 			x->left = (uint32_t)count + (uint32_t)x->entry_next;
 			x->i = 0;
 			x->k = 0;

@@ -10,6 +10,10 @@
  *     "operator new"...) -> frame 0 -> frame 1 ... outward to main/_start.
  *   inverted (caller first): root -> outermost frame ... -> frame 0 ->
  *     entry point.
+ *   allocation sites (sites): root -> frame 0, labelled "LABEL via ENTRY"
+ *     (frame 0 is the first frame outside the allocator and memtrail: the
+ *     recorder's stacks start at the caller of the entry point) -> frame 1
+ *     ... outward; a stack without frames is its entry point alone.
  * Siblings with the same label are merged; a node's cost is the sum of the
  * stacks through it, the root's the total of the stacks kept.
  *
@@ -72,6 +76,10 @@ struct mt_tree_opts {
 	const char *include_module, *exclude_module;
 	int skip_entry;             /* callee first without the entry-point level
 				       (massif's trees: frame 0 under the root) */
+	int sites;                  /* callee first, allocation sites at the top:
+				       frame 0 under the root, its label ending
+				       in " via " and the entry point (malloc,
+				       operator new...); not with inverted */
 	int net_paths;              /* mt_tree_gross sums each distinct branch's net
 				       cost, not each stack's: for a profile whose
 				       stacks of two runs cancel out where their

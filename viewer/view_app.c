@@ -72,7 +72,8 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 
-	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted)
+	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted ||
+	    app->b_entries != app->entries)
 		return 1;
 	if ((app->mode == MT_VIEW_LIVE || app->mode == MT_VIEW_DIFF) &&
 	    !mt_view_point_same(&app->b_cur, cur))
@@ -88,22 +89,27 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 	struct mt_view_point start = { .kind = MT_VIEW_AT_COLUMN, .at = { MT_AT_START, 0 } };
 	struct mt_tree *t;
-	int rc;
+	int rc, relayout;
 
 	if (!mt_view_app_stale(app))
 		return 0;
 	if (!mark)
 		mark = &start;
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
-			       app->sort, &t, &app->total);
+			       !app->entries, app->sort, &t, &app->total);
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "cannot compute the tree: %s",
 			 mt_strerror(rc));
 		return rc;
 	}
-	if (app->built && app->b_inverted != app->inverted)
+	relayout = app->built && (app->b_inverted != app->inverted ||
+				  app->b_entries != app->entries);
+	if (relayout)
 		mt_view_model_forget(app->model);
 	rc = mt_view_model_set_tree(app->model, t);
+	/* a new view opens on its dominant chain; a new point keeps the user's rows */
+	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode))
+		rc = mt_view_model_dominant(app->model, app->sort);
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "out of memory");
 		return rc;
@@ -111,6 +117,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	app->built = 1;
 	app->b_mode = app->mode;
 	app->b_inverted = app->inverted;
+	app->b_entries = app->entries;
 	app->b_cur = *cur;
 	app->b_mark = *mark;
 	return 0;

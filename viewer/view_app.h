@@ -30,13 +30,15 @@ struct mt_view_app {
 
 	enum mt_view_mode mode;
 	int inverted;
+	int entries;                         /* callee first from the entry points
+					        (malloc...), not the allocation sites */
 	enum mt_tree_key sort;
 	struct mt_cost total;                /* of the profile the tree shows */
 
 	/* what the current tree was built for; stale when it differs */
 	int built;
 	enum mt_view_mode b_mode;
-	int b_inverted;
+	int b_inverted, b_entries;
 	struct mt_view_point b_cur, b_mark;
 
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */
@@ -80,7 +82,8 @@ int mt_view_app_stale(const struct mt_view_app *app);
 
 /*
  * Rebuilds the tree for the current state if stale (a replay up to the
- * cursor's point when it is not cached). Returns 0 or a negative MT_E_*
+ * cursor's point when it is not cached); on opening, and when the mode or
+ * the layout changed, opens the dominant chain (mt_view_model_dominant). Returns 0 or a negative MT_E_*
  * (the message line then says what failed).
  */
 int mt_view_app_refresh(struct mt_view_app *app);

@@ -360,7 +360,8 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		blocks = "calls", allocs = "avg B";
 	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
 		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs,
-		 app->inverted ? "caller first" : "callee first",
+		 app->inverted ? "caller first" : app->entries ? "callee first" :
+		 "allocation sites first",
 		 mt_view_sort_name(app->sort),
 		 app->focus_timeline ? "  [Tab: tree keys]" : "");
 	fill(l->head_row, 0, C_NORMAL);
@@ -385,7 +386,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);
 		const struct mt_cost *c;
-		char line[1024], b[32], k[32], a[32], pct[16];
+		char line[1024], b[32], k[32], a[32], pct[16], fold[48];
 		int indent, c_row;
 
 		fill(l->tree_top + y, 0, C_NORMAL);
@@ -400,6 +401,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 				 (double)(calls ? c->blocks : c->bytes) / (double)whole);
 		else
 			snprintf(pct, sizeof(pct), "-");
+		snprintf(fold, sizeof(fold), "... %u frames ...", r->fold);
 		indent = (int)r->depth * 2;
 		if (labelw > 20 && indent > labelw / 2)
 			indent = labelw / 2;
@@ -410,8 +412,8 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 			 w.allocs, mt_fmt_signed(a, sizeof(a), calls && c->blocks > 0 ?
 						 (c->bytes + c->blocks / 2) / c->blocks : c->allocs, 0),
 			 indent, "",
-			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
-			 mt_tree_node_label(r->node));
+			 r->fold ? "+ " : !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
+			 r->fold ? fold : mt_tree_node_label(r->node));
 		c_row = top + (size_t)y == sel ? C_SEL
 		      : plus && c->bytes > 0 ? C_GROWN
 		      : plus && c->bytes < 0 ? C_SHRUNK : C_NORMAL;

@@ -21,10 +21,13 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "m",                "mark the cursor's point (for d)" },
 	{ "Up / Down, k / j", "select the previous / next row of the tree" },
 	{ "PgUp / PgDn",      "move the selection one page" },
-	{ "Enter / +",        "expand the selected row" },
+	{ "Enter / +",        "expand the selected row (or a folded '... N frames ...')" },
 	{ "-",                "collapse the selected row, or go to its parent" },
 	{ "*",                "expand the selected row's whole subtree" },
 	{ "i",                "invert the tree (caller first <-> callee first)" },
+	{ "e",                "callee first from the allocation sites (the default,"
+			      " 'f() via malloc')" },
+	{ "",                 "<-> from the entry points (malloc, operator new...)" },
 	{ "s",                "cycle the sort: bytes, blocks, allocations, name" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
@@ -203,6 +206,12 @@ int mt_view_key(struct mt_view_app *app, int key)
 		break;
 	case 'i':
 		app->inverted = !app->inverted;
+		break;
+	case 'e':
+		app->entries = !app->entries;
+		if (app->inverted)
+			snprintf(app->msg, sizeof(app->msg), "caller first: i shows %s first",
+				 app->entries ? "the entry points" : "the allocation sites");
 		break;
 	case 's':
 		app->sort = (enum mt_tree_key)((app->sort + 1) % (MT_TREE_BY_NAME + 1));
