@@ -539,6 +539,184 @@ static void build_fini(struct build *b)
 	free(b->buf);
 }
 
+/* ---- functions, flat -------------------------------------------------------- */
+
+struct fns {
+	struct mt_tree_fn *a;
+	size_t n, cap;
+	struct table idx;         /* str_hash(name) -> first index + 1 */
+	size_t *next;             /* the next index + 1 with the same hash, 0: none */
+	unsigned *active;         /* nodes of the function on the walk's path */
+	char *buf;
+	size_t buf_cap;
+};
+
+/* The function of a frame node: its name, or its frame's label without the site's suffix. */
+static const char *fn_name(struct fns *f, const struct mt_tree_node *n)
+{
+	size_t need;
+
+	if (!n->frame)
+		return n->label;
+	if (n->frame->function)
+		return n->frame->function;
+	need = mt_frame_format(n->frame, f->buf, f->buf_cap);
+	if (need >= f->buf_cap) {
+		char *p = realloc(f->buf, need + 1);
+
+		if (!p)
+			return NULL;
+		f->buf = p;
+		f->buf_cap = need + 1;
+		mt_frame_format(n->frame, f->buf, f->buf_cap);
+	}
+	return f->buf;
+}
+
+/* The index of the function called name, added when new; SIZE_MAX when out of memory. */
+static size_t fn_index(struct fns *f, const char *name)
+{
+	uint64_t h = str_hash(name);
+	struct slot *sl = table_find(&f->idx, h, NULL);
+	size_t i;
+
+	for (i = sl ? (size_t)(uintptr_t)sl->val : 0; i; i = f->next[i - 1])
+		if (!strcmp(f->a[i - 1].name, name))
+			return i - 1;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		struct mt_tree_fn *a = realloc(f->a, cap * sizeof(*a));
+		size_t *next = a ? realloc(f->next, cap * sizeof(*next)) : NULL;
+		unsigned *active = next ? realloc(f->active, cap * sizeof(*active)) : NULL;
+
+		if (a)
+			f->a = a;
+		if (next)
+			f->next = next;
+		if (!active)
+			return SIZE_MAX;
+		f->active = active;
+		f->cap = cap;
+	}
+	i = f->n;
+	memset(&f->a[i], 0, sizeof(f->a[i]));
+	if (!(f->a[i].name = strdup(name)))
+		return SIZE_MAX;
+	f->active[i] = 0;
+	f->next[i] = sl ? (size_t)(uintptr_t)sl->val : 0;
+	if (sl)
+		sl->val = (void *)(uintptr_t)(i + 1);
+	else if (table_put(&f->idx, h, NULL, (void *)(uintptr_t)(i + 1)) < 0) {
+		free(f->a[i].name);
+		return SIZE_MAX;
+	}
+	f->n++;
+	return i;
+}
+
+static void cost_add(struct mt_cost *to, const struct mt_cost *c)
+{
+	to->bytes += c->bytes;
+	to->blocks += c->blocks;
+	to->allocs += c->allocs;
+}
+
+/* first: n's children are the stacks' first frames (n the root or an entry point) */
+static int fns_walk(struct fns *f, const struct mt_tree_node *n, int first)
+{
+	for (size_t i = 0; i < n->nkids; i++) {
+		const struct mt_tree_node *c = kid(n, i);
+		const char *name;
+		size_t k;
+		int rc;
+
+		if (c->entry) {
+			if ((rc = fns_walk(f, c, 1)) < 0)
+				return rc;
+			continue;
+		}
+		if (!(name = fn_name(f, c)) || (k = fn_index(f, name)) == SIZE_MAX)
+			return MT_E_NOMEM;
+		if (first)
+			cost_add(&f->a[k].self, &c->cost);
+		if (!f->active[k])
+			cost_add(&f->a[k].total, &c->cost);
+		f->active[k]++;
+		rc = fns_walk(f, c, 0);
+		f->active[k]--;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int mt_tree_fns(const struct mt_tree *t, struct mt_tree_fn **out, size_t *n)
+{
+	struct fns f = { 0 };
+	int rc = fns_walk(&f, &t->root, 1);
+
+	free(f.idx.s);
+	free(f.next);
+	free(f.active);
+	free(f.buf);
+	if (rc < 0) {
+		mt_tree_fns_free(f.a, f.n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	*out = f.a;
+	*n = f.n;
+	return 0;
+}
+
+void mt_tree_fns_free(struct mt_tree_fn *fns, size_t n)
+{
+	for (size_t i = 0; fns && i < n; i++)
+		free(fns[i].name);
+	free(fns);
+}
+
+struct fns_key {
+	int by_total;
+	enum mt_tree_key key;
+};
+
+static int64_t fn_key(const struct mt_tree_fn *f, const struct fns_key *k)
+{
+	const struct mt_cost *c = k->by_total ? &f->total : &f->self;
+
+	return k->key == MT_TREE_BY_BLOCKS ? c->blocks :
+	       k->key == MT_TREE_BY_ALLOCS ? c->allocs : c->bytes;
+}
+
+/* As cmp_nodes: grown first, then zero, then shrunk, larger magnitude first. */
+static int cmp_fns(const void *pa, const void *pb, void *arg)
+{
+	const struct mt_tree_fn *a = pa, *b = pb;
+	const struct fns_key *k = arg;
+
+	if (k->key != MT_TREE_BY_NAME) {
+		int64_t ka = fn_key(a, k), kb = fn_key(b, k);
+		int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
+		int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
+
+		if (ga != gb)
+			return ga - gb;
+		if (ka != kb)
+			return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
+	}
+	return strcmp(a->name, b->name);
+}
+
+void mt_tree_fns_sort(struct mt_tree_fn *fns, size_t n, int by_total, enum mt_tree_key key)
+{
+	struct fns_key k = { by_total, key };
+
+	if (n > 1)
+		qsort_r(fns, n, sizeof(*fns), cmp_fns, &k);
+}
+
 /* ---- sorting ------------------------------------------------------------- */
 
 static int64_t key_of(const struct mt_tree_node *n, enum mt_tree_key key)

@@ -242,6 +242,47 @@ static void test_sites(void **state)
 	assert_int_equal(mt_tree_nnodes(f->t), 1 + 4);
 }
 
+/*
+ * The functions, flat: self is the stacks' first frame (helper: stacks 0,
+ * 2, 3 = 100 + 30 + 20; other: 50; the libfoo frame: 5), total every
+ * function on the stack (compute under helper: 150; main on all: 205),
+ * whichever tree layout they come from.
+ */
+static void test_fns(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { const char *name; int64_t self, total, blocks; } want[] = {
+		{ "main", 0, 205, 6 }, { "compute", 0, 150, 3 }, { "helper", 150, 150, 3 },
+		{ "other", 50, 50, 2 }, { "libfoo.so+0x40", 5, 5, 1 },
+	};
+	for (int sites = 0; sites < 2; sites++) {
+		struct mt_tree_opts o = { .sites = sites };
+		struct mt_tree_fn *fns;
+		size_t n;
+
+		mt_tree_free(f->t);
+		assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+		assert_int_equal(mt_tree_fns(f->t, &fns, &n), 0);
+		assert_int_equal(n, 5);
+		mt_tree_fns_sort(fns, n, 1, MT_TREE_BY_BYTES);
+		for (size_t i = 0; i < n; i++) {
+			assert_string_equal(fns[i].name, want[i].name);
+			assert_int_equal(fns[i].self.bytes, want[i].self);
+			assert_int_equal(fns[i].total.bytes, want[i].total);
+			assert_int_equal(fns[i].total.blocks, want[i].blocks);
+		}
+		/* by self: helper, other, libfoo, then compute and main (0, by name) */
+		mt_tree_fns_sort(fns, n, 0, MT_TREE_BY_BYTES);
+		assert_string_equal(fns[0].name, "helper");
+		assert_int_equal(fns[0].self.allocs, 6);
+		assert_string_equal(fns[1].name, "other");
+		assert_string_equal(fns[2].name, "libfoo.so+0x40");
+		assert_string_equal(fns[3].name, "compute");
+		assert_string_equal(fns[4].name, "main");
+		mt_tree_fns_free(fns, n);
+	}
+}
+
 static int64_t root_bytes_with(struct fixture *f, const struct mt_tree_opts *o)
 {
 	mt_tree_free(f->t);
@@ -465,6 +506,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),

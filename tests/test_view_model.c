@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "../viewer/view_model.c"
+#include "../viewer/view_flat.c"
 #include "../viewer/view_timeline.c"
 #include "../viewer/view_data.c"
 #include "../viewer/view_app.c"
@@ -607,6 +608,55 @@ static void test_fold_search(void **state)
 }
 
 /*
+ * f: the flat list at the peak (phases.c, see test_sites_first_screen):
+ * by self, the two allocation sites, xmalloc 297,088 B then grow_rows
+ * 65,536 B; by total, main's 362,624 B come before xmalloc, make_report
+ * holds 262,144 B and nothing itself; its places in the tree: one row.
+ */
+static void test_flat(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_flat *f = mt_view_flat_new();
+	const struct mt_tree_fn *fn;
+	size_t i, mr = SIZE_MAX, mn = SIZE_MAX, xm = SIZE_MAX;
+
+	assert_non_null(f);
+	assert_int_equal(mt_view_flat_set(f, mt_view_model_tree(app->model)), 0);
+	assert_int_equal(mt_view_flat_nrows(f), 2);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
+	assert_int_equal(mt_view_flat_row(f, 0)->self.bytes, 297088);
+	assert_int_equal(mt_view_flat_row(f, 0)->self.allocs, 23);
+	assert_string_equal(mt_view_flat_row(f, 1)->name, "grow_rows");
+	assert_int_equal(mt_view_flat_row(f, 1)->self.blocks, 8);
+	mt_view_flat_move(f, 1);
+	mt_view_flat_sort(f, 1, MT_TREE_BY_BYTES);
+	/* the selection follows grow_rows */
+	assert_string_equal(mt_view_flat_row(f, mt_view_flat_selected(f))->name, "grow_rows");
+	for (i = 0; (fn = mt_view_flat_row(f, i)); i++) {
+		if (!strcmp(fn->name, "make_report"))
+			mr = i;
+		else if (!strcmp(fn->name, "main"))
+			mn = i;
+		else if (!strcmp(fn->name, "xmalloc"))
+			xm = i;
+	}
+	assert_true(mn < xm && xm < mr && mr != SIZE_MAX);
+	assert_int_equal(mt_view_flat_row(f, mn)->total.bytes, fx->ex.peak_bytes);
+	assert_int_equal(mt_view_flat_row(f, mr)->total.bytes, 262144);
+	assert_int_equal(mt_view_flat_row(f, mr)->self.bytes, 0);
+	mt_view_flat_free(f);
+	/* make_report's place: under malloc and xmalloc; then nowhere else */
+	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 1), 0);
+	i = mt_view_model_selected(app->model);
+	assert_string_equal(mt_tree_node_label(mt_view_model_row(app->model, i)->node),
+			    "make_report [samples/phases.c:142]");
+	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 0), 0);
+	assert_int_equal(mt_view_model_selected(app->model), i);
+	/* not a part of a name: "make" is no function */
+	assert_int_equal(mt_view_model_find_function(app->model, "make", 1), MT_E_NOTFOUND);
+}
+
+/*
  * l: the leaks (phases.c: the 1,024 B config from load_config and rows 14
  * and 15 of build_index) against the expect block's leaked figures.
  */
@@ -889,6 +939,7 @@ int main(void)
 		cmocka_unit_test_setup(test_search, setup),
 		cmocka_unit_test_setup(test_sites_first_screen, setup),
 		cmocka_unit_test_setup(test_fold_search, setup),
+		cmocka_unit_test_setup(test_flat, setup),
 		cmocka_unit_test_setup(test_leaks, setup),
 		cmocka_unit_test_setup(test_calls, setup),
 		cmocka_unit_test_setup(test_timeline_points, setup),

@@ -18,7 +18,8 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 	app->data = d;
 	app->tl = mt_view_timeline_new(mt_view_data_session(d));
 	app->model = mt_view_model_new();
-	if (!app->tl || !app->model) {
+	app->flat = mt_view_flat_new();
+	if (!app->tl || !app->model || !app->flat) {
 		mt_view_app_fini(app);
 		return MT_E_NOMEM;
 	}
@@ -28,9 +29,11 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 void mt_view_app_fini(struct mt_view_app *app)
 {
 	mt_view_model_free(app->model);
+	mt_view_flat_free(app->flat);
 	mt_view_timeline_free(app->tl);
 	mt_view_data_free(app->data);
 	app->model = NULL;
+	app->flat = NULL;
 	app->tl = NULL;
 	app->data = NULL;
 }
@@ -110,6 +113,11 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	/* a new view opens on its dominant chain; a new point keeps the user's rows */
 	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode))
 		rc = mt_view_model_dominant(app->model, app->sort);
+	/* the flat list is of callee-first trees only */
+	if (rc == 0 && app->flat_on && app->inverted)
+		app->flat_on = 0;
+	if (rc == 0 && app->flat_on)
+		rc = mt_view_flat_set(app->flat, mt_view_model_tree(app->model));
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "out of memory");
 		return rc;

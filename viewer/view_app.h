@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "view_data.h"
+#include "view_flat.h"
 #include "view_model.h"
 #include "view_timeline.h"
 
@@ -27,6 +28,10 @@ struct mt_view_app {
 	struct mt_view_data *data;           /* owned */
 	struct mt_view_timeline *tl;         /* owned */
 	struct mt_view_model *model;         /* owned */
+	struct mt_view_flat *flat;           /* owned: the flat list (f) */
+	int flat_on;                         /* the flat list replaces the tree */
+	int search_function;                 /* g finds the last function picked
+					        in the flat list, not a pattern */
 
 	enum mt_view_mode mode;
 	int inverted;

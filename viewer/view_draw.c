@@ -273,6 +273,9 @@ struct widths {
 	int bytes, pct, blocks, allocs, nums;
 };
 
+static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
+			   const struct widths *w);
+
 static int width_of(int64_t v, int min)
 {
 	char buf[32];
@@ -351,6 +354,10 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 	struct widths w;
 
 	widths(app, &w);
+	if (app->flat_on) {
+		draw_flat_head(app, l, &w);
+		return;
+	}
 
 	if (app->mode == MT_VIEW_DIFF)
 		bytes = "+/- bytes", blocks = "+/- blks";
@@ -368,6 +375,70 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 	put(l->head_row, 0, C_HEAD, line);
 }
 
+/*
+ * The flat list (f): per function, self bytes, % and blocks, then total
+ * bytes, % and blocks, then calls (of the sorted cost) and the name.
+ */
+static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
+			   const struct widths *w)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
+		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->bytes, "total B",
+		 w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 mt_view_flat_by_total(app->flat) ? "total" : "self", mt_view_sort_name(app->sort));
+	fill(l->head_row, 0, C_NORMAL);
+	put(l->head_row, 0, C_HEAD, line);
+}
+
+static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout *l,
+		      const struct widths *w)
+{
+	struct mt_view_flat *f = app->flat;
+	size_t top = mt_view_flat_scroll(f, (size_t)l->tree_h);
+	size_t sel = mt_view_flat_selected(f);
+	const struct mt_tree *t = mt_view_model_tree(app->model);
+	int64_t whole = t ? mt_tree_gross(t).bytes : 0;
+	int plus = app->mode == MT_VIEW_DIFF;
+
+	for (int y = 0; y < l->tree_h; y++) {
+		const struct mt_tree_fn *fn = mt_view_flat_row(f, top + (size_t)y);
+		const struct mt_cost *by = NULL;
+		char line[1024], b[2][32], k[2][32], p[2][16], a[32];
+
+		fill(l->tree_top + y, 0, C_NORMAL);
+		if (!fn) {
+			if (y == 0 && !mt_view_flat_nrows(f))
+				put(l->tree_top, 0, C_NORMAL, "  (nothing here)");
+			continue;
+		}
+		for (int j = 0; j < 2; j++) {
+			const struct mt_cost *c = j ? &fn->total : &fn->self;
+
+			mt_fmt_signed(b[j], sizeof(b[j]), c->bytes, plus);
+			mt_fmt_signed(k[j], sizeof(k[j]), c->blocks, plus);
+			if (whole)
+				snprintf(p[j], sizeof(p[j]), "%.2f%%",
+					 100.0 * (double)c->bytes / (double)whole);
+			else
+				snprintf(p[j], sizeof(p[j]), "-");
+		}
+		by = mt_view_flat_by_total(f) ? &fn->total : &fn->self;
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s",
+			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0],
+			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1],
+			 w->allocs, mt_fmt_signed(a, sizeof(a), by->allocs, 0), fn->name);
+		if (top + (size_t)y == sel) {
+			line[0] = '>';
+			fill(l->tree_top + y, 0, C_SEL);
+			put(l->tree_top + y, 0, C_SEL, line);
+		} else {
+			put(l->tree_top + y, 0, C_NORMAL, line);
+		}
+	}
+}
+
 static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout *l)
 {
 	const struct mt_view_model *m = app->model;
@@ -382,6 +453,10 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 	int labelw;
 
 	widths(app, &w);
+	if (app->flat_on) {
+		draw_flat(app, l, &w);
+		return;
+	}
 	labelw = COLS - w.nums;
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);

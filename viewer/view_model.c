@@ -641,6 +641,7 @@ int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key)
 
 struct search {
 	const char *needle;
+	int function;                      /* needle is a function's name (exact) */
 	const struct mt_tree_node *start;  /* the selected node */
 	int passed;                        /* the walk is past start */
 	int from_selected;
@@ -648,13 +649,28 @@ struct search {
 	const struct mt_tree_node *hit;    /* first match after start */
 };
 
+/*
+ * A label matches a search's needle: contains it ignoring case, or, for a
+ * function, is that function's label ("NAME", "NAME [file:line]", "NAME via
+ * ENTRY" or both).
+ */
+static int matches(const struct search *s, const char *label)
+{
+	size_t n = strlen(s->needle);
+
+	if (!s->function)
+		return strcasestr(label, s->needle) != NULL;
+	return !strncmp(label, s->needle, n) &&
+	       (!label[n] || !strncmp(label + n, " [", 2) || !strncmp(label + n, " via ", 5));
+}
+
 static void search_walk(struct search *s, const struct mt_tree_node *n)
 {
 	size_t nc = mt_tree_node_nchildren(n);
 
 	for (size_t i = 0; i < nc && !s->hit; i++) {
 		const struct mt_tree_node *c = mt_tree_node_child(n, i);
-		int match = strcasestr(mt_tree_node_label(c), s->needle) != NULL;
+		int match = matches(s, mt_tree_node_label(c));
 
 		if (c == s->start) {
 			if (match && s->from_selected) {
@@ -674,10 +690,12 @@ static void search_walk(struct search *s, const struct mt_tree_node *n)
 	}
 }
 
-int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected)
+static int search(struct mt_view_model *m, const char *needle, int function,
+		  int from_selected)
 {
 	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
-	struct search s = { .needle = needle, .from_selected = from_selected };
+	struct search s = { .needle = needle, .function = function,
+			    .from_selected = from_selected };
 	const struct mt_tree_node *hit;
 	struct buf b = { 0 };
 
@@ -687,7 +705,7 @@ int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_s
 	s.passed = !r;
 	search_walk(&s, mt_tree_root(m->tree));
 	hit = s.hit ? s.hit : s.first;
-	if (!hit && r && strcasestr(mt_tree_node_label(r->node), needle))
+	if (!hit && r && matches(&s, mt_tree_node_label(r->node)))
 		hit = r->node;     /* the only match is the selected node */
 	if (!hit)
 		return MT_E_NOTFOUND;
@@ -696,6 +714,16 @@ int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_s
 	free(m->sel_path);
 	m->sel_path = b.p;
 	return rebuild(m) < 0 ? MT_E_NOMEM : 0;
+}
+
+int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected)
+{
+	return search(m, needle, 0, from_selected);
+}
+
+int mt_view_model_find_function(struct mt_view_model *m, const char *name, int from_selected)
+{
+	return search(m, name, 1, from_selected);
 }
 
 size_t mt_view_model_scroll(struct mt_view_model *m, size_t height)

@@ -104,6 +104,12 @@ int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key);
 int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected);
 
 /*
+ * The same for a function's places: nodes whose label is the function
+ * name's ("NAME", "NAME [file:line]", "NAME via ENTRY"), case and all.
+ */
+int mt_view_model_find_function(struct mt_view_model *m, const char *name, int from_selected);
+
+/*
  * The first row to show in a pane of height rows so that the selection is
  * visible, scrolling as little as possible from the last call's answer.
  */

@@ -5,7 +5,7 @@
 # rows and a subtree (the first screen: allocation sites first, the
 # dominant chain open and folded; e for the entry points first), search,
 # inversion, sorting, the leak, diff and
-# temporary and calls views, the help screen, a resize to 80x24, TERM=vt100, and that
+# temporary and calls views, the flat list (f), the help screen, a resize to 80x24, TERM=vt100, and that
 # q and Ctrl-C leave a usable shell with the terminal modes restored.
 #
 # Expected figures come from the sample's memtrail-expect block (read with
@@ -323,6 +323,47 @@ wait_for "done-2c" 5 || true
 screen after-c.txt
 check "Ctrl-C: exits 130" has "status=130" after-c.txt
 check "Ctrl-C: icanon and echo back on" sh -c "grep -q '^icanon echo done-2c' after-c.txt"
+
+# ---- the flat list (f) --------------------------------------------------------------
+# At the peak by self bytes, the two allocation sites (the first screen's
+# figures): xmalloc 297,088 B in 15 blocks after 23 calls, grow_rows 65,536
+# B in 8 after 8, each its own total too; by total (s), make_report holds
+# its scratch buffer, 262,144 B in 1 block, and nothing itself; Enter on it
+# selects its place in the tree.
+keys clear Enter
+keys "'$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+keys f
+wait_for "function, by self bytes" || true
+screen flat.txt
+# flat_rows FILE: "selected self_B self% self_K total_B total% total_K calls name"
+flat_rows() {
+	awk '/function, by / { on = 1; next }
+	     on && /^[> ] *[-+]?[0-9]/ { s = 0; if (substr($0, 1, 1) == ">") { s = 1; sub(/^>/, "") }
+	                     gsub(/,/, ""); print s, $0 }' "$1" | tr -s ' '
+}
+flat_rows flat.txt >flat.rows
+check "flat: by self, xmalloc then grow_rows" \
+	[ "$(cat flat.rows)" = "1 297088 81.93% 15 297088 81.93% 15 23 xmalloc
+0 65536 18.07% 8 65536 18.07% 8 8 grow_rows" ]
+keys s
+wait_for "function, by total bytes" || true
+screen flat2.txt
+flat_rows flat2.txt >flat2.rows
+check "flat: by total, make_report 262,144 B in 1 block, none itself" \
+	grep -qx "0 0 0.00% 0 262144 72.29% 1 1 make_report" flat2.rows
+# the selection stayed on xmalloc; down to make_report, Enter
+sel=$(grep -n '^1 ' flat2.rows | cut -d: -f1)
+mr=$(grep -n ' make_report$' flat2.rows | cut -d: -f1)
+i=${sel:-1}
+while [ "$i" -lt "${mr:-0}" ]; do keys Down; i=$((i + 1)); done
+keys Enter
+wait_for "found: make_report" || true
+screen flat3.txt
+check "flat: Enter selects make_report in the tree" \
+	sh -c "grep -q '^>.* make_report \[samples/phases.c:[0-9]*\]\$' flat3.txt"
+keys q
+wait_for "status=0" 5 || mt_fail "flat: q exits 0"
 
 # ---- TERM=vt100 (no colours) and a missing file ---------------------------------------------
 keys clear Enter
