@@ -753,3 +753,86 @@ out:
 	free(shown);
 	return rc;
 }
+
+/* ---- a flat list of functions ---------------------------------------------- */
+
+static int64_t cost_key(const struct mt_cost *c, enum mt_tree_key key)
+{
+	return key == MT_TREE_BY_BLOCKS ? c->blocks : key == MT_TREE_BY_ALLOCS ? c->allocs :
+	       c->bytes;
+}
+
+static void fns_pct(char *buf, size_t size, int64_t v, int64_t whole, int plus)
+{
+	if (!whole)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, plus ? "%+.2f%%" : "%.2f%%", 100.0 * (double)v / (double)whole);
+}
+
+int mt_export_fns_text(struct mt_tree_fn *fns, size_t n, unsigned top, enum mt_tree_key key,
+		       const struct mt_cost *whole, int signed_figures, FILE *out)
+{
+	size_t rows = top && top < n ? top : n;
+	int64_t w = cost_key(whole, key);
+
+	for (int by_total = 0; by_total < 2; by_total++) {
+		mt_tree_fns_sort(fns, n, by_total, key);
+		fprintf(out, "  by %s:\n", by_total ? "total" : "self");
+		fprintf(out, "  %12s %8s %8s %8s  %12s %8s %8s %8s  %s\n", "self B", "%", "blocks",
+			"calls", "total B", "%", "blocks", "calls", "function");
+		for (size_t i = 0, shown = 0; i < n && shown < rows; i++) {
+			const struct mt_cost *c[2] = { &fns[i].self, &fns[i].total };
+			char b[2][32], p[2][16], k[2][32], a[2][32];
+
+			/* a function with none of this cost is not on this list */
+			if (!cost_key(c[by_total], key))
+				continue;
+			shown++;
+			for (int j = 0; j < 2; j++) {
+				mt_fmt_signed(b[j], sizeof(b[j]), c[j]->bytes, signed_figures);
+				fns_pct(p[j], sizeof(p[j]), cost_key(c[j], key), w, signed_figures);
+				mt_fmt_signed(k[j], sizeof(k[j]), c[j]->blocks, signed_figures);
+				mt_fmt_signed(a[j], sizeof(a[j]), c[j]->allocs, 0);
+			}
+			fprintf(out, "  %12s %8s %8s %8s  %12s %8s %8s %8s  %s\n", b[0], p[0], k[0],
+				a[0], b[1], p[1], k[1], a[1], fns[i].name);
+		}
+	}
+	return ferror(out) ? MT_E_IO : 0;
+}
+
+static void json_cost(FILE *out, const char *name, const struct mt_cost *c)
+{
+	fprintf(out, "\"%s\": {\"bytes\": %" PRId64 ", \"blocks\": %" PRId64
+		", \"calls\": %" PRId64 "}", name, c->bytes, c->blocks, c->allocs);
+}
+
+int mt_export_fns_json(struct mt_tree_fn *fns, size_t n, unsigned top, enum mt_tree_key key,
+		       const struct mt_cost *total, FILE *out)
+{
+	size_t rows = top && top < n ? top : n;
+
+	fprintf(out, "{\"top_sites\": {\"bytes\": %" PRId64 ", \"blocks\": %" PRId64
+		", \"calls\": %" PRId64, total->bytes, total->blocks, total->allocs);
+	for (int by_total = 0; by_total < 2; by_total++) {
+		size_t shown = 0;
+
+		mt_tree_fns_sort(fns, n, by_total, key);
+		fprintf(out, ",\n  \"%s\": [", by_total ? "by_total" : "by_self");
+		for (size_t i = 0; i < n && shown < rows; i++) {
+			if (!cost_key(by_total ? &fns[i].total : &fns[i].self, key))
+				continue;
+			fputs(shown++ ? ",\n    {\"function\": " : "\n    {\"function\": ", out);
+			mt_json_string(out, fns[i].name);
+			fputs(", ", out);
+			json_cost(out, "self", &fns[i].self);
+			fputs(", ", out);
+			json_cost(out, "total", &fns[i].total);
+			fputc('}', out);
+		}
+		fputs(shown ? "\n  ]" : "]", out);
+	}
+	fputs("}}\n", out);
+	return ferror(out) ? MT_E_IO : 0;
+}

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tree.h"
+
 struct mt_tree;
 
 /* How mt_export_text prints a tree. */
@@ -109,5 +111,26 @@ struct mt_svg_opts {
  * Returns 0 or MT_E_IO / MT_E_NOMEM.
  */
 int mt_export_svg(const struct mt_tree *caller_first, const struct mt_svg_opts *o, FILE *out);
+
+/*
+ * A flat list of functions (mt_tree_fns) as text: the first top of them
+ * (0: all) by self cost, then by total cost, each sorted on key and
+ * without the functions whose figure for key is 0 there, one line
+ * per function "SELF % BLOCKS CALLS TOTAL % BLOCKS CALLS NAME" under a
+ * heading line; percentages are of whole's figure for key (the tree's
+ * gross cost), signed with signed_figures (a diff). fns is re-sorted.
+ * Returns 0 or MT_E_IO.
+ */
+int mt_export_fns_text(struct mt_tree_fn *fns, size_t n, unsigned top, enum mt_tree_key key,
+		       const struct mt_cost *whole, int signed_figures, FILE *out);
+
+/*
+ * The same as JSON: {"top_sites": {"bytes": B, "blocks": K, "calls": C,
+ * "by_self": [{"function": NAME, "self": {"bytes", "blocks", "calls"},
+ * "total": {...}}...], "by_total": [...]}} with the tree's total cost
+ * total. Returns 0 or MT_E_IO.
+ */
+int mt_export_fns_json(struct mt_tree_fn *fns, size_t n, unsigned top, enum mt_tree_key key,
+		       const struct mt_cost *total, FILE *out);
 
 #endif

@@ -111,6 +111,7 @@ static int build_tree(struct report *rp, const struct mt_profile *p, int inverte
 	memset(&to, 0, sizeof(to));
 	to.inverted = inverted;
 	to.skip_entry = skip_entry;
+	to.sites = rp->o->sites && !inverted && !skip_entry;
 	to.depth = rp->o->depth;
 	to.include_function = rp->o->include_function;
 	to.exclude_function = rp->o->exclude_function;
@@ -141,6 +142,45 @@ enum counted {
 };
 
 /*
+ * The functions of profile p (--top-sites) as the flat lists that
+ * mt_export_fns_text writes, under the header text_tree gives its tree.
+ */
+static int text_fns(struct report *rp, const char *name, const struct mt_profile *p,
+		    int diff, enum counted what)
+{
+	struct mt_tree *t = NULL;
+	struct mt_tree_fn *fns = NULL;
+	struct mt_cost whole;
+	const struct mt_cost *c;
+	char b1[32], b2[32];
+	size_t n = 0;
+	int rc = build_tree(rp, p, 0, 0, NULL, &t);
+
+	if (rc == 0)
+		rc = mt_tree_fns(t, &fns, &n);
+	if (rc < 0) {
+		mt_tree_free(t);
+		return rc;
+	}
+	c = mt_tree_node_cost(mt_tree_root(t));
+	whole = mt_tree_gross(t);
+	section(rp);
+	if (what != LIVE)
+		fprintf(rp->out, "%s%s: %s allocation%s (%sB)\n", name, rp->who,
+			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
+			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
+	else
+		fprintf(rp->out, "%s%s: %sB\n", name, rp->who,
+			mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
+	rc = mt_export_fns_text(fns, n, rp->o->top_sites,
+				what != LIVE ? MT_TREE_BY_BLOCKS : MT_TREE_BY_BYTES, &whole, diff,
+				rp->out);
+	mt_tree_fns_free(fns, n);
+	mt_tree_free(t);
+	return rc;
+}
+
+/*
  * One tree under the header "NAME: FIGURE": FIGURE is the tree's total in
  * bytes, signed for a diff; for temporaries and calls, their number and
  * bytes, and the tree is sorted and its percentages taken on that number.
@@ -157,6 +197,8 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 
 	if (!p)
 		return MT_E_NOMEM;
+	if (rp->o->top_sites)
+		return text_fns(rp, name, p, diff, what);
 	rc = build_tree(rp, p, rp->o->inverted, 0, &to, &t);
 	if (rc < 0)
 		return rc;
@@ -726,7 +768,18 @@ static int export_tree(struct report *rp, const struct mt_profile *p, enum mt_ex
 	struct mt_tree *t = NULL;
 	int rc = build_tree(rp, p, fmt != MT_FORMAT_JSON, 0, NULL, &t);
 
-	if (rc == 0 && fmt == MT_FORMAT_SVG) {
+	if (rc == 0 && rp->o->top_sites && fmt == MT_FORMAT_JSON) {
+		struct mt_tree_fn *fns = NULL;
+		size_t n = 0;
+
+		rc = mt_tree_fns(t, &fns, &n);
+		if (rc == 0)
+			rc = mt_export_fns_json(fns, n, rp->o->top_sites,
+						fig == MT_EXPORT_CALLS ? MT_TREE_BY_BLOCKS :
+						MT_TREE_BY_BYTES, mt_tree_node_cost(mt_tree_root(t)),
+						rp->out);
+		mt_tree_fns_free(fns, n);
+	} else if (rc == 0 && fmt == MT_FORMAT_SVG) {
 		const struct mt_header *h = mt_session_header(rp->ses);
 		char title[1024];   /* a long command line is cut short */
 		struct mt_svg_opts so = { title, fig, diff, 0 };

@@ -47,6 +47,11 @@ struct mt_report_opts {
 	unsigned depth;             /* frames printed per branch; 0 = all */
 	unsigned top;               /* top-level entries kept; 0 = all */
 	int inverted;               /* caller first */
+	int sites;                  /* callee first from the allocation sites
+				       (mt_tree_opts.sites); not with inverted */
+	unsigned top_sites;         /* instead of each tree, its functions by self
+				       and by total cost, this many of each
+				       (mt_tree_fns); 0: the trees */
 	const char *include_function, *exclude_function;  /* POSIX extended regexes or NULL */
 	const char *include_module, *exclude_module;
 	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT (mt_at_parse) */

@@ -8,6 +8,7 @@
  * folding, printing, the viewer's state.
  */
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,6 +390,24 @@ static struct mt_tree_node *add_frame(struct build *b, struct mt_tree_node *n,
 }
 
 /*
+ * The label of an allocation site (mt_tree_opts.sites): frame label l, then
+ * " via " and the entry point, interned. NULL when out of memory.
+ */
+static const char *site_label(struct build *b, const char *l, const char *entry)
+{
+	size_t n = strlen(l) + strlen(entry) + sizeof(" via ");
+	char *s = malloc(n);
+	const char *r;
+
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%s via %s", l, entry);
+	r = intern(b, s);
+	free(s);
+	return r;
+}
+
+/*
  * The frames of stack s into b->path (*np of them) and its entry point's
  * label; returns 1 when the filters keep the stack, 0 when they drop it,
  * or a negative MT_E_*.
@@ -474,6 +493,20 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
 	add_cost(n, c);
 	add_gross(b->t, c);
+	if (b->o.sites && !b->o.inverted) {
+		struct fent site;
+
+		if (!count)
+			return add_entry(b, n, entry, c) ? 0 : MT_E_NOMEM;
+		site = b->path[0];
+		if (!(site.label = site_label(b, site.label, entry)) ||
+		    !(n = add_frame(b, n, &site, c)))
+			return MT_E_NOMEM;
+		for (size_t i = 1; i < count; i++)
+			if (!(n = add_frame(b, n, &b->path[i], c)))
+				return MT_E_NOMEM;
+		return 0;
+	}
 	if (!b->o.inverted) {
 		if (!b->o.skip_entry && !(n = add_entry(b, n, entry, c)))
 			return MT_E_NOMEM;
@@ -504,6 +537,184 @@ static void build_fini(struct build *b)
 			regfree(&b->re[i]);
 	free(b->path);
 	free(b->buf);
+}
+
+/* ---- functions, flat -------------------------------------------------------- */
+
+struct fns {
+	struct mt_tree_fn *a;
+	size_t n, cap;
+	struct table idx;         /* str_hash(name) -> first index + 1 */
+	size_t *next;             /* the next index + 1 with the same hash, 0: none */
+	unsigned *active;         /* nodes of the function on the walk's path */
+	char *buf;
+	size_t buf_cap;
+};
+
+/* The function of a frame node: its name, or its frame's label without the site's suffix. */
+static const char *fn_name(struct fns *f, const struct mt_tree_node *n)
+{
+	size_t need;
+
+	if (!n->frame)
+		return n->label;
+	if (n->frame->function)
+		return n->frame->function;
+	need = mt_frame_format(n->frame, f->buf, f->buf_cap);
+	if (need >= f->buf_cap) {
+		char *p = realloc(f->buf, need + 1);
+
+		if (!p)
+			return NULL;
+		f->buf = p;
+		f->buf_cap = need + 1;
+		mt_frame_format(n->frame, f->buf, f->buf_cap);
+	}
+	return f->buf;
+}
+
+/* The index of the function called name, added when new; SIZE_MAX when out of memory. */
+static size_t fn_index(struct fns *f, const char *name)
+{
+	uint64_t h = str_hash(name);
+	struct slot *sl = table_find(&f->idx, h, NULL);
+	size_t i;
+
+	for (i = sl ? (size_t)(uintptr_t)sl->val : 0; i; i = f->next[i - 1])
+		if (!strcmp(f->a[i - 1].name, name))
+			return i - 1;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		struct mt_tree_fn *a = realloc(f->a, cap * sizeof(*a));
+		size_t *next = a ? realloc(f->next, cap * sizeof(*next)) : NULL;
+		unsigned *active = next ? realloc(f->active, cap * sizeof(*active)) : NULL;
+
+		if (a)
+			f->a = a;
+		if (next)
+			f->next = next;
+		if (!active)
+			return SIZE_MAX;
+		f->active = active;
+		f->cap = cap;
+	}
+	i = f->n;
+	memset(&f->a[i], 0, sizeof(f->a[i]));
+	if (!(f->a[i].name = strdup(name)))
+		return SIZE_MAX;
+	f->active[i] = 0;
+	f->next[i] = sl ? (size_t)(uintptr_t)sl->val : 0;
+	if (sl)
+		sl->val = (void *)(uintptr_t)(i + 1);
+	else if (table_put(&f->idx, h, NULL, (void *)(uintptr_t)(i + 1)) < 0) {
+		free(f->a[i].name);
+		return SIZE_MAX;
+	}
+	f->n++;
+	return i;
+}
+
+static void cost_add(struct mt_cost *to, const struct mt_cost *c)
+{
+	to->bytes += c->bytes;
+	to->blocks += c->blocks;
+	to->allocs += c->allocs;
+}
+
+/* first: n's children are the stacks' first frames (n the root or an entry point) */
+static int fns_walk(struct fns *f, const struct mt_tree_node *n, int first)
+{
+	for (size_t i = 0; i < n->nkids; i++) {
+		const struct mt_tree_node *c = kid(n, i);
+		const char *name;
+		size_t k;
+		int rc;
+
+		if (c->entry) {
+			if ((rc = fns_walk(f, c, 1)) < 0)
+				return rc;
+			continue;
+		}
+		if (!(name = fn_name(f, c)) || (k = fn_index(f, name)) == SIZE_MAX)
+			return MT_E_NOMEM;
+		if (first)
+			cost_add(&f->a[k].self, &c->cost);
+		if (!f->active[k])
+			cost_add(&f->a[k].total, &c->cost);
+		f->active[k]++;
+		rc = fns_walk(f, c, 0);
+		f->active[k]--;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int mt_tree_fns(const struct mt_tree *t, struct mt_tree_fn **out, size_t *n)
+{
+	struct fns f = { 0 };
+	int rc = fns_walk(&f, &t->root, 1);
+
+	free(f.idx.s);
+	free(f.next);
+	free(f.active);
+	free(f.buf);
+	if (rc < 0) {
+		mt_tree_fns_free(f.a, f.n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	*out = f.a;
+	*n = f.n;
+	return 0;
+}
+
+void mt_tree_fns_free(struct mt_tree_fn *fns, size_t n)
+{
+	for (size_t i = 0; fns && i < n; i++)
+		free(fns[i].name);
+	free(fns);
+}
+
+struct fns_key {
+	int by_total;
+	enum mt_tree_key key;
+};
+
+static int64_t fn_key(const struct mt_tree_fn *f, const struct fns_key *k)
+{
+	const struct mt_cost *c = k->by_total ? &f->total : &f->self;
+
+	return k->key == MT_TREE_BY_BLOCKS ? c->blocks :
+	       k->key == MT_TREE_BY_ALLOCS ? c->allocs : c->bytes;
+}
+
+/* As cmp_nodes: grown first, then zero, then shrunk, larger magnitude first. */
+static int cmp_fns(const void *pa, const void *pb, void *arg)
+{
+	const struct mt_tree_fn *a = pa, *b = pb;
+	const struct fns_key *k = arg;
+
+	if (k->key != MT_TREE_BY_NAME) {
+		int64_t ka = fn_key(a, k), kb = fn_key(b, k);
+		int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
+		int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
+
+		if (ga != gb)
+			return ga - gb;
+		if (ka != kb)
+			return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
+	}
+	return strcmp(a->name, b->name);
+}
+
+void mt_tree_fns_sort(struct mt_tree_fn *fns, size_t n, int by_total, enum mt_tree_key key)
+{
+	struct fns_key k = { by_total, key };
+
+	if (n > 1)
+		qsort_r(fns, n, sizeof(*fns), cmp_fns, &k);
 }
 
 /* ---- sorting ------------------------------------------------------------- */
@@ -605,6 +816,7 @@ struct member {
 	uint32_t left;            /* items still to come */
 	int32_t i, k;             /* the next frame (ip i, inline frame k) */
 	int entry_next;           /* the next item is the entry point */
+	int site_next;            /* the next item is frame 0 as a site (sites) */
 };
 
 /* The label and frame of m's next item (m->left > 0). */
@@ -623,6 +835,8 @@ static int member_peek(struct build *b, struct member *m)
 		return rc;
 	m->label = in->f[m->k].label;
 	m->frame = in->f[m->k].frame;
+	if (m->site_next && !(m->label = site_label(b, m->label, m->entry)))
+		return MT_E_NOMEM;
 	return 0;
 }
 
@@ -633,6 +847,7 @@ static int member_next(struct build *b, struct member *m)
 	int rc;
 
 	m->left--;
+	m->site_next = 0;
 	if (m->entry_next) {
 		m->entry_next = 0;
 		return 0;
@@ -759,7 +974,8 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 		x->c = c;
 		x->id = id;
 		if (!b->o.inverted) {
-			x->entry_next = !b->o.skip_entry;
+			x->entry_next = b->o.sites ? !count : !b->o.skip_entry;
+			x->site_next = b->o.sites && count;
 			x->left = (uint32_t)count + (uint32_t)x->entry_next;
 			x->i = 0;
 			x->k = 0;

@@ -10,6 +10,10 @@
  *     "operator new"...) -> frame 0 -> frame 1 ... outward to main/_start.
  *   inverted (caller first): root -> outermost frame ... -> frame 0 ->
  *     entry point.
+ *   allocation sites (sites): root -> frame 0, labelled "LABEL via ENTRY"
+ *     (frame 0 is the first frame outside the allocator and memtrail: the
+ *     recorder's stacks start at the caller of the entry point) -> frame 1
+ *     ... outward; a stack without frames is its entry point alone.
  * Siblings with the same label are merged; a node's cost is the sum of the
  * stacks through it, the root's the total of the stacks kept.
  *
@@ -72,6 +76,10 @@ struct mt_tree_opts {
 	const char *include_module, *exclude_module;
 	int skip_entry;             /* callee first without the entry-point level
 				       (massif's trees: frame 0 under the root) */
+	int sites;                  /* callee first, allocation sites at the top:
+				       frame 0 under the root, its label ending
+				       in " via " and the entry point (malloc,
+				       operator new...); not with inverted */
 	int net_paths;              /* mt_tree_gross sums each distinct branch's net
 				       cost, not each stack's: for a profile whose
 				       stacks of two runs cancel out where their
@@ -154,6 +162,35 @@ unsigned mt_tree_node_depth(const struct mt_tree_node *n);
 /* Children in the current order; child(i) is NULL when i is out of range. */
 size_t mt_tree_node_nchildren(const struct mt_tree_node *n);
 const struct mt_tree_node *mt_tree_node_child(const struct mt_tree_node *n, size_t i);
+
+/*
+ * The functions of a callee-first tree (not inverted), for a flat list of
+ * allocation sites: self is the cost of the stacks whose first frame
+ * outside the allocator is in the function, total the cost of the stacks
+ * with the function anywhere (once per stack, recursion too). A function
+ * is its frames' function name, or the label for frames without one.
+ */
+struct mt_tree_fn {
+	char *name;               /* owned by the array */
+	struct mt_cost self, total;
+};
+
+/*
+ * The functions of t into *out (*n of them, in no order; free with
+ * mt_tree_fns_free), from a tree built callee first (entry level or not,
+ * sites or not) without pruning. Returns 0 or MT_E_NOMEM.
+ */
+int mt_tree_fns(const struct mt_tree *t, struct mt_tree_fn **out, size_t *n);
+
+/*
+ * Sorts fns by their self (by_total 0) or total cost's key figure, as
+ * mt_tree_sort orders children (diffs: grown first, then shrunk); ties by
+ * name. MT_TREE_BY_NAME: by name.
+ */
+void mt_tree_fns_sort(struct mt_tree_fn *fns, size_t n, int by_total, enum mt_tree_key key);
+
+/* Frees what mt_tree_fns returned; NULL is a no-op. */
+void mt_tree_fns_free(struct mt_tree_fn *fns, size_t n);
 
 /* Frees a tree; NULL is a no-op. */
 void mt_tree_free(struct mt_tree *t);

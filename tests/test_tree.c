@@ -209,6 +209,80 @@ static void test_skip_entry(void **state)
 	assert_int_equal(mt_tree_gross(f->t).bytes, 205);
 }
 
+/*
+ * Allocation sites first: frame 0 under the root, labelled with its entry
+ * point, so malloc's and calloc's calls from helper stay apart (stacks 0
+ * and 3: 100 + 20; stack 2: 30), then the callers as usual.
+ */
+static void test_sites(void **state)
+{
+	struct fixture *f = *state;
+	struct mt_tree_opts o = { 0 };
+	const struct mt_tree_node *r, *h;
+
+	o.sites = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_cost(r)->bytes, 205);
+	assert_int_equal(mt_tree_node_nchildren(r), 4);
+	h = kid(r, 0, "helper [h.c:5] via malloc", 120, 2, 5);
+	assert_ptr_equal(mt_tree_node_frame(h), &f10[0]);
+	assert_false(mt_tree_node_is_entry(h));
+	kid(kid(h, 0, "compute [c.c:10]", 120, 2, 5), 0, "main [m.c:3]", 120, 2, 5);
+	kid(r, 1, "other [o.c:7] via malloc", 50, 2, 2);
+	kid(r, 2, "helper [h.c:5] via calloc", 30, 1, 1);
+	kid(kid(r, 3, "libfoo.so+0x40 via operator new", 5, 1, 1), 0, "main [m.c:3]", 5, 1, 1);
+	/* root, 4 sites, helper/malloc: compute main, other: main, helper/calloc:
+	 * compute main, libfoo: main */
+	assert_int_equal(mt_tree_nnodes(f->t), 1 + 4 + 2 + 1 + 2 + 1);
+	/* the depth counts the site's frame */
+	mt_tree_free(f->t);
+	o.depth = 1;
+	assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+	assert_int_equal(mt_tree_nnodes(f->t), 1 + 4);
+}
+
+/*
+ * The functions, flat: self is the stacks' first frame (helper: stacks 0,
+ * 2, 3 = 100 + 30 + 20; other: 50; the libfoo frame: 5), total every
+ * function on the stack (compute under helper: 150; main on all: 205),
+ * whichever tree layout they come from.
+ */
+static void test_fns(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { const char *name; int64_t self, total, blocks; } want[] = {
+		{ "main", 0, 205, 6 }, { "compute", 0, 150, 3 }, { "helper", 150, 150, 3 },
+		{ "other", 50, 50, 2 }, { "libfoo.so+0x40", 5, 5, 1 },
+	};
+	for (int sites = 0; sites < 2; sites++) {
+		struct mt_tree_opts o = { .sites = sites };
+		struct mt_tree_fn *fns;
+		size_t n;
+
+		mt_tree_free(f->t);
+		assert_int_equal(mt_tree_build(f->p, &src, &o, &f->t), 0);
+		assert_int_equal(mt_tree_fns(f->t, &fns, &n), 0);
+		assert_int_equal(n, 5);
+		mt_tree_fns_sort(fns, n, 1, MT_TREE_BY_BYTES);
+		for (size_t i = 0; i < n; i++) {
+			assert_string_equal(fns[i].name, want[i].name);
+			assert_int_equal(fns[i].self.bytes, want[i].self);
+			assert_int_equal(fns[i].total.bytes, want[i].total);
+			assert_int_equal(fns[i].total.blocks, want[i].blocks);
+		}
+		/* by self: helper, other, libfoo, then compute and main (0, by name) */
+		mt_tree_fns_sort(fns, n, 0, MT_TREE_BY_BYTES);
+		assert_string_equal(fns[0].name, "helper");
+		assert_int_equal(fns[0].self.allocs, 6);
+		assert_string_equal(fns[1].name, "other");
+		assert_string_equal(fns[2].name, "libfoo.so+0x40");
+		assert_string_equal(fns[3].name, "compute");
+		assert_string_equal(fns[4].name, "main");
+		mt_tree_fns_free(fns, n);
+	}
+}
+
 static int64_t root_bytes_with(struct fixture *f, const struct mt_tree_opts *o)
 {
 	mt_tree_free(f->t);
@@ -386,15 +460,17 @@ static size_t same_pruned(const struct mt_tree_node *p, const struct mt_tree_nod
 static void test_pruned(void **state)
 {
 	struct fixture *f = *state;
-	static const struct { double pct; int by_blocks, inverted; unsigned depth; } cases[] = {
-		{ 20, 0, 0, 0 }, { 20, 0, 1, 0 }, { 10, 0, 0, 1 }, { 50, 1, 0, 0 },
-		{ 15, 1, 1, 2 }, { 0.1, 0, 0, 0 }, { 99, 0, 1, 0 },
+	static const struct { double pct; int by_blocks, inverted; unsigned depth; int sites; } cases[] = {
+		{ 20, 0, 0, 0, 0 }, { 20, 0, 1, 0, 0 }, { 10, 0, 0, 1, 0 }, { 50, 1, 0, 0, 0 },
+		{ 15, 1, 1, 2, 0 }, { 0.1, 0, 0, 0, 0 }, { 99, 0, 1, 0, 0 },
+		{ 0.1, 0, 0, 0, 1 }, { 20, 0, 0, 0, 1 }, { 10, 1, 0, 2, 1 },
 	};
 	struct mt_cost c = { 9, 3, 3 };
 
 	assert_int_equal(mt_profile_add(f->p, 40, &c), 0);
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct mt_tree_opts o = { .inverted = cases[k].inverted, .depth = cases[k].depth };
+		struct mt_tree_opts o = { .inverted = cases[k].inverted, .depth = cases[k].depth,
+					  .sites = cases[k].sites };
 		struct mt_tree *full, *pruned;
 		const struct mt_cost *rc;
 		double key;
@@ -429,6 +505,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inverted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_entry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sites, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "../viewer/view_model.c"
+#include "../viewer/view_flat.c"
 #include "../viewer/view_timeline.c"
 #include "../viewer/view_data.c"
 #include "../viewer/view_app.c"
@@ -159,7 +160,10 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* Each test starts from the peak, live, callee first, by bytes, nothing expanded. */
+/*
+ * Each test starts from the peak, live, callee first from the entry points,
+ * by bytes, nothing expanded.
+ */
 static int setup(void **state)
 {
 	struct mt_view_app *app = &fx->app;
@@ -169,6 +173,7 @@ static int setup(void **state)
 		return 0;
 	app->mode = MT_VIEW_LIVE;
 	app->inverted = 0;
+	app->entries = 1;        /* the report's layout: the entry points first */
 	app->sort = MT_TREE_BY_BYTES;
 	mt_view_timeline_peak(app->tl);
 	if (mt_view_app_refresh(app) < 0)
@@ -176,6 +181,19 @@ static int setup(void **state)
 	mt_view_model_sort(app->model, MT_TREE_BY_BYTES);
 	mt_view_model_forget(app->model);
 	return 0;
+}
+
+/*
+ * Builds the tree of the app's new state from nothing expanded (a new view
+ * opens on its dominant chain: test_sites_first_screen), for the tests
+ * that open rows one by one.
+ */
+static int refresh_closed(struct mt_view_app *app)
+{
+	int rc = mt_view_app_refresh(app);
+
+	mt_view_model_forget(app->model);
+	return rc;
 }
 
 static struct mt_view_app *get(void **state)
@@ -362,7 +380,7 @@ static void test_invert(void **state)
 	unsigned d;
 
 	app->inverted = 1;
-	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(refresh_closed(app), 0);
 	assert_int_equal(app->total.bytes, fx->ex.peak_bytes);
 	/* "main" also matches __libc_start_main: go on to main itself */
 	for (int k = 0; k < 10; k++) {
@@ -470,6 +488,175 @@ static void test_search(void **state)
 }
 
 /*
+ * The viewer's first screen: allocation sites first, the dominant chain
+ * open. At the peak (phases.c) xmalloc's malloc calls hold 297,088 B in 15
+ * blocks after 23 calls (test_peak_top_rows), grow_rows' realloc calls
+ * 65,536 B in 8. make_report's 262,144 B are more than half of xmalloc's,
+ * so it opens; its callers main ... _start have its figures, one caller
+ * each: main is a row, the frames between main and the last are one
+ * folded row, and the last, a leaf, is where the chain ends and the
+ * selection rests.
+ * Under xmalloc then: build_index's 8 rows (32,768), load_config's config
+ * and entries (1,024 each), build_index's table (128).
+ */
+static void test_sites_first_screen(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_model *m = app->model;
+	const struct mt_view_row *r;
+	const struct mt_tree_node *n;
+	unsigned hidden = 0;
+
+	app->entries = 0;
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(mt_view_model_nrows(m), 10);
+	r = mt_view_model_row(m, 0);
+	assert_string_equal(mt_tree_node_label(r->node), "xmalloc [samples/phases.c:94] via malloc");
+	assert_true(r->expanded);
+	assert_int_equal(cost(m, 0)->bytes, 297088);
+	assert_int_equal(cost(m, 0)->blocks, 15);
+	assert_int_equal(cost(m, 0)->allocs, 23);
+	r = mt_view_model_row(m, 1);
+	assert_true(is_fn(r, "make_report") && r->expanded && r->depth == 1);
+	assert_int_equal(cost(m, 1)->bytes, 262144);
+	/* make_report's caller, a row of its own, then the fold */
+	r = mt_view_model_row(m, 2);
+	assert_true(is_fn(r, "main") && r->expanded && r->depth == 2 && r->fold == 0);
+	assert_int_equal(cost(m, 2)->bytes, 262144);
+	r = mt_view_model_row(m, 3);
+	assert_int_equal(r->depth, 3);
+	assert_true(r->fold >= 2);
+	assert_ptr_equal(mt_tree_node_parent(r->node), mt_view_model_row(m, 2)->node);
+	for (n = r->node; mt_tree_node_nchildren(n); n = mt_tree_node_child(n, 0))
+		hidden++;
+	assert_int_equal(r->fold, hidden);
+	assert_int_equal(cost(m, 3)->bytes, 262144);
+	/* the chain's last frame under it, a leaf, selected */
+	r = mt_view_model_row(m, 4);
+	assert_ptr_equal(r->node, n);
+	assert_int_equal(r->depth, 4);
+	assert_int_equal(r->nchildren, 0);
+	assert_int_equal(r->fold, 0);
+	assert_int_equal(cost(m, 4)->bytes, 262144);
+	assert_int_equal(mt_view_model_selected(m), 4);
+	assert_true(is_fn(mt_view_model_row(m, 5), "build_index"));
+	assert_int_equal(cost(m, 5)->bytes, 32768);
+	assert_true(is_fn(mt_view_model_row(m, 6), "load_config"));
+	assert_true(is_fn(mt_view_model_row(m, 7), "load_config"));
+	assert_int_equal(cost(m, 8)->bytes, 128);
+	r = mt_view_model_row(m, 9);
+	assert_string_equal(mt_tree_node_label(r->node),
+			    "grow_rows [samples/phases.c:130] via realloc");
+	assert_false(r->expanded);
+	assert_int_equal(r->depth, 0);
+	assert_int_equal(cost(m, 9)->bytes, 65536);
+	assert_int_equal(cost(m, 9)->blocks, 8);
+	/* Enter on the fold: its frames as rows, the selection on the first */
+	mt_view_model_select(m, 3);
+	assert_int_equal(mt_view_model_expand(m), 1);
+	assert_int_equal(mt_view_model_nrows(m), 10 - 1 + hidden);
+	assert_int_equal(mt_view_model_selected(m), 3);
+	for (size_t i = 0; i < hidden; i++) {
+		r = mt_view_model_row(m, 3 + i);
+		assert_true(r->fold == 0 && r->expanded && r->depth == 3 + i);
+	}
+	assert_ptr_equal(mt_view_model_row(m, 3 + hidden)->node, n);
+	assert_int_equal(mt_view_model_row(m, 3 + hidden)->depth, 3 + hidden);
+	/* e: the entry points first, again on its chain: malloc, xmalloc, make_report, main */
+	app->entries = 1;
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_true(is_fn(mt_view_model_row(m, 0), "malloc"));
+	assert_true(mt_view_model_row(m, 0)->expanded);
+	assert_true(is_fn(mt_view_model_row(m, 1), "xmalloc"));
+	assert_true(is_fn(mt_view_model_row(m, 2), "make_report"));
+	assert_true(is_fn(mt_view_model_row(m, 3), "main"));
+	assert_int_equal(mt_view_model_row(m, 4)->fold, hidden);
+	assert_int_equal(mt_view_model_row(m, 5)->nchildren, 0);
+	assert_int_equal(cost(m, 5)->bytes, 262144);
+	assert_int_equal(mt_view_model_selected(m), 5);
+}
+
+/* Search and '*' show what a fold hides. */
+static void test_fold_search(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_model *m = app->model;
+	const struct mt_tree_node *hid;
+	char name[256];
+	size_t i;
+
+	/* malloc, xmalloc, make_report, main, the fold, the last frame */
+	mt_view_model_dominant(m, MT_TREE_BY_BYTES);
+	assert_true(mt_view_model_row(m, 4)->fold >= 2);
+	hid = mt_view_model_row(m, 4)->node;
+	snprintf(name, sizeof(name), "%s", mt_tree_node_label(hid));
+	/* from main, the next node with that label is the hidden one */
+	mt_view_model_select(m, 3);
+	assert_int_equal(mt_view_model_search(m, name, 0), 0);
+	i = mt_view_model_selected(m);
+	assert_ptr_equal(mt_view_model_row(m, i)->node, hid);
+	assert_int_equal(mt_view_model_row(m, i)->fold, 0);
+	assert_int_equal(mt_view_model_row(m, i)->depth, 4);
+	/* '*' on malloc: every node, no fold */
+	mt_view_model_forget(m);
+	mt_view_model_dominant(m, MT_TREE_BY_BYTES);
+	mt_view_model_select(m, 0);
+	assert_int_equal(mt_view_model_expand_all(m), 1);
+	assert_int_equal(mt_view_model_nrows(m), 2 + subtree(mt_view_model_row(m, 0)->node));
+	for (i = 0; i < mt_view_model_nrows(m); i++)
+		assert_int_equal(mt_view_model_row(m, i)->fold, 0);
+}
+
+/*
+ * f: the flat list at the peak (phases.c, see test_sites_first_screen):
+ * by self, the two allocation sites, xmalloc 297,088 B then grow_rows
+ * 65,536 B; by total, main's 362,624 B come before xmalloc, make_report
+ * holds 262,144 B and nothing itself; its places in the tree: one row.
+ */
+static void test_flat(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_flat *f = mt_view_flat_new();
+	const struct mt_tree_fn *fn;
+	size_t i, mr = SIZE_MAX, mn = SIZE_MAX, xm = SIZE_MAX;
+
+	assert_non_null(f);
+	assert_int_equal(mt_view_flat_set(f, mt_view_model_tree(app->model)), 0);
+	assert_int_equal(mt_view_flat_nrows(f), 2);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
+	assert_int_equal(mt_view_flat_row(f, 0)->self.bytes, 297088);
+	assert_int_equal(mt_view_flat_row(f, 0)->self.allocs, 23);
+	assert_string_equal(mt_view_flat_row(f, 1)->name, "grow_rows");
+	assert_int_equal(mt_view_flat_row(f, 1)->self.blocks, 8);
+	mt_view_flat_move(f, 1);
+	mt_view_flat_sort(f, 1, MT_TREE_BY_BYTES);
+	/* the selection follows grow_rows */
+	assert_string_equal(mt_view_flat_row(f, mt_view_flat_selected(f))->name, "grow_rows");
+	for (i = 0; (fn = mt_view_flat_row(f, i)); i++) {
+		if (!strcmp(fn->name, "make_report"))
+			mr = i;
+		else if (!strcmp(fn->name, "main"))
+			mn = i;
+		else if (!strcmp(fn->name, "xmalloc"))
+			xm = i;
+	}
+	assert_true(mn < xm && xm < mr && mr != SIZE_MAX);
+	assert_int_equal(mt_view_flat_row(f, mn)->total.bytes, fx->ex.peak_bytes);
+	assert_int_equal(mt_view_flat_row(f, mr)->total.bytes, 262144);
+	assert_int_equal(mt_view_flat_row(f, mr)->self.bytes, 0);
+	mt_view_flat_free(f);
+	/* make_report's place: under malloc and xmalloc; then nowhere else */
+	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 1), 0);
+	i = mt_view_model_selected(app->model);
+	assert_string_equal(mt_tree_node_label(mt_view_model_row(app->model, i)->node),
+			    "make_report [samples/phases.c:142]");
+	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 0), 0);
+	assert_int_equal(mt_view_model_selected(app->model), i);
+	/* not a part of a name: "make" is no function */
+	assert_int_equal(mt_view_model_find_function(app->model, "make", 1), MT_E_NOTFOUND);
+}
+
+/*
  * l: the leaks (phases.c: the 1,024 B config from load_config and rows 14
  * and 15 of build_index) against the expect block's leaked figures.
  */
@@ -480,7 +667,7 @@ static void test_leaks(void **state)
 	size_t x, r;
 
 	app->mode = MT_VIEW_LEAKS;
-	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(refresh_closed(app), 0);
 	assert_int_equal(app->total.bytes, fx->ex.leaked_bytes);
 	assert_int_equal(app->total.blocks, fx->ex.leaked_blocks);
 	open_row(m, 0, "malloc");
@@ -511,7 +698,7 @@ static void test_calls(void **state)
 	app->mode = MT_VIEW_CALLS;
 	app->sort = MT_TREE_BY_ALLOCS;
 	mt_view_timeline_home(app->tl);
-	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(refresh_closed(app), 0);
 	assert_int_equal(app->total.blocks, fx->ex.allocations);
 	assert_int_equal(app->total.allocs, fx->ex.allocations);
 	assert_int_equal(app->total.bytes, fx->ex.bytes_allocated);
@@ -640,7 +827,7 @@ static void test_diff(void **state)
 	mt_view_timeline_set_mark(app->tl);
 	assert_int_equal(mt_view_timeline_snapshot(app->tl, 1), 1);
 	app->mode = MT_VIEW_DIFF;
-	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(refresh_closed(app), 0);
 	assert_int_equal(app->total.bytes, want);
 	assert_int_equal(app->total.blocks, fx->ex.snap_blocks[1] - fx->ex.snap_blocks[0]);
 	/* grown first: the top rows' bytes never increase going down */
@@ -750,6 +937,9 @@ int main(void)
 		cmocka_unit_test_setup(test_invert, setup),
 		cmocka_unit_test_setup(test_sort, setup),
 		cmocka_unit_test_setup(test_search, setup),
+		cmocka_unit_test_setup(test_sites_first_screen, setup),
+		cmocka_unit_test_setup(test_fold_search, setup),
+		cmocka_unit_test_setup(test_flat, setup),
 		cmocka_unit_test_setup(test_leaks, setup),
 		cmocka_unit_test_setup(test_calls, setup),
 		cmocka_unit_test_setup(test_timeline_points, setup),

@@ -57,6 +57,13 @@ const char cmd_report_usage[] =
 	"  --depth N               frames printed per branch (default: all)\n"
 	"  --top N                 top-level entries kept (default: all)\n"
 	"  --inverted              caller first (main at the root)\n"
+	"  --sites                 allocation sites first: the first frame outside\n"
+	"                          the allocator at the top, its entry point as a\n"
+	"                          suffix (\"xmalloc [a.c:9] via malloc\")\n"
+	"  --top-sites N           instead of each tree, its N functions with the\n"
+	"                          most self bytes (their allocation sites), then\n"
+	"                          with the most total bytes: bytes, %, blocks and\n"
+	"                          calls of both (json: the first tree's)\n"
 	"  -i, --include-function RE   only stacks with a function matching RE\n"
 	"  -x, --exclude-function RE   drop stacks with a function matching RE\n"
 	"  --include-module RE     only stacks with a frame in a module matching RE\n"
@@ -77,6 +84,7 @@ enum {
 	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
 	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES, O_BY_THREAD,
 	O_THREAD, O_COMPARE,
+	O_SITES, O_TOP_SITES,
 };
 
 static const struct opt options[] = {
@@ -97,6 +105,8 @@ static const struct opt options[] = {
 	{ "depth", 0, 1, O_DEPTH },
 	{ "top", 0, 1, O_TOP },
 	{ "inverted", 0, 0, O_INVERTED },
+	{ "sites", 0, 0, O_SITES },
+	{ "top-sites", 0, 1, O_TOP_SITES },
 	{ "include-function", 'i', 1, O_INC_FN },
 	{ "exclude-function", 'x', 1, O_EXC_FN },
 	{ "include-module", 0, 1, O_INC_MOD },
@@ -350,6 +360,8 @@ int cmd_report(int argc, char **argv)
 		case O_DEPTH: o.depth = (unsigned)opt_long(&st, arg, 0, 1000000); break;
 		case O_TOP: o.top = (unsigned)opt_long(&st, arg, 0, 1000000000); break;
 		case O_INVERTED: o.inverted = 1; break;
+		case O_SITES: o.sites = 1; break;
+		case O_TOP_SITES: o.top_sites = (unsigned)opt_long(&st, arg, 1, 1000000000); break;
 		case O_INC_FN: check_regex(st.name, arg); o.include_function = arg; break;
 		case O_EXC_FN: check_regex(st.name, arg); o.exclude_function = arg; break;
 		case O_INC_MOD: check_regex(st.name, arg); o.include_module = arg; break;
@@ -375,6 +387,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!file)
 		file = "memtrail.data";
+	if (o.top_sites && o.format != MT_FORMAT_TEXT && o.format != MT_FORMAT_JSON)
+		die_usage("--top-sites is written as --format text or json only");
+	if (o.sites && o.inverted)
+		die_usage("--sites and --inverted: a tree starts either at the allocation sites "
+			  "or at main");
 	if (old_file)
 		return compare(old_file, file, &o, summary, outpath);
 	if (o.show & MT_SHOW_THREADS && o.format == MT_FORMAT_JSON &&

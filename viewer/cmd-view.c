@@ -31,7 +31,9 @@ const char cmd_view_usage[] =
 	"usage: memtrail view [FILE]\n"
 	"\n"
 	"Browse a recording (default memtrail.data) in the terminal: live heap\n"
-	"over time at the top, the call tree of what is live at the cursor below.\n"
+	"over time at the top, the call tree of what is live at the cursor below:\n"
+	"the allocation sites first (e: malloc... first), the biggest chain open,\n"
+	"f for the functions by self and total bytes.\n"
 	"Press ? in the viewer for the keys; q quits.\n";
 
 static volatile sig_atomic_t curses_on;

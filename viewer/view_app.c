@@ -18,7 +18,8 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 	app->data = d;
 	app->tl = mt_view_timeline_new(mt_view_data_session(d));
 	app->model = mt_view_model_new();
-	if (!app->tl || !app->model) {
+	app->flat = mt_view_flat_new();
+	if (!app->tl || !app->model || !app->flat) {
 		mt_view_app_fini(app);
 		return MT_E_NOMEM;
 	}
@@ -28,9 +29,11 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 void mt_view_app_fini(struct mt_view_app *app)
 {
 	mt_view_model_free(app->model);
+	mt_view_flat_free(app->flat);
 	mt_view_timeline_free(app->tl);
 	mt_view_data_free(app->data);
 	app->model = NULL;
+	app->flat = NULL;
 	app->tl = NULL;
 	app->data = NULL;
 }
@@ -77,7 +80,8 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 
-	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted)
+	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted ||
+	    app->b_entries != app->entries)
 		return 1;
 	if ((app->mode == MT_VIEW_LIVE || app->mode == MT_VIEW_DIFF) &&
 	    !mt_view_point_same(&app->b_cur, cur))
@@ -93,22 +97,32 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 	struct mt_view_point start = { .kind = MT_VIEW_AT_COLUMN, .at = { MT_AT_START, 0 } };
 	struct mt_tree *t;
-	int rc;
+	int rc, relayout;
 
 	if (!mt_view_app_stale(app))
 		return 0;
 	if (!mark)
 		mark = &start;
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
-			       app->sort, &t, &app->total);
+			       !app->entries, app->sort, &t, &app->total);
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "cannot compute the tree: %s",
 			 mt_strerror(rc));
 		return rc;
 	}
-	if (app->built && app->b_inverted != app->inverted)
+	relayout = app->built && (app->b_inverted != app->inverted ||
+				  app->b_entries != app->entries);
+	if (relayout)
 		mt_view_model_forget(app->model);
 	rc = mt_view_model_set_tree(app->model, t);
+	/* a new view opens on its dominant chain; a new point keeps the user's rows */
+	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode))
+		rc = mt_view_model_dominant(app->model, app->sort);
+	/* the flat list is of callee-first trees only */
+	if (rc == 0 && app->flat_on && app->inverted)
+		app->flat_on = 0;
+	if (rc == 0 && app->flat_on)
+		rc = mt_view_flat_set(app->flat, mt_view_model_tree(app->model));
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "out of memory");
 		return rc;
@@ -116,6 +130,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	app->built = 1;
 	app->b_mode = app->mode;
 	app->b_inverted = app->inverted;
+	app->b_entries = app->entries;
 	app->b_cur = *cur;
 	app->b_mark = *mark;
 	return 0;

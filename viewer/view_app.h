@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "view_data.h"
+#include "view_flat.h"
 #include "view_model.h"
 #include "view_timeline.h"
 
@@ -27,16 +28,22 @@ struct mt_view_app {
 	struct mt_view_data *data;           /* owned */
 	struct mt_view_timeline *tl;         /* owned */
 	struct mt_view_model *model;         /* owned */
+	struct mt_view_flat *flat;           /* owned: the flat list (f) */
+	int flat_on;                         /* the flat list replaces the tree */
+	int search_function;                 /* g finds the last function picked
+					        in the flat list, not a pattern */
 
 	enum mt_view_mode mode;
 	int inverted;
+	int entries;                         /* callee first from the entry points
+					        (malloc...), not the allocation sites */
 	enum mt_tree_key sort;
 	struct mt_cost total;                /* of the profile the tree shows */
 
 	/* what the current tree was built for; stale when it differs */
 	int built;
 	enum mt_view_mode b_mode;
-	int b_inverted;
+	int b_inverted, b_entries;
 	struct mt_view_point b_cur, b_mark;
 
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */
@@ -82,7 +89,8 @@ int mt_view_app_stale(const struct mt_view_app *app);
 
 /*
  * Rebuilds the tree for the current state if stale (a replay up to the
- * cursor's point when it is not cached). Returns 0 or a negative MT_E_*
+ * cursor's point when it is not cached); on opening, and when the mode or
+ * the layout changed, opens the dominant chain (mt_view_model_dominant). Returns 0 or a negative MT_E_*
  * (the message line then says what failed).
  */
 int mt_view_app_refresh(struct mt_view_app *app);

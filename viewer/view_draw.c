@@ -289,6 +289,9 @@ struct widths {
 	int bytes, pct, blocks, allocs, nums;
 };
 
+static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
+			   const struct widths *w);
+
 static int width_of(int64_t v, int min)
 {
 	char buf[32];
@@ -367,6 +370,10 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 	struct widths w;
 
 	widths(app, &w);
+	if (app->flat_on) {
+		draw_flat_head(app, l, &w);
+		return;
+	}
 
 	if (app->mode == MT_VIEW_DIFF)
 		bytes = "+/- bytes", blocks = "+/- blks";
@@ -376,11 +383,76 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		blocks = "calls", allocs = "avg B";
 	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
 		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs,
-		 app->inverted ? "caller first" : "callee first",
+		 app->inverted ? "caller first" : app->entries ? "callee first" :
+		 "allocation sites first",
 		 mt_view_sort_name(app->sort),
 		 app->focus_timeline ? "  [Tab: tree keys]" : "");
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
+}
+
+/*
+ * The flat list (f): per function, self bytes, % and blocks, then total
+ * bytes, % and blocks, then calls (of the sorted cost) and the name.
+ */
+static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
+			   const struct widths *w)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
+		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->bytes, "total B",
+		 w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 mt_view_flat_by_total(app->flat) ? "total" : "self", mt_view_sort_name(app->sort));
+	fill(l->head_row, 0, C_NORMAL);
+	put(l->head_row, 0, C_HEAD, line);
+}
+
+static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout *l,
+		      const struct widths *w)
+{
+	struct mt_view_flat *f = app->flat;
+	size_t top = mt_view_flat_scroll(f, (size_t)l->tree_h);
+	size_t sel = mt_view_flat_selected(f);
+	const struct mt_tree *t = mt_view_model_tree(app->model);
+	int64_t whole = t ? mt_tree_gross(t).bytes : 0;
+	int plus = app->mode == MT_VIEW_DIFF;
+
+	for (int y = 0; y < l->tree_h; y++) {
+		const struct mt_tree_fn *fn = mt_view_flat_row(f, top + (size_t)y);
+		const struct mt_cost *by = NULL;
+		char line[1024], b[2][32], k[2][32], p[2][16], a[32];
+
+		fill(l->tree_top + y, 0, C_NORMAL);
+		if (!fn) {
+			if (y == 0 && !mt_view_flat_nrows(f))
+				put(l->tree_top, 0, C_NORMAL, "  (nothing here)");
+			continue;
+		}
+		for (int j = 0; j < 2; j++) {
+			const struct mt_cost *c = j ? &fn->total : &fn->self;
+
+			mt_fmt_signed(b[j], sizeof(b[j]), c->bytes, plus);
+			mt_fmt_signed(k[j], sizeof(k[j]), c->blocks, plus);
+			if (whole)
+				snprintf(p[j], sizeof(p[j]), "%.2f%%",
+					 100.0 * (double)c->bytes / (double)whole);
+			else
+				snprintf(p[j], sizeof(p[j]), "-");
+		}
+		by = mt_view_flat_by_total(f) ? &fn->total : &fn->self;
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s",
+			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0],
+			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1],
+			 w->allocs, mt_fmt_signed(a, sizeof(a), by->allocs, 0), fn->name);
+		if (top + (size_t)y == sel) {
+			line[0] = '>';
+			fill(l->tree_top + y, 0, C_SEL);
+			put(l->tree_top + y, 0, C_SEL, line);
+		} else {
+			put(l->tree_top + y, 0, C_NORMAL, line);
+		}
+	}
 }
 
 static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout *l)
@@ -397,11 +469,15 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 	int labelw;
 
 	widths(app, &w);
+	if (app->flat_on) {
+		draw_flat(app, l, &w);
+		return;
+	}
 	labelw = COLS - w.nums;
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);
 		const struct mt_cost *c;
-		char line[1024], b[32], k[32], a[32], pct[16];
+		char line[1024], b[32], k[32], a[32], pct[16], fold[48];
 		int indent, c_row;
 
 		fill(l->tree_top + y, 0, C_NORMAL);
@@ -416,6 +492,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 				 (double)(calls ? c->blocks : c->bytes) / (double)whole);
 		else
 			snprintf(pct, sizeof(pct), "-");
+		snprintf(fold, sizeof(fold), "... %u frames ...", r->fold);
 		indent = (int)r->depth * 2;
 		if (labelw > 20 && indent > labelw / 2)
 			indent = labelw / 2;
@@ -426,8 +503,8 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 			 w.allocs, mt_fmt_signed(a, sizeof(a), calls && c->blocks > 0 ?
 						 (c->bytes + c->blocks / 2) / c->blocks : c->allocs, 0),
 			 indent, "",
-			 !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
-			 mt_tree_node_label(r->node));
+			 r->fold ? "+ " : !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
+			 r->fold ? fold : mt_tree_node_label(r->node));
 		c_row = top + (size_t)y == sel ? C_SEL
 		      : plus && c->bytes > 0 ? C_GROWN
 		      : plus && c->bytes < 0 ? C_SHRUNK : C_NORMAL;

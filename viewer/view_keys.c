@@ -21,11 +21,16 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "m",                "mark the cursor's point (for d)" },
 	{ "Up / Down, k / j", "select the previous / next row of the tree" },
 	{ "PgUp / PgDn",      "move the selection one page" },
-	{ "Enter / +",        "expand the selected row" },
+	{ "Enter / +",        "expand the selected row (or a folded '... N frames ...')" },
 	{ "-",                "collapse the selected row, or go to its parent" },
 	{ "*",                "expand the selected row's whole subtree" },
 	{ "i",                "invert the tree (caller first <-> callee first)" },
+	{ "e",                "callee first from the allocation sites (the default,"
+			      " 'f() via malloc')" },
+	{ "",                 "<-> from the entry points (malloc, operator new...)" },
 	{ "s",                "cycle the sort: bytes, blocks, allocations, name" },
+	{ "f",                "flat list: the functions by self bytes (their allocation" },
+	{ "",                 "sites), s: by total; Enter: to its places in the tree" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
 	{ "l",                "leaks: what is still live at the end (l again: back)" },
@@ -47,7 +52,9 @@ static int do_search(struct mt_view_app *app, int from_selected)
 		snprintf(app->msg, sizeof(app->msg), "no search yet: type / and a function name");
 		return MT_REDRAW;
 	}
-	rc = mt_view_model_search(app->model, app->search, from_selected);
+	rc = app->search_function ?
+		mt_view_model_find_function(app->model, app->search, from_selected) :
+		mt_view_model_search(app->model, app->search, from_selected);
 	if (rc == MT_E_NOTFOUND)
 		snprintf(app->msg, sizeof(app->msg), "not found: %s", app->search);
 	else if (rc < 0)
@@ -75,6 +82,7 @@ static int prompt_key(struct mt_view_app *app, int key)
 		/* an empty pattern repeats the last search */
 		if (app->input[0]) {
 			snprintf(app->search, sizeof(app->search), "%s", app->input);
+			app->search_function = 0;
 			/* bring the tree up to date so the search sees it */
 			mt_view_app_refresh(app);
 			return do_search(app, 1);
@@ -102,6 +110,60 @@ static void set_mode(struct mt_view_app *app, enum mt_view_mode m)
 	app->mode = app->mode == m ? MT_VIEW_LIVE : m;
 }
 
+/* A key while the flat list is up; -1 when the tree's handling applies. */
+static int flat_key(struct mt_view_app *app, int key, const struct mt_view_layout *l)
+{
+	const struct mt_tree_fn *fn;
+
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		mt_view_flat_move(app->flat, -1);
+		return MT_REDRAW;
+	case KEY_DOWN:
+	case 'j':
+		mt_view_flat_move(app->flat, 1);
+		return MT_REDRAW;
+	case KEY_PPAGE:
+		mt_view_flat_move(app->flat, -(long)l->tree_h);
+		return MT_REDRAW;
+	case KEY_NPAGE:
+	case ' ':
+		mt_view_flat_move(app->flat, (long)l->tree_h);
+		return MT_REDRAW;
+	case 's':
+		mt_view_flat_sort(app->flat, !mt_view_flat_by_total(app->flat), app->sort);
+		snprintf(app->msg, sizeof(app->msg), "sorted by %s %s",
+			 mt_view_flat_by_total(app->flat) ? "total" : "self",
+			 mt_view_sort_name(app->sort));
+		return MT_REDRAW;
+	case 27:      /* Esc */
+	case 'f':
+		app->flat_on = 0;
+		return MT_REDRAW;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		fn = mt_view_flat_row(app->flat, mt_view_flat_selected(app->flat));
+		if (!fn)
+			return MT_REDRAW;
+		app->flat_on = 0;
+		snprintf(app->search, sizeof(app->search), "%s", fn->name);
+		app->search_function = 1;
+		return do_search(app, 1);
+	case '/':
+	case 'g':
+	case KEY_F(3):
+	case '-':
+	case '+':
+	case '*':
+	case KEY_BACKSPACE:
+		return MT_REDRAW;   /* tree keys: not on the list */
+	default:
+		return -1;
+	}
+}
+
 int mt_view_key(struct mt_view_app *app, int key)
 {
 	struct mt_view_layout l;
@@ -116,6 +178,12 @@ int mt_view_key(struct mt_view_app *app, int key)
 	}
 	app->msg[0] = '\0';
 	mt_view_app_layout(app, &l);
+	if (app->flat_on) {
+		int r = flat_key(app, key, &l);
+
+		if (r >= 0)
+			return r;
+	}
 	switch (key) {
 	case 'q':
 	case 'Q':
@@ -203,6 +271,30 @@ int mt_view_key(struct mt_view_app *app, int key)
 		break;
 	case 'i':
 		app->inverted = !app->inverted;
+		break;
+	case 'f':
+		if (app->inverted) {
+			snprintf(app->msg, sizeof(app->msg),
+				 "the flat list is of callee-first trees: i, then f");
+			break;
+		}
+		mt_view_app_refresh(app);
+		if (mt_view_model_tree(app->model) &&
+		    mt_view_flat_set(app->flat, mt_view_model_tree(app->model)) == 0) {
+			mt_view_flat_sort(app->flat, mt_view_flat_by_total(app->flat), app->sort);
+			app->flat_on = 1;
+			snprintf(app->msg, sizeof(app->msg),
+				 "functions by %s: s other order, Enter to the tree, f back",
+				 mt_view_flat_by_total(app->flat) ? "total" : "self");
+		} else {
+			snprintf(app->msg, sizeof(app->msg), "no flat list: out of memory");
+		}
+		break;
+	case 'e':
+		app->entries = !app->entries;
+		if (app->inverted)
+			snprintf(app->msg, sizeof(app->msg), "caller first: i shows %s first",
+				 app->entries ? "the entry points" : "the allocation sites");
 		break;
 	case 's':
 		app->sort = (enum mt_tree_key)((app->sort + 1) % (MT_TREE_BY_NAME + 1));

@@ -195,7 +195,7 @@ static int path_of(struct buf *b, const struct mt_tree_node *n)
 /* ---- rows ----------------------------------------------------------------- */
 
 static int row_push(struct mt_view_model *m, const struct mt_tree_node *n,
-		    unsigned depth, int expanded)
+		    unsigned depth, int expanded, unsigned fold)
 {
 	if (m->nrows == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 256;
@@ -210,48 +210,127 @@ static int row_push(struct mt_view_model *m, const struct mt_tree_node *n,
 	m->rows[m->nrows].depth = depth;
 	m->rows[m->nrows].expanded = expanded;
 	m->rows[m->nrows].nchildren = mt_tree_node_nchildren(n);
+	m->rows[m->nrows].fold = fold;
 	m->nrows++;
 	return 0;
+}
+
+/* n's only child when it has the same figures as n, else NULL. */
+static const struct mt_tree_node *same_only_child(const struct mt_tree_node *n)
+{
+	const struct mt_tree_node *c;
+	const struct mt_cost *a, *b;
+
+	if (mt_tree_node_nchildren(n) != 1)
+		return NULL;
+	c = mt_tree_node_child(n, 0);
+	a = mt_tree_node_cost(n);
+	b = mt_tree_node_cost(c);
+	return a->bytes == b->bytes && a->blocks == b->blocks && a->allocs == b->allocs ?
+		c : NULL;
+}
+
+/*
+ * The key that says a chain starting at the node of the path in p is
+ * shown unfolded: the path behind a byte no label holds.
+ */
+static int unfold_key(struct buf *k, const char *p, size_t n)
+{
+	k->len = 0;
+	return buf_put(k, "\001", 1) < 0 || buf_put(k, p, n) < 0 ? MT_E_NOMEM : 0;
 }
 
 struct walk {
 	struct mt_view_model *m;
 	struct buf path;
+	struct buf key;
 	size_t best;          /* row whose path is the longest prefix of sel_path */
 	size_t best_len;
 	int found;
 };
 
-static int rows_walk(struct walk *w, const struct mt_tree_node *parent, unsigned depth)
+/* Pushes a row for the node at w->path, noting it if it is the selection's. */
+static int visit(struct walk *w, const struct mt_tree_node *n, unsigned depth, int exp,
+		 unsigned fold)
 {
 	struct mt_view_model *m = w->m;
+
+	if (m->sel_path && !w->found) {
+		size_t sl = strlen(m->sel_path);
+
+		if (w->path.len == sl && !memcmp(w->path.p, m->sel_path, sl)) {
+			w->best = m->nrows;
+			w->found = 1;
+		} else if (w->path.len < sl && w->path.len > w->best_len &&
+			   !memcmp(w->path.p, m->sel_path, w->path.len) &&
+			   m->sel_path[w->path.len] == '\n') {
+			w->best = m->nrows;
+			w->best_len = w->path.len;
+		}
+	}
+	return row_push(m, n, depth, exp, fold);
+}
+
+static int rows_walk(struct walk *w, const struct mt_tree_node *parent, unsigned depth);
+
+/*
+ * The rows of node c (its label already on w->path) and, when expanded, of
+ * what is below it. When c is its parent's only child with the same
+ * figures (chained), a chain goes on through c: the frames below c that
+ * go on with it are one folded row, then the chain's last frame. So the
+ * children of an expanded node are always rows; the fold starts one
+ * level down.
+ */
+static int rows_node(struct walk *w, const struct mt_tree_node *c, unsigned depth,
+		     int chained)
+{
+	struct mt_view_model *m = w->m;
+	const struct mt_tree_node *n1, *end, *next;
+	unsigned hidden = 0;
+	size_t save = w->path.len;
+	int exp = mt_tree_node_nchildren(c) && set_has(m, w->path.p, w->path.len);
+
+	if (visit(w, c, depth, exp, 0) < 0)
+		return MT_E_NOMEM;
+	if (!exp)
+		return 0;
+	/* the frames between c and the end of its chain */
+	n1 = same_only_child(c);
+	for (end = n1; end && (next = same_only_child(end)); end = next)
+		hidden++;
+	if (!chained || hidden < 2)
+		return rows_walk(w, c, depth + 1);
+	if (path_push(&w->path, n1) < 0 || unfold_key(&w->key, w->path.p, w->path.len) < 0)
+		return MT_E_NOMEM;
+	if (set_has(m, w->key.p, w->key.len)) {
+		/* unfolded: the frames as ordinary rows */
+		w->path.len = save;
+		w->path.p[save] = '\0';
+		return rows_walk(w, c, depth + 1);
+	}
+	if (visit(w, n1, depth + 1, 1, hidden) < 0)
+		return MT_E_NOMEM;
+	for (const struct mt_tree_node *x = mt_tree_node_child(n1, 0); x != end;
+	     x = mt_tree_node_child(x, 0))
+		if (path_push(&w->path, x) < 0)
+			return MT_E_NOMEM;
+	if (path_push(&w->path, end) < 0 || rows_node(w, end, depth + 2, 1) < 0)
+		return MT_E_NOMEM;
+	w->path.len = save;
+	w->path.p[save] = '\0';
+	return 0;
+}
+
+static int rows_walk(struct walk *w, const struct mt_tree_node *parent, unsigned depth)
+{
 	size_t nc = mt_tree_node_nchildren(parent);
+	int chained = mt_tree_node_parent(parent) && same_only_child(parent);
 
 	for (size_t i = 0; i < nc; i++) {
 		const struct mt_tree_node *c = mt_tree_node_child(parent, i);
 		size_t save = w->path.len;
-		int exp;
 
-		if (path_push(&w->path, c) < 0)
-			return MT_E_NOMEM;
-		exp = mt_tree_node_nchildren(c) &&
-		      set_has(m, w->path.p, w->path.len);
-		if (m->sel_path && !w->found) {
-			size_t sl = strlen(m->sel_path);
-
-			if (w->path.len == sl && !memcmp(w->path.p, m->sel_path, sl)) {
-				w->best = m->nrows;
-				w->found = 1;
-			} else if (w->path.len < sl && w->path.len > w->best_len &&
-				   !memcmp(w->path.p, m->sel_path, w->path.len) &&
-				   m->sel_path[w->path.len] == '\n') {
-				w->best = m->nrows;
-				w->best_len = w->path.len;
-			}
-		}
-		if (row_push(m, c, depth, exp) < 0)
-			return MT_E_NOMEM;
-		if (exp && rows_walk(w, c, depth + 1) < 0)
+		if (path_push(&w->path, c) < 0 || rows_node(w, c, depth, chained) < 0)
 			return MT_E_NOMEM;
 		w->path.len = save;
 		w->path.p[save] = '\0';
@@ -278,6 +357,7 @@ static int rebuild(struct mt_view_model *m)
 	else if (m->tree)
 		rc = MT_E_NOMEM;
 	free(w.path.p);
+	free(w.key.p);
 	m->sel = m->sel_path && (w.found || w.best_len) ? w.best : 0;
 	if (m->sel >= m->nrows)
 		m->sel = m->nrows ? m->nrows - 1 : 0;
@@ -385,10 +465,49 @@ static int mark(struct mt_view_model *m, const struct mt_tree_node *n, int on)
 	return rc;
 }
 
+/* Marks a chain from node n down as shown unfolded. */
+static int unfold(struct mt_view_model *m, const struct mt_tree_node *n)
+{
+	struct buf b = { 0 }, k = { 0 };
+	int rc = path_of(&b, n);
+
+	if (rc == 0)
+		rc = unfold_key(&k, b.p, b.len);
+	if (rc == 0)
+		rc = set_add(m, k.p, k.len);
+	free(b.p);
+	free(k.p);
+	return rc;
+}
+
+/* Expands every ancestor of n below the root and unfolds the chains on the way. */
+static int reveal(struct mt_view_model *m, const struct mt_tree_node *n)
+{
+	if (unfold(m, n) < 0)
+		return MT_E_NOMEM;
+	for (const struct mt_tree_node *p = mt_tree_node_parent(n);
+	     p && mt_tree_node_parent(p); p = mt_tree_node_parent(p))
+		if (mark(m, p, 1) < 0 || unfold(m, p) < 0)
+			return MT_E_NOMEM;
+	return 0;
+}
+
 int mt_view_model_expand(struct mt_view_model *m)
 {
 	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
 
+	if (r && r->fold) {
+		/*
+		 * the chain's frames as rows, each expanded as it was shown,
+		 * none of them folding what is left of the chain below it
+		 */
+		const struct mt_tree_node *n = r->node;
+
+		for (unsigned i = 0; i < r->fold; i++, n = mt_tree_node_child(n, 0))
+			if (unfold(m, n) < 0 || mark(m, n, 1) < 0)
+				return MT_E_NOMEM;
+		return rebuild(m) < 0 ? MT_E_NOMEM : 1;
+	}
 	if (!r || !r->nchildren || r->expanded)
 		return 0;
 	if (mark(m, r->node, 1) < 0)
@@ -421,9 +540,16 @@ static int expand_sub(struct mt_view_model *m, struct buf *b, const struct mt_tr
 {
 	size_t nc = mt_tree_node_nchildren(n);
 
+	struct buf k = { 0 };
+	int rc;
+
 	if (!nc)
 		return 0;
-	if (set_add(m, b->p, b->len) < 0)
+	rc = unfold_key(&k, b->p, b->len);
+	if (rc == 0)
+		rc = set_add(m, k.p, k.len);
+	free(k.p);
+	if (rc < 0 || set_add(m, b->p, b->len) < 0)
 		return MT_E_NOMEM;
 	for (size_t i = 0; i < nc; i++) {
 		const struct mt_tree_node *c = mt_tree_node_child(n, i);
@@ -455,6 +581,56 @@ int mt_view_model_expand_all(struct mt_view_model *m)
 	return m->nrows != before;
 }
 
+/* The figure the dominant chain follows, counted both ways (diffs). */
+static int64_t figure(const struct mt_tree_node *n, enum mt_tree_key key)
+{
+	const struct mt_cost *c = mt_tree_node_cost(n);
+	int64_t v = key == MT_TREE_BY_BLOCKS ? c->blocks :
+		    key == MT_TREE_BY_ALLOCS ? c->allocs : c->bytes;
+
+	return v < 0 ? -v : v;
+}
+
+/* n's child with the largest figure (the first of equals), or NULL. */
+static const struct mt_tree_node *biggest(const struct mt_tree_node *n, enum mt_tree_key key)
+{
+	const struct mt_tree_node *best = NULL;
+
+	for (size_t i = 0, nc = mt_tree_node_nchildren(n); i < nc; i++) {
+		const struct mt_tree_node *c = mt_tree_node_child(n, i);
+
+		if (!best || figure(c, key) > figure(best, key))
+			best = c;
+	}
+	return best;
+}
+
+int mt_view_model_dominant(struct mt_view_model *m, enum mt_tree_key key)
+{
+	const struct mt_tree_node *n, *c;
+	struct buf b = { 0 };
+	size_t before = m->nrows, sel = m->sel;
+
+	if (!m->tree || !(n = biggest(mt_tree_root(m->tree), key)))
+		return 0;
+	for (;;) {
+		c = biggest(n, key);
+		if (c && mark(m, n, 1) < 0)
+			return MT_E_NOMEM;
+		/* about half: a child of 5 under 10 still leads the way */
+		if (!c || figure(c, key) * 2 < figure(n, key))
+			break;
+		n = c;
+	}
+	if (path_of(&b, n) < 0)
+		return MT_E_NOMEM;
+	free(m->sel_path);
+	m->sel_path = b.p;
+	if (rebuild(m) < 0)
+		return MT_E_NOMEM;
+	return m->nrows != before || m->sel != sel;
+}
+
 int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key)
 {
 	if (!m->tree)
@@ -465,6 +641,7 @@ int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key)
 
 struct search {
 	const char *needle;
+	int function;                      /* needle is a function's name (exact) */
 	const struct mt_tree_node *start;  /* the selected node */
 	int passed;                        /* the walk is past start */
 	int from_selected;
@@ -472,13 +649,28 @@ struct search {
 	const struct mt_tree_node *hit;    /* first match after start */
 };
 
+/*
+ * A label matches a search's needle: contains it ignoring case, or, for a
+ * function, is that function's label ("NAME", "NAME [file:line]", "NAME via
+ * ENTRY" or both).
+ */
+static int matches(const struct search *s, const char *label)
+{
+	size_t n = strlen(s->needle);
+
+	if (!s->function)
+		return strcasestr(label, s->needle) != NULL;
+	return !strncmp(label, s->needle, n) &&
+	       (!label[n] || !strncmp(label + n, " [", 2) || !strncmp(label + n, " via ", 5));
+}
+
 static void search_walk(struct search *s, const struct mt_tree_node *n)
 {
 	size_t nc = mt_tree_node_nchildren(n);
 
 	for (size_t i = 0; i < nc && !s->hit; i++) {
 		const struct mt_tree_node *c = mt_tree_node_child(n, i);
-		int match = strcasestr(mt_tree_node_label(c), s->needle) != NULL;
+		int match = matches(s, mt_tree_node_label(c));
 
 		if (c == s->start) {
 			if (match && s->from_selected) {
@@ -498,11 +690,13 @@ static void search_walk(struct search *s, const struct mt_tree_node *n)
 	}
 }
 
-int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected)
+static int search(struct mt_view_model *m, const char *needle, int function,
+		  int from_selected)
 {
 	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
-	struct search s = { .needle = needle, .from_selected = from_selected };
-	const struct mt_tree_node *hit, *p;
+	struct search s = { .needle = needle, .function = function,
+			    .from_selected = from_selected };
+	const struct mt_tree_node *hit;
 	struct buf b = { 0 };
 
 	if (!m->tree || !needle || !*needle)
@@ -511,18 +705,25 @@ int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_s
 	s.passed = !r;
 	search_walk(&s, mt_tree_root(m->tree));
 	hit = s.hit ? s.hit : s.first;
-	if (!hit && r && strcasestr(mt_tree_node_label(r->node), needle))
+	if (!hit && r && matches(&s, mt_tree_node_label(r->node)))
 		hit = r->node;     /* the only match is the selected node */
 	if (!hit)
 		return MT_E_NOTFOUND;
-	for (p = mt_tree_node_parent(hit); p && mt_tree_node_parent(p); p = mt_tree_node_parent(p))
-		if (mark(m, p, 1) < 0)
-			return MT_E_NOMEM;
-	if (path_of(&b, hit) < 0)
+	if (reveal(m, hit) < 0 || path_of(&b, hit) < 0)
 		return MT_E_NOMEM;
 	free(m->sel_path);
 	m->sel_path = b.p;
 	return rebuild(m) < 0 ? MT_E_NOMEM : 0;
+}
+
+int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected)
+{
+	return search(m, needle, 0, from_selected);
+}
+
+int mt_view_model_find_function(struct mt_view_model *m, const char *name, int from_selected)
+{
+	return search(m, name, 1, from_selected);
 }
 
 size_t mt_view_model_scroll(struct mt_view_model *m, size_t height)

@@ -3,6 +3,11 @@
  * call tree (lib/tree.h) are expanded, the visible rows that follows from
  * that, the selected row, sorting and searching.
  *
+ * A chain of frames, each its parent's only child with the same figures,
+ * shows its first two frames, one "... N frames ..." row for the frames
+ * between (two or more) and its last frame, until the user expands that
+ * row: the children of an expanded node are always rows of their own.
+ *
  * Expansion and selection are remembered by path (the labels from the top
  * down), so they survive installing a new tree for another point of the run
  * wherever the same call paths exist. The model never draws and never
@@ -27,6 +32,10 @@ struct mt_view_row {
 	unsigned depth;          /* 0 for the root's children */
 	int expanded;            /* its children are the rows that follow */
 	size_t nchildren;
+	unsigned fold;           /* 0, or this row stands for `fold` frames, from
+				    node down, each the only child of the one
+				    above with the same figures ("... N frames
+				    ..."); the end of the chain is the next row */
 };
 
 /* A new model with no tree. NULL when out of memory. */
@@ -58,8 +67,9 @@ void mt_view_model_select(struct mt_view_model *m, size_t i);
 void mt_view_model_move(struct mt_view_model *m, long delta);
 
 /*
- * Expands the selected row (no-op on a leaf or an expanded row). Returns 1
- * if the rows changed, 0 if not, MT_E_NOMEM.
+ * Expands the selected row (no-op on a leaf or an expanded row); on a
+ * folded chain's row, shows its frames. Returns 1 if the rows changed, 0
+ * if not, MT_E_NOMEM.
  */
 int mt_view_model_expand(struct mt_view_model *m);
 
@@ -69,7 +79,16 @@ int mt_view_model_expand(struct mt_view_model *m);
  */
 int mt_view_model_collapse(struct mt_view_model *m);
 
-/* Expands the selected row's whole subtree. 1 if changed, 0, or MT_E_NOMEM. */
+/*
+ * Opens the dominant chain: from the root's biggest child (by key's figure,
+ * sizes of diffs counted both ways), expands each node down to the first
+ * whose biggest child holds less than half of it, expands that one too and
+ * selects it. Other expanded paths stay. 1 if anything changed, 0, or
+ * MT_E_NOMEM.
+ */
+int mt_view_model_dominant(struct mt_view_model *m, enum mt_tree_key key);
+
+/* Expands the selected row's whole subtree (unfolding its chains). 1 if changed, 0, or MT_E_NOMEM. */
 int mt_view_model_expand_all(struct mt_view_model *m);
 
 /* Re-sorts the tree's children by key and rebuilds the rows. 0 or MT_E_NOMEM. */
@@ -83,6 +102,12 @@ int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key);
  * changes) or MT_E_NOMEM.
  */
 int mt_view_model_search(struct mt_view_model *m, const char *needle, int from_selected);
+
+/*
+ * The same for a function's places: nodes whose label is the function
+ * name's ("NAME", "NAME [file:line]", "NAME via ENTRY"), case and all.
+ */
+int mt_view_model_find_function(struct mt_view_model *m, const char *name, int from_selected);
 
 /*
  * The first row to show in a pane of height rows so that the selection is

@@ -177,6 +177,9 @@ view_checks() {
 	mt_tmux_wait "^Live at peak: " 20 || { mt_fail "$v: the viewer did not start"; return; }
 	check "$v: view: live at peak 1,048,576 B in 1 blocks" \
 		grep -q "^Live at peak: 1,048,576 B in 1 blocks" "$MT_TMP/tmux.cur"
+	# the paths below are the report's: the entry points first (e)
+	mt_tmux_keys e
+	mt_tmux_wait " callee first, sorted by " || mt_fail "$v: view: e does not show the entry points"
 
 	# leaks view, then live at the end: the same rows
 	for where in leaks end; do

@@ -10,6 +10,9 @@
 # `report --diff start POINT`; its leaks view (l) is `--show-leaks`; the
 # diff from a mark at the peak to the end is `--diff peak end`, and with
 # two snapshots or more, from the first to the last is `--diff 0 LAST`.
+# The viewer opens on the allocation sites (`report --sites`), compared at
+# the peak; e then switches it to the report's default layout (the entry
+# points first) for everything else.
 #
 # Why the real viewer in tmux rather than a unit test on its model: the
 # point each key names (p, End, N; the viewer asks its session by event
@@ -145,6 +148,17 @@ for name in $names; do
 		mt_tmux_keys d
 		mt_tmux_wait "^Live at " || mt_fail "$name: d does not go back"
 	}
+
+	# the viewer opens on the allocation sites: report --sites' layout
+	r --show-maximum --sites >"$w.sites.txt"
+	mt_tmux_expand_all "$(grep -c -- '-> ' "$w.sites.txt")" ||
+		mt_fail "$name: sites: keys not handled"
+	mt_tmux_screen "$w.sites.scr"
+	compare "$name at peak, sites first" "$w.sites.scr" "$w.sites.txt" "maximum:" \
+		"$(re_quote "Live at peak: $(commas "$pk") B in $(commas "$pkb") blocks")"
+	# the rest in the report's default layout: the entry points first
+	mt_tmux_keys e
+	mt_tmux_wait " callee first, sorted by " || mt_fail "$name: e does not show the entry points"
 
 	point p peak "maximum:" "$w.max.txt" peak "$pk" "$pkb"
 	point End end "leaked:" "$w.leaks.txt" end "$lk" "$lkb"

@@ -2,8 +2,10 @@
 # view_tmux.sh - drives `memtrail view` in a real terminal (tmux, private
 # socket) on a fresh recording of samples/phases.c and checks the screen:
 # the graph and its peak label, the snapshot markers, the peak tree's top
-# rows and a subtree, search, inversion, sorting, the leak, diff and
-# temporary and calls views, the help screen, a resize to 80x24, TERM=vt100, and that
+# rows and a subtree (the first screen: allocation sites first, the
+# dominant chain open and folded; e for the entry points first), search,
+# inversion, sorting, the leak, diff and
+# temporary and calls views, the flat list (f), the help screen, a resize to 80x24, TERM=vt100, and that
 # q and Ctrl-C leave a usable shell with the terminal modes restored.
 #
 # Expected figures come from the sample's memtrail-expect block (read with
@@ -108,6 +110,64 @@ check "status: peak and leaked totals" \
 rows peak.txt >peak.rows
 top_sum=$(awk -F'\t' '$1 == 0 { s += $2 } END { print s + 0 }' peak.rows)
 check "tree: the top rows add up to the peak ($top_sum)" [ "$top_sum" = "$peak" ]
+# The first screen: allocation sites first, the dominant chain open.
+# phases.c at the peak: xmalloc's malloc calls hold the config (1,024), the
+# entries (1,024), the row table (128), rows 8..15 (8 x 4,096) and the
+# scratch (262,144) = 297,088 B in 15 blocks after 22 + 1 calls; grow_rows'
+# realloc calls hold rows 0..7: 65,536 B in 8 blocks. xmalloc's biggest
+# caller, make_report (262,144 B, more than half of it), is opened; its
+# callers main ... _start are one chain with its figures: main is a row,
+# the frames after it one "... N frames ..." row, then the last frame, a
+# leaf, where the chain stops and the cursor rests.
+python3 - peak.rows <<'EOF' >first.check
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+want = [["0", "297088", "15", "23", "0", "-", "xmalloc [samples/phases.c:94] via malloc"],
+        ["1", "262144", "1", "1", "0", "-", "make_report [samples/phases.c:142]"],
+        ["2", "262144", "1", "1", "0", "-", "main [samples/phases.c:200]"]]
+bad = [str(r) for r, w in zip(rows, want) if r != w]
+fold, end = rows[3], rows[4]
+if not (fold[0] == "3" and fold[1:5] == ["262144", "1", "1", "0"] and fold[5] == "+" and
+        fold[6].startswith("... ") and fold[6].endswith(" frames ...")):
+    bad.append("fold " + str(fold))
+if not (end[0] == "4" and end[1:5] == ["262144", "1", "1", "1"] and end[5] == ""):
+    bad.append("end " + str(end))
+if sum(r[4] == "1" for r in rows) != 1:
+    bad.append("not one row selected")
+if rows[-1] != ["0", "65536", "8", "8", "0", "+", "grow_rows [samples/phases.c:130] via realloc"]:
+    bad.append("last " + str(rows[-1]))
+print("ok" if not bad else "bad " + "; ".join(bad))
+EOF
+check "tree: sites first, make_report's chain open, the cursor at its end ($(cat first.check))" \
+	sh -c "grep -q '^ok' first.check"
+check "tree: the heading says allocation sites first" has "allocation sites first, sorted by bytes" peak.txt
+# Enter on the fold shows its N frames as rows, each with the chain's figures
+nfold=$(sed -n '4s/.*\.\.\. \([0-9]*\) frames \.\.\..*/\1/p' peak.rows)
+keys Up
+keys Enter
+sleep 0.3
+screen unfolded.txt
+rows unfolded.txt >unfolded.rows
+unfolded_ok() {
+	[ "$(wc -l <unfolded.rows)" = "$(( $(wc -l <peak.rows) - 1 + ${nfold:-0} ))" ] &&
+	! grep -q ' frames \.\.\.$' unfolded.rows &&
+	[ "$(awk -F'\t' -v n="${nfold:-0}" 'NR >= 4 && NR < 4 + n && $2 == 262144 && $6 == "-"' \
+		unfolded.rows | wc -l)" = "${nfold:-x}" ]
+}
+check "tree: Enter shows the ${nfold:-?} folded frames" unfolded_ok
+# e: the entry points first (the report's layout), again on its dominant chain
+keys e
+wait_for "callee first, sorted by bytes" || true
+screen entries.txt
+rows entries.txt >entries.rows
+check "tree: e shows the entry points first, malloc and xmalloc open" \
+	[ "$(head -n 2 entries.rows | cut -f1,2,6,7 | tr '\t\n' ' /')" = "0 297088 - malloc/1 297088 - xmalloc [samples/phases.c:94]/" ]
+# from the top, malloc folded
+keys PPage
+keys -
+wait_for "  + malloc" || true
+screen entries2.txt
+rows entries2.txt >peak.rows
 check "tree: malloc first, folded, selected" \
 	sh -c "head -n 1 peak.rows | awk -F'\t' '\$5 == 1 && \$6 == \"+\" && \$7 == \"malloc\"' | grep -q ."
 # expand malloc, then the row under it
@@ -214,7 +274,7 @@ timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-calls phases.data >rcalls.txt 2>
 # "  -> 77.14% (338,048B, 27x, avg 12,520B): malloc": its figures on the first row
 rc1=$(sed -n '2s/^  -> \([0-9.]*%\) (\([0-9,]*\)B, \([0-9,]*\)x, avg \([0-9,]*\)B): \(.*\)$/\2 \1 \3 \4 \5/p' rcalls.txt | tr -d ,)
 vc1=$(rows calls.txt | awk -F'\t' '$1 == 0 { print $2, "", $3, $4, $7; exit }')
-vp1=$(awk '/bytes +% +calls +avg B/ { getline; print $3; exit }' calls.txt)
+vp1=$(awk '/bytes +% +calls +avg B/ { getline; sub(/^>/, ""); print $2; exit }' calls.txt)
 check "calls: the first row is report --show-calls' first entry ($rc1)" \
 	[ "$(echo "$rc1" | awk '{ print $1, $3, $4, $5 }')" = "$(echo "$vc1" | awk '{ print $1, $2, $3, $4 }')" ]
 check "calls: percentages of calls ($vp1)" [ "$vp1" = "$(echo "$rc1" | awk '{ print $2 }')" ]
@@ -264,13 +324,54 @@ screen after-c.txt
 check "Ctrl-C: exits 130" has "status=130" after-c.txt
 check "Ctrl-C: icanon and echo back on" sh -c "grep -q '^icanon echo done-2c' after-c.txt"
 
+# ---- the flat list (f) --------------------------------------------------------------
+# At the peak by self bytes, the two allocation sites (the first screen's
+# figures): xmalloc 297,088 B in 15 blocks after 23 calls, grow_rows 65,536
+# B in 8 after 8, each its own total too; by total (s), make_report holds
+# its scratch buffer, 262,144 B in 1 block, and nothing itself; Enter on it
+# selects its place in the tree.
+keys clear Enter
+keys "'$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+keys f
+wait_for "function, by self bytes" || true
+screen flat.txt
+# flat_rows FILE: "selected self_B self% self_K total_B total% total_K calls name"
+flat_rows() {
+	awk '/function, by / { on = 1; next }
+	     on && /^[> ] *[-+]?[0-9]/ { s = 0; if (substr($0, 1, 1) == ">") { s = 1; sub(/^>/, "") }
+	                     gsub(/,/, ""); print s, $0 }' "$1" | tr -s ' '
+}
+flat_rows flat.txt >flat.rows
+check "flat: by self, xmalloc then grow_rows" \
+	[ "$(cat flat.rows)" = "1 297088 81.93% 15 297088 81.93% 15 23 xmalloc
+0 65536 18.07% 8 65536 18.07% 8 8 grow_rows" ]
+keys s
+wait_for "function, by total bytes" || true
+screen flat2.txt
+flat_rows flat2.txt >flat2.rows
+check "flat: by total, make_report 262,144 B in 1 block, none itself" \
+	grep -qx "0 0 0.00% 0 262144 72.29% 1 1 make_report" flat2.rows
+# the selection stayed on xmalloc; down to make_report, Enter
+sel=$(grep -n '^1 ' flat2.rows | cut -d: -f1)
+mr=$(grep -n ' make_report$' flat2.rows | cut -d: -f1)
+i=${sel:-1}
+while [ "$i" -lt "${mr:-0}" ]; do keys Down; i=$((i + 1)); done
+keys Enter
+wait_for "found: make_report" || true
+screen flat3.txt
+check "flat: Enter selects make_report in the tree" \
+	sh -c "grep -q '^>.* make_report \[samples/phases.c:[0-9]*\]\$' flat3.txt"
+keys q
+wait_for "status=0" 5 || mt_fail "flat: q exits 0"
+
 # ---- TERM=vt100 (no colours) and a missing file ---------------------------------------------
 keys clear Enter
 keys "TERM=vt100 '$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
 wait_for "Live at peak" 15 || true
 screen vt100.txt
 check "vt100: draws the graph and the tree" \
-	sh -c "grep -q 'peak $(commas "$peak") B' vt100.txt && grep -q '> .*malloc' vt100.txt"
+	sh -c "grep -q 'peak $(commas "$peak") B' vt100.txt && grep -q '> .*_start' vt100.txt"
 keys q
 wait_for "status=0" 5 || mt_fail "vt100: q exits 0"
 keys clear Enter
