@@ -142,6 +142,26 @@ enum counted {
 };
 
 /*
+ * A tree's header, "NAME: FIGURE" (the section's blank line first): the
+ * total c in bytes, signed for a diff; for temporaries and calls, their
+ * number and bytes.
+ */
+static void tree_header(struct report *rp, const char *name, const struct mt_cost *c,
+			int diff, enum counted what)
+{
+	char b1[32], b2[32];
+
+	section(rp);
+	if (what != LIVE)
+		fprintf(rp->out, "%s%s: %s allocation%s (%sB)\n", name, rp->who,
+			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
+			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
+	else
+		fprintf(rp->out, "%s%s: %sB\n", name, rp->who,
+			mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
+}
+
+/*
  * The functions of profile p (--top-sites) as the flat lists that
  * mt_export_fns_text writes, under the header text_tree gives its tree.
  */
@@ -151,8 +171,6 @@ static int text_fns(struct report *rp, const char *name, const struct mt_profile
 	struct mt_tree *t = NULL;
 	struct mt_tree_fn *fns = NULL;
 	struct mt_cost whole;
-	const struct mt_cost *c;
-	char b1[32], b2[32];
 	size_t n = 0;
 	int rc = build_tree(rp, p, 0, 0, NULL, &t);
 
@@ -162,16 +180,8 @@ static int text_fns(struct report *rp, const char *name, const struct mt_profile
 		mt_tree_free(t);
 		return rc;
 	}
-	c = mt_tree_node_cost(mt_tree_root(t));
 	whole = mt_tree_gross(t);
-	section(rp);
-	if (what != LIVE)
-		fprintf(rp->out, "%s%s: %s allocation%s (%sB)\n", name, rp->who,
-			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
-			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
-	else
-		fprintf(rp->out, "%s%s: %sB\n", name, rp->who,
-			mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
+	tree_header(rp, name, mt_tree_node_cost(mt_tree_root(t)), diff, what);
 	rc = mt_export_fns_text(fns, n, rp->o->top_sites,
 				what != LIVE ? MT_TREE_BY_BLOCKS : MT_TREE_BY_BYTES, &whole, diff,
 				rp->out);
@@ -190,9 +200,7 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 {
 	struct mt_text_opts to = { rp->o->threshold_pct, rp->o->top, diff, what != LIVE,
 				   what == CALLS };
-	const struct mt_cost *c;
 	struct mt_tree *t = NULL;
-	char b1[32], b2[32];
 	int rc;
 
 	if (!p)
@@ -204,15 +212,7 @@ static int text_tree(struct report *rp, const char *name, const struct mt_profil
 		return rc;
 	if (what != LIVE)
 		mt_tree_sort(t, MT_TREE_BY_BLOCKS);
-	c = mt_tree_node_cost(mt_tree_root(t));
-	section(rp);
-	if (what != LIVE)
-		fprintf(rp->out, "%s%s: %s allocation%s (%sB)\n", name, rp->who,
-			mt_fmt_signed(b1, sizeof(b1), c->blocks, 0), c->blocks == 1 ? "" : "s",
-			mt_fmt_signed(b2, sizeof(b2), c->bytes, 0));
-	else
-		fprintf(rp->out, "%s%s: %sB\n", name, rp->who,
-			mt_fmt_signed(b1, sizeof(b1), c->bytes, diff));
+	tree_header(rp, name, mt_tree_node_cost(mt_tree_root(t)), diff, what);
 	rc = mt_export_text(t, &to, rp->out);
 	mt_tree_free(t);
 	return rc;

@@ -539,6 +539,22 @@ static void build_fini(struct build *b)
 	free(b->buf);
 }
 
+/*
+ * The order of two figures of a tree or a list: grown (positive) first,
+ * then zero, then shrunk; larger magnitude first; 0 when equal.
+ */
+static int cmp_signed(int64_t ka, int64_t kb)
+{
+	int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
+	int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
+
+	if (ga != gb)
+		return ga - gb;
+	if (ka != kb)
+		return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
+	return 0;
+}
+
 /* ---- functions, flat -------------------------------------------------------- */
 
 struct fns {
@@ -695,18 +711,9 @@ static int cmp_fns(const void *pa, const void *pb, void *arg)
 {
 	const struct mt_tree_fn *a = pa, *b = pb;
 	const struct fns_key *k = arg;
+	int c = k->key != MT_TREE_BY_NAME ? cmp_signed(fn_key(a, k), fn_key(b, k)) : 0;
 
-	if (k->key != MT_TREE_BY_NAME) {
-		int64_t ka = fn_key(a, k), kb = fn_key(b, k);
-		int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
-		int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
-
-		if (ga != gb)
-			return ga - gb;
-		if (ka != kb)
-			return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
-	}
-	return strcmp(a->name, b->name);
+	return c ? c : strcmp(a->name, b->name);
 }
 
 void mt_tree_fns_sort(struct mt_tree_fn *fns, size_t n, int by_total, enum mt_tree_key key)
@@ -739,16 +746,8 @@ static int cmp_nodes(const void *pa, const void *pb, void *arg)
 	enum mt_tree_key key = *(const enum mt_tree_key *)arg;
 	int c;
 
-	if (key != MT_TREE_BY_NAME) {
-		int64_t ka = key_of(a, key), kb = key_of(b, key);
-		int ga = ka > 0 ? 0 : ka == 0 ? 1 : 2;
-		int gb = kb > 0 ? 0 : kb == 0 ? 1 : 2;
-
-		if (ga != gb)
-			return ga - gb;
-		if (ka != kb)
-			return ga == 0 ? (ka < kb ? 1 : -1) : (ka < kb ? -1 : 1);
-	}
+	if (key != MT_TREE_BY_NAME && (c = cmp_signed(key_of(a, key), key_of(b, key))) != 0)
+		return c;
 	c = strcmp(a->label, b->label);
 	if (c)
 		return c;
