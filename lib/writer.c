@@ -297,9 +297,9 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 }
 
 /*
- * The resident set as the chunk being built ends (mt_writer_opts.rss): with
- * the sample it began with, each chunk brackets its events, the peak's
- * chunk included. The raw buffer's slack holds it.
+ * The resident set as the chunk being built ends, or just before END
+ * (mt_writer_opts.rss): with the sample it began with, each chunk brackets
+ * its events, the peak's chunk included. The raw buffer's slack holds it.
  */
 static void put_rss(struct mt_writer *w)
 {
@@ -703,7 +703,11 @@ int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const ch
 int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 		  const struct mt_totals *tot)
 {
-	uint8_t *p = begin(w, t, 1 + 10 * MT_MAX_VARINT);
+	uint8_t *p;
+
+	/* the resident set as the run ends, before END (always the last) */
+	put_rss(w);
+	p = begin(w, t, 1 + 10 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_END;

@@ -761,8 +761,9 @@ static uint64_t fake_rss(void *ctx)
 
 /*
  * With an rss callback, each chunk starts and ends with an RSS record of
- * the callback's value then; END stays the last record of the log (a
- * reader of the last chunk alone finds END's figures).
+ * the callback's value then, the last one just before END, which stays the
+ * last record of the log (a reader of the last chunk alone finds END's
+ * figures).
  */
 static void test_rss(void **state)
 {
@@ -788,7 +789,8 @@ static void test_rss(void **state)
 
 	decode(f, &d);
 	assert_int_equal(d.nchunks, 2);
-	/* chunk 0: RSS 1 (its start) ... RSS 2 (its end); chunk 1: RSS 3, ..., END */
+	/* chunk 0: RSS 1 (its start) ... RSS 2 (its end); chunk 1: RSS 3, ...,
+	 * RSS 4, END */
 	assert_int_equal(d.chunks[0].recs[1].type, MT_REC_RSS);
 	assert_int_equal(d.chunks[0].recs[1].a, 1 * 4096);
 	assert_int_equal(d.chunks[0].recs[d.chunks[0].nrec - 1].type, MT_REC_RSS);
@@ -796,7 +798,9 @@ static void test_rss(void **state)
 	assert_int_equal(d.chunks[1].recs[1].type, MT_REC_RSS);
 	assert_int_equal(d.chunks[1].recs[1].a, 3 * 4096);
 	assert_int_equal(d.chunks[1].recs[d.chunks[1].nrec - 1].type, MT_REC_END);
-	assert_int_equal(calls, 3);
+	assert_int_equal(d.chunks[1].recs[d.chunks[1].nrec - 2].type, MT_REC_RSS);
+	assert_int_equal(d.chunks[1].recs[d.chunks[1].nrec - 2].a, 4 * 4096);
+	assert_int_equal(calls, 4);
 	free_decoded(&d);
 }
 
