@@ -1284,11 +1284,14 @@ static size_t read_cmdline(void)
 }
 
 /*
- * The resident set, for the RSS record each chunk starts with: the second
- * field of /proc/self/statm, in pages. open/read/close only (async-signal
- * safe, no allocation); the descriptor lives for the call alone. 0 when
- * it cannot be read.
+ * The resident set, for the RSS records (lib/writer.h: as each chunk begins
+ * and ends, and before END): the second field of /proc/self/statm, in
+ * pages. open/read/close only (async-signal safe, no allocation); the
+ * descriptor lives for the call alone. 0 when it cannot be read.
  */
+static uint64_t rss_page;   /* the page size, read at start (sysconf is not
+			      async-signal safe; END after a signal samples) */
+
 static uint64_t read_rss(void *ctx)
 {
 	char buf[128];
@@ -1311,7 +1314,7 @@ static uint64_t read_rss(void *ctx)
 		;
 	for (; *p >= '0' && *p <= '9'; p++)
 		pages = pages * 10 + (uint64_t)(*p - '0');
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return pages * rss_page;
 }
 
 /*
@@ -1428,6 +1431,7 @@ static int open_log(void)
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();
 	struct mt_writer_opts wo = { .wait = wait_sealed, .rss = read_rss };
+	rss_page = (uint64_t)sysconf(_SC_PAGESIZE);
 	S.w = mt_writer_new(S.fd, &mem, &wo);
 	if (!S.stacks || !S.live || !S.mods || !S.w) {
 		mt_say("out of memory; not recording", NULL);
