@@ -23,7 +23,6 @@ struct mt_summary {
 	char *stop_reason;
 	struct mt_summary_snapshot *snaps;
 	size_t snapcap;
-	uint64_t live_bytes, live_blocks;
 	int nomem;
 };
 
@@ -45,7 +44,6 @@ static void reset(struct mt_summary *s)
 	memset(&s->info, 0, sizeof(s->info));
 	s->info.command = "";
 	s->info.snapshots = s->snaps;
-	s->live_bytes = s->live_blocks = 0;
 	s->nomem = 0;
 }
 
@@ -62,8 +60,6 @@ static void on_header(struct mt_summary *s, const struct mt_header *h)
 static void on_end(struct mt_summary *s, const struct mt_end *e)
 {
 	s->info.duration_ns = e->time_ns;
-	s->info.leaked_bytes = s->live_bytes;
-	s->info.leaked_blocks = s->live_blocks;
 	s->info.events = e->events;
 	s->info.clean = e->clean;
 	s->info.truncated = e->truncated;
@@ -300,8 +296,8 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 	s->info.has_rss = st->rss_samples > 0;
 	s->info.peak_rss_bytes = st->peak_rss_bytes;
 	s->info.peak_rss_time_ns = st->peak_rss_time_ns;
-	s->live_bytes = (uint64_t)st->end_bytes;
-	s->live_blocks = (uint64_t)st->end_blocks;
+	s->info.leaked_bytes = (uint64_t)st->end_bytes;
+	s->info.leaked_blocks = (uint64_t)st->end_blocks;
 	on_end(s, e);
 	return s->nomem ? MT_E_NOMEM : 0;
 }
