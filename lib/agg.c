@@ -80,6 +80,7 @@ struct mt_agg {
 	uint32_t peak_epoch;      /* bumped at each new peak */
 
 	int figures;              /* mt_agg_run counts figures only */
+	unsigned skip;            /* MT_TALLY_NO_* */
 	int journal;              /* keeping frames */
 	uint32_t mark_no;         /* the mark being gathered, from 1 */
 	uint32_t *dirty;          /* stacks changed since the last mark */
@@ -301,7 +302,7 @@ static void reset_run(struct mt_agg *a)
 	a->st.peak_at_start = 1;
 	a->st.snapshots = a->snaps;
 	mt_sizes_clear(a->sizes);
-	a->st.sizes = a->sizes;
+	a->st.sizes = a->skip & MT_TALLY_NO_CALLS ? NULL : a->sizes;
 	a->err = 0;
 }
 
@@ -589,7 +590,7 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	c->bytes += (int64_t)ev->size;
 	c->blocks++;
 	c->allocs++;
-	{
+	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->thread);
 
 		if (x) {
@@ -601,8 +602,9 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	}
 	if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
-	last_alloc(a, ev->thread, ev->addr);
-	if (mt_sizes_add(a->sizes, ev->stack, ev->size) < 0)
+	if (!(a->skip & MT_TALLY_NO_TEMPORARY))
+		last_alloc(a, ev->thread, ev->addr);
+	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size) < 0)
 		a->err = MT_E_NOMEM;
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
@@ -620,7 +622,7 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		return 0;
 	c->bytes -= (int64_t)ev->size;
 	c->blocks--;
-	{
+	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->alloc_thread);
 
 		if (x) {
@@ -631,7 +633,7 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 			x->f.frees++;
 	}
 	count_free(a, ev);
-	if (last_free(a, ev->thread, ev->addr)) {
+	if (!(a->skip & MT_TALLY_NO_TEMPORARY) && last_free(a, ev->thread, ev->addr)) {
 		struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
 
 		if (mt_profile_add(&a->temp, ev->stack, &tc) < 0)
@@ -869,6 +871,12 @@ void mt_agg_figures_only(struct mt_agg *a, int on)
 void mt_agg_size_buckets(struct mt_agg *a, int on)
 {
 	mt_sizes_buckets(a->sizes, on);
+}
+
+void mt_agg_skip(struct mt_agg *a, unsigned what)
+{
+	a->skip = what;
+	a->st.sizes = what & MT_TALLY_NO_CALLS ? NULL : a->sizes;
 }
 
 int mt_agg_mark(struct mt_agg *a)

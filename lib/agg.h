@@ -221,6 +221,20 @@ void mt_agg_figures_only(struct mt_agg *a, int on);
 void mt_agg_size_buckets(struct mt_agg *a, int on);
 
 /*
+ * Tallies a reader may leave out of a run, to make each event cheaper (a
+ * report that prints the peak and the leaks needs none of them). Off: per
+ * thread figures (mt_agg_thread_stats reads zeros), temporaries (the
+ * temporary profile is empty, the count 0), requested sizes (stats' sizes
+ * is NULL). Set before mt_agg_run; 0 keeps them all (the default).
+ */
+enum {
+	MT_TALLY_NO_THREADS   = 1u << 0,
+	MT_TALLY_NO_TEMPORARY = 1u << 1,
+	MT_TALLY_NO_CALLS     = 1u << 2,
+};
+void mt_agg_skip(struct mt_agg *a, unsigned what);
+
+/*
  * Drops the marks i with keep[i] == 0, merging each dropped mark's frame
  * into the next kept one, so the journal's memory shrinks to what the kept
  * marks need; newidx[i] gets mark i's new index (SIZE_MAX when dropped).

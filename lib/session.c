@@ -173,7 +173,7 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 	 * already open; a realloc of a block that was not live has none. */
 	before(s, ev->time_ns);
 	agg_ops.on_alloc(s->agg, ev);
-	return series_ops.on_alloc(s->series, ev);
+	return s->series ? series_ops.on_alloc(s->series, ev) : 0;
 }
 
 static int pass_free(void *ctx, const struct mt_event *ev)
@@ -182,7 +182,7 @@ static int pass_free(void *ctx, const struct mt_event *ev)
 
 	before(s, ev->time_ns);
 	agg_ops.on_free(s->agg, ev);
-	return series_ops.on_free(s->series, ev);
+	return s->series ? series_ops.on_free(s->series, ev) : 0;
 }
 
 static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
@@ -191,7 +191,7 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 
 	before(s, snap->time_ns);
 	agg_ops.on_snapshot(s->agg, snap);
-	return series_ops.on_snapshot(s->series, snap);
+	return s->series ? series_ops.on_snapshot(s->series, snap) : 0;
 }
 
 static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
@@ -199,7 +199,8 @@ static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
 	struct mt_session *s = ctx;
 
 	agg_ops.on_rss(s->agg, time_ns, bytes);
-	series_ops.on_rss(s->series, time_ns, bytes);
+	if (s->series)
+		series_ops.on_rss(s->series, time_ns, bytes);
 }
 
 static void pass_end(void *ctx, const struct mt_end *e)
@@ -208,7 +209,8 @@ static void pass_end(void *ctx, const struct mt_end *e)
 
 	if (!s->o.figures_only) {
 		agg_ops.on_end(s->agg, e);
-		series_ops.on_end(s->series, e);
+		if (s->series)
+			series_ops.on_end(s->series, e);
 	}
 	s->end = *e;
 	/* the replay's string lasts one run; a side replay would end it */
@@ -298,10 +300,15 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		goto fail;
 	rc = MT_E_NOMEM;
 	s->agg = mt_agg_new();
-	s->series = s->o.figures_only ? NULL : mt_series_new();
+	if (s->o.time_marks)
+		s->o.skip &= ~MT_SESSION_NO_SERIES;
+	if (s->o.figures_only)
+		s->o.skip |= MT_SESSION_NO_SERIES;
+	s->series = s->o.skip & MT_SESSION_NO_SERIES ? NULL : mt_series_new();
 	s->cursor = mt_profile_new();
-	if (!s->agg || (!s->series && !s->o.figures_only) || !s->cursor)
+	if (!s->agg || (!s->series && !(s->o.skip & MT_SESSION_NO_SERIES)) || !s->cursor)
 		goto fail;
+	mt_agg_skip(s->agg, s->o.skip & ~MT_SESSION_NO_SERIES);
 	rc = mt_agg_request(s->agg, NULL, 0, 0);
 	if (rc < 0)
 		goto fail;
@@ -768,7 +775,7 @@ int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 	int rc;
 
 	*out = NULL;
-	if (s->o.figures_only)
+	if (s->o.figures_only || s->o.skip & MT_TALLY_NO_TEMPORARY)
 		return MT_E_ARG;
 	if (s->only) {
 		/* the side aggregator's whole run, its temporaries with it */

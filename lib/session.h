@@ -57,7 +57,17 @@ struct mt_session_opts {
 	int figures_only;
 	/* Requested sizes in buckets too, for a histogram (lib/sizes.h). */
 	int size_buckets;
+	/*
+	 * What this reader never asks for, left out of the pass to make each
+	 * event cheaper: MT_TALLY_NO_* (lib/agg.h: per-thread figures, which
+	 * mt_session_thread then gives as zeros; temporaries, which
+	 * mt_session_temporary then refuses with MT_E_ARG; requested sizes)
+	 * and MT_SESSION_NO_SERIES (mt_session_series is NULL; ignored with
+	 * time_marks, which need the series). 0 keeps everything.
+	 */
+	unsigned skip;
 };
+#define MT_SESSION_NO_SERIES (1u << 8)
 
 /*
  * Opens the log at path and replays it once. Returns 0 and *out, or a

@@ -255,6 +255,26 @@ static void free_all(struct mt_session *ses, struct mt_summary *s, FILE *out,
  * --compare OLD [FILE]: both logs read (a session each), then the table
  * and the trees of what changed (lib/report.h mt_report_compare).
  */
+/*
+ * The tallies of the pass these options never read (lib/session.h), left
+ * out so that each event costs less: the default report (summary, peak,
+ * leaks) needs none of them.
+ */
+static unsigned skip_for(const struct mt_report_opts *o)
+{
+	unsigned skip = 0;
+
+	if (!(o->show & MT_SHOW_THREADS))
+		skip |= MT_TALLY_NO_THREADS;
+	if (!(o->show & MT_SHOW_TEMPORARY))
+		skip |= MT_TALLY_NO_TEMPORARY;
+	if (!(o->show & (MT_SHOW_CALLS | MT_SHOW_SIZES)))
+		skip |= MT_TALLY_NO_CALLS;
+	if (!(o->show & MT_SHOW_TIMELINE) && o->format != MT_FORMAT_MASSIF)
+		skip |= MT_SESSION_NO_SERIES;
+	return skip;
+}
+
 static int compare(const char *old_file, const char *file, struct mt_report_opts *o,
 		   int summary, const char *outpath)
 {
@@ -281,6 +301,7 @@ static int compare(const char *old_file, const char *file, struct mt_report_opts
 	memset(&so, 0, sizeof(so));
 	so.progress.fn = mt_progress_update;
 	so.progress.ctx = &prog;
+	so.skip = skip_for(o);
 	old = open_session(old_file, &so);
 	mt_progress_clear(&prog);
 	cur = open_session(file, &so);
@@ -420,7 +441,8 @@ int cmd_report(int argc, char **argv)
 	{
 		struct mt_session_opts so = { .progress = { mt_progress_update, &prog },
 					      .figures_only = !o.show,
-					      .size_buckets = (o.show & MT_SHOW_SIZES) != 0 };
+					      .size_buckets = (o.show & MT_SHOW_SIZES) != 0,
+					      .skip = skip_for(&o) };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);
