@@ -1,6 +1,6 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 3 (readers
- * also take version 2, which lacks THREAD_NAME).
+ * format.h - the memtrail event log (memtrail.data), version 4 (readers
+ * also take versions 2 and 3: see VERSIONS at the end of this comment).
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
@@ -38,8 +38,9 @@
  *   RECORDS  the records that follow CHUNK_BEGIN, each a type byte then its
  *            fields, except that the fields of events (ALLOC, FREE,
  *            REALLOC) are not here but in the streams below, in order:
- *   STACKS   uv stack of each ALLOC and REALLOC
- *   SIZES    uv size of each ALLOC and REALLOC
+ *   STACKS   uv stack of each ALLOC and REALLOC, and of the block a FREE
+ *            or a REALLOC's old half ends when the record carries it
+ *   SIZES    uv size of the same events and blocks, in the same order
  *   KEYS     uv k of each address field (ADDR below)
  *   DELTAS   sv delta of each address field whose k is 0
  * CHUNK_BEGIN gives the lengths of the last four; RECORDS is the rest.
@@ -88,16 +89,28 @@
  *        A new block of `size` requested bytes at address, by the current
  *        thread; address joins `allocated`. [Brackets: the fields are
  *        in the streams named, not in RECORDS.]
- *   0x04 FREE         [ADDR(allocated)]
+ *   0x04 FREE         [ADDR(allocated), BLOCK]
  *        The block at address is released by the current thread; address
- *        joins `freed`. A free of an address that is not
- *        live (allocated before recording began) is ignored by replay.
+ *        joins `freed`. BLOCK = the stack id and the requested size of the
+ *        block it ends: when the address was named from `allocated` (k > 0)
+ *        they are not written (the block is that allocation's, the latest at
+ *        the address in this chunk); when k = 0 they follow, STACKS uv stack
+ *        then SIZES uv size. So a reader needs no table of live blocks to
+ *        know what a free releases, and most frees, which follow their
+ *        allocation within the chunk, cost an address only. The recorder
+ *        writes a FREE for live blocks only: an allocation at an address
+ *        still live (its free went unseen) is preceded by the old block's
+ *        FREE. (Version 3: [ADDR(allocated)] only; replay then looks the
+ *        block up, and ignores a free of an address that is not live.)
  *   0x05 REALLOC      [STACKS uv stack, SIZES uv size, ADDR(allocated) old,
- *                     ADDR(freed) new]
+ *                     ADDR(freed) new, BLOCK(old)]
  *        realloc(old, size) returned new: one free of old and one allocation
  *        of size bytes at new, at the same instant. old is decoded and joins
  *        `freed` before new is decoded (so new == old is k = 1); then new
- *        joins `allocated`.
+ *        joins `allocated`. BLOCK(old) is old's stack and size as in FREE,
+ *        taken from the allocation old's k named (before new joined), else
+ *        written after new's address. The recorder writes REALLOC only when
+ *        old was live. (Version 3: without BLOCK(old).)
  *        realloc(NULL, n) is written as ALLOC, realloc(p, 0) that frees as FREE.
  *   0x06 THREAD       uv index, uv tid
  *        Thread `index` (0, 1, 2... in order of first event; 0 is the first
@@ -149,6 +162,10 @@
  *        a later one replaces an earlier. Version 3 on.
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
+ *
+ * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
+ * (BLOCK above). 3: THREAD_NAME and RSS; frees name an address only.
+ * 2: neither. Readers take all three.
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -159,7 +176,7 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     3
+#define MT_FORMAT_VERSION     4
 #define MT_FORMAT_VERSION_MIN 2     /* the oldest a reader takes */
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12

@@ -7,11 +7,16 @@
  * of stacks, modules and threads, and calling the consumer in log order.
  * Not for: reading the container (lib/reader.c), any aggregation.
  *
- * Memory grows with live blocks, distinct stacks, modules and threads, never
- * with the number of events: the live table is an open-addressing hash
- * (linear probing, backward-shift deletion, no tombstones).
+ * Memory grows with distinct stacks, modules and threads, never with the
+ * number of events; with live blocks too for logs before version 4 (their
+ * frees name an address, which the live table turns into a block) and for
+ * owners (mt_replay_owners) of blocks of threads other than the first.
+ * Version 4 frees name their block, so replaying them needs no table.
  *
  * Choices where the log says something odd (documented in memtrail-format(5)):
+ * - Version 4: a free whose block (stack, size) its stack has not got live
+ *   is corrupt. The recorder writes the free of a missed block itself, so
+ *   the two version-3 choices below never arise.
  * - FREE of an address that is not live (allocated before recording began,
  *   or by memtrail's own bookkeeping) is ignored: no on_free. The record
  *   still counts as an event for seq.
@@ -83,6 +88,8 @@ struct pend {
 	uint8_t type;
 	uint32_t stack, thread;
 	uint64_t seq, time, size, a, a2;
+	uint64_t osize;       /* version 4: the freed block's size and stack */
+	uint32_t ostack;
 };
 
 struct modrec {
@@ -110,6 +117,18 @@ struct mt_replay {
 	char **names;         /* THREAD_NAME's, NULL: none (threadcap of them) */
 	size_t nthreads, threadcap;
 
+	/*
+	 * Version 4 logs name the block each free ends (size, stack), so the
+	 * table is needed only for owners (mt_replay_owners): it then holds the
+	 * blocks of threads other than index 0, value the thread index, and a
+	 * block not in it is thread 0's. Per stack, the blocks and bytes live,
+	 * so that a free beyond them is corrupt rather than a negative figure.
+	 */
+	int direct;           /* version 4 or later */
+	int owners;           /* track each block's thread (default on) */
+	uint64_t *sblocks, *sbytes;   /* nstacks of each (direct only) */
+	size_t scap;
+
 	struct mt_livetab live;
 	struct big *big;
 	size_t nbig, bigcap;
@@ -128,6 +147,9 @@ struct mt_replay {
 	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
 	uint64_t hist[2][MT_ADDR_HISTORY];
 	uint64_t nhist[2];
+	/* version 4: the stack and size of each address of hist[0] */
+	uint32_t hstack[MT_ADDR_HISTORY];
+	uint64_t hsize[MT_ADDR_HISTORY];
 	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t chunk_off;
 	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
@@ -139,7 +161,15 @@ struct mt_replay {
 
 int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n)
 {
+	/* version 4: the table holds other threads' blocks only, if any */
+	if (r->direct)
+		return 0;
 	return mt_livetab_reserve(&r->live, n) < 0 ? MT_E_NOMEM : 0;
+}
+
+void mt_replay_owners(struct mt_replay *r, int on)
+{
+	r->owners = on;
 }
 
 void mt_replay_trim(struct mt_replay *r)
@@ -225,6 +255,8 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 		goto fail;
 	h = mt_reader_header(r->rd);
 	r->hdr.version = h->version;
+	r->direct = h->version >= 4;
+	r->owners = 1;
 	r->hdr.pointer_size = h->pointer_size;
 	r->hdr.pid = h->pid;
 	r->hdr.start_realtime_ns = h->start_realtime_ns;
@@ -315,6 +347,8 @@ void mt_replay_free(struct mt_replay *r)
 
 	if (!r)
 		return;
+	free(r->sblocks);
+	free(r->sbytes);
 	mt_reader_free(r->rd);
 	free(r->joined);
 	free(r->argv);
@@ -483,6 +517,23 @@ static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_
 		r->nstored = id + 1;
 	}
 	r->nstacks = id + 1;
+	if (r->direct && r->nstacks > r->scap) {
+		size_t cap = r->scap ? 2 * r->scap : 256;
+		uint64_t *b, *y;
+
+		while (cap < r->nstacks)
+			cap *= 2;
+		b = realloc(r->sblocks, cap * sizeof(*b));
+		if (b)
+			r->sblocks = b;
+		y = b ? realloc(r->sbytes, cap * sizeof(*y)) : NULL;
+		if (!y)
+			return MT_E_NOMEM;
+		r->sbytes = y;
+		r->scap = cap;
+	}
+	if (r->direct)
+		r->sblocks[id] = r->sbytes[id] = 0;
 	s->ips = (const uint64_t *)(s + 1);
 	if (ops->on_stack)
 		ops->on_stack(ctx, s);
@@ -649,16 +700,22 @@ static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, in
 	uint32_t ostack, othread;
 	int stop = 0, rc;
 
-	if (pack(r, p->size, p->stack, p->thread, &val) < 0)
-		return MT_E_NOMEM;
-	rc = mt_livetab_put(&r->live, addr, val, &old);
-	if (rc < 0)
-		return MT_E_NOMEM;
-	if (rc == 1) {
-		/* Released, then the new block takes its place. */
-		unpack(r, old, &osize, &ostack, &othread);
-		stop = emit_free(addr, osize, ostack, othread, p->seq, p->time, p->thread, 0, ops,
-				 ctx);
+	if (r->direct) {
+		/* the log writes a missed free itself: nothing to release */
+		if (r->owners && p->thread && mt_livetab_put(&r->live, addr, p->thread, &old) < 0)
+			return MT_E_NOMEM;
+	} else {
+		if (pack(r, p->size, p->stack, p->thread, &val) < 0)
+			return MT_E_NOMEM;
+		rc = mt_livetab_put(&r->live, addr, val, &old);
+		if (rc < 0)
+			return MT_E_NOMEM;
+		if (rc == 1) {
+			/* Released, then the new block takes its place. */
+			unpack(r, old, &osize, &ostack, &othread);
+			stop = emit_free(addr, osize, ostack, othread, p->seq, p->time, p->thread,
+					 0, ops, ctx);
+		}
 	}
 	if (ops->on_alloc) {
 		struct mt_event ev = {
@@ -677,6 +734,14 @@ static int do_free(struct mt_replay *r, const struct pend *p, int realloc,
 	uint64_t val, size;
 	uint32_t stack, owner;
 
+	if (r->direct) {
+		/* the record names the block; only its thread may need the table */
+		owner = p->thread;
+		if (r->owners)
+			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
+		return emit_free(p->a, p->osize, p->ostack, owner, p->seq, p->time, p->thread,
+				 realloc, ops, ctx) ? 1 : 0;
+	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
@@ -750,19 +815,24 @@ static int push(struct mt_replay *r, const struct pend *p, const struct mt_repla
 
 /*
  * An ADDR field against history h (format.h): k from the KEYS stream, a
- * delta from DELTAS when k is 0; the address joins hist[to].
+ * delta from DELTAS when k is 0; the address joins hist[to]. *pos is the
+ * slot of history h that k named, NO_POS for a delta.
  */
-static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr)
+#define NO_POS SIZE_MAX
+static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr,
+			   size_t *pos)
 {
 	uint64_t k;
 	int64_t d;
 
 	if (get_uv(&s[MT_STREAM_KEYS], &k) < 0)
 		return MT_E_CORRUPT;
+	*pos = NO_POS;
 	if (k) {
 		if (k > MT_ADDR_HISTORY || k > r->nhist[h])
 			return MT_E_CORRUPT;
-		*addr = r->hist[h][(r->nhist[h] - k) % MT_ADDR_HISTORY];
+		*pos = (size_t)((r->nhist[h] - k) % MT_ADDR_HISTORY);
+		*addr = r->hist[h][*pos];
 	} else {
 		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
 			return MT_E_CORRUPT;
@@ -771,6 +841,50 @@ static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, ui
 	r->hist[to][r->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
 	r->last[to] = *addr;
 	return 0;
+}
+
+/* Version 4: a block allocated, in the per-stack figures a free checks. */
+static inline void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
+{
+	if (r->direct && !r->tail) {
+		r->sblocks[stack]++;
+		r->sbytes[stack] += size;
+	}
+}
+
+/*
+ * Version 4: the block a FREE or a REALLOC's old half ends: the allocation
+ * its address was named from (pos, a slot of the allocated history), else
+ * [STACKS stack, SIZES size]; corrupt when its stack has no such block
+ * live (a free beyond the allocations would turn a figure negative).
+ */
+static inline int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stack,
+			    uint64_t *size)
+{
+	if (pos != NO_POS) {
+		*stack = r->hstack[pos];
+		*size = r->hsize[pos];
+	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
+		   *stack >= r->nstacks || get_uv(&s[MT_STREAM_SIZES], size) < 0) {
+		return MT_E_CORRUPT;
+	}
+	if (r->tail)
+		return 0;
+	if (!r->sblocks[*stack] || r->sbytes[*stack] < *size)
+		return MT_E_CORRUPT;
+	r->sblocks[*stack]--;
+	r->sbytes[*stack] -= *size;
+	return 0;
+}
+
+/* Version 4: the block just allocated at the allocated history's latest
+ * slot, for a free that names it from there. */
+static inline void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
+{
+	size_t i = (size_t)((r->nhist[0] - 1) % MT_ADDR_HISTORY);
+
+	r->hstack[i] = stack;
+	r->hsize[i] = size;
 }
 
 /*
@@ -783,9 +897,10 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	struct cur c = { data, data + len }, sc[MT_STREAMS];
 	const uint8_t *last_progress = data, *q;
 	uint64_t slen_sum = 0, stream_len[MT_STREAMS];
-	uint64_t seq, t, dt, size, a, a2;
+	uint64_t seq, t, dt, size, a, a2, osize;
 	int64_t d1;
-	uint32_t stack, thread = UINT32_MAX, index;
+	uint32_t stack, ostack, thread = UINT32_MAX, index;
+	size_t pos;
 	const uint8_t *s;
 	size_t slen, i;
 	int err = 0, stop = 0;
@@ -833,21 +948,27 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			    stack >= r->nstacks ||
 			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 			    size > (uint64_t)INT64_MAX - r->allocated ||
-			    get_addr(r, sc, 1, 0, &a) < 0 || thread == UINT32_MAX)
+			    get_addr(r, sc, 1, 0, &a, &pos) < 0 || thread == UINT32_MAX)
 				return MT_E_CORRUPT;
 			r->allocated += size;
+			live_add(r, stack, size);
+			joined(r, stack, size);
 			{
 				struct pend pe = { MT_REC_ALLOC, stack, thread, r->events++, r->time,
-						   size, a, 0 };
+						   size, a, 0, 0, 0 };
 
 				stop = err = push(r, &pe, ops, ctx);
 			}
 			break;
 		case MT_REC_FREE:
-			if (get_addr(r, sc, 0, 1, &a) < 0 || thread == UINT32_MAX)
+			stack = 0;
+			size = 0;
+			if (get_addr(r, sc, 0, 1, &a, &pos) < 0 || thread == UINT32_MAX ||
+			    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
 				return MT_E_CORRUPT;
 			{
-				struct pend pe = { MT_REC_FREE, 0, thread, r->events++, r->time, 0, a, 0 };
+				struct pend pe = { MT_REC_FREE, 0, thread, r->events++, r->time, 0, a, 0,
+						   size, stack };
 
 				stop = err = push(r, &pe, ops, ctx);
 			}
@@ -866,13 +987,22 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			    stack >= r->nstacks ||
 			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 			    size > (uint64_t)INT64_MAX - r->allocated ||
-			    get_addr(r, sc, 0, 1, &a) < 0 ||
-			    get_addr(r, sc, 1, 0, &a2) < 0 || thread == UINT32_MAX)
+			    get_addr(r, sc, 0, 1, &a, &pos) < 0 || thread == UINT32_MAX)
+				return MT_E_CORRUPT;
+			ostack = 0;
+			osize = 0;
+			/* the old block's, freed before the new one is counted, and
+			 * read before the new address may take pos's slot */
+			if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
+				return MT_E_CORRUPT;
+			if (get_addr(r, sc, 1, 0, &a2, &pos) < 0)
 				return MT_E_CORRUPT;
 			r->allocated += size;
+			live_add(r, stack, size);
+			joined(r, stack, size);
 			{
 				struct pend pe = { MT_REC_REALLOC, stack, thread, r->events++, r->time,
-						   size, a, a2 };
+						   size, a, a2, osize, ostack };
 
 				stop = err = push(r, &pe, ops, ctx);
 			}

@@ -40,7 +40,8 @@ struct mt_event {
 	uint32_t stack;       /* stack id that allocated the block */
 	uint32_t thread;      /* thread index of this event */
 	uint32_t alloc_thread; /* thread index that allocated the block (on_free:
-				* may differ from thread; on_alloc: = thread) */
+				* may differ from thread; on_alloc: = thread;
+				* see mt_replay_owners) */
 	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
 };
 
@@ -163,6 +164,16 @@ int mt_replay_thread(const struct mt_replay *r, size_t i, uint32_t *tid, const c
  * MT_E_NOMEM. The table never shrinks; a wrong n only costs time.
  */
 int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
+
+/*
+ * Whether on_free's alloc_thread must be right (on, the default). Logs of
+ * version 4 name the block each free ends, so a replay keeps no live table
+ * unless asked for owners: with it off, alloc_thread is the freeing
+ * thread's index, not the allocating one's, and replay memory no longer
+ * grows with live blocks. Older logs always keep the table (it is how
+ * their frees find their blocks), so alloc_thread is always right there.
+ */
+void mt_replay_owners(struct mt_replay *r, int on);
 
 /*
  * Releases the live table's memory until the next run (which makes it

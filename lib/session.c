@@ -328,6 +328,8 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		if (mt_replay_end_totals(s->r, &how, &tot) == 1)
 			(void)mt_replay_expect_blocks(s->r, tot.peak_blocks);
 	}
+	/* whose blocks frees end: only per-thread figures ask */
+	mt_replay_owners(s->r, !s->o.figures_only && !(s->o.skip & MT_TALLY_NO_THREADS));
 	if (s->o.figures_only) {
 		/* the aggregator alone, straight from the replay */
 		rc = mt_agg_run(s->agg, s->r, NULL, 0, NULL, &s->o.progress);
@@ -564,6 +566,8 @@ static int side_run(struct mt_session *s)
 
 	/* never more live blocks than at the peak: no rehash on the way */
 	(void)mt_replay_expect_blocks(s->r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
+	/* the side aggregator keeps per-thread figures; the filter reads owners */
+	mt_replay_owners(s->r, 1);
 	mt_agg_ops(&o.in);
 	if (!s->only)
 		return mt_replay_run(s->r, &o.in, s->side);

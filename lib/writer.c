@@ -532,19 +532,37 @@ static inline void put_field(struct mt_writer *w, int i, uint64_t v)
  * of history h in this chunk (1 = the latest), else k = 0 and sv (addr - the
  * latest address of history to) in MT_STREAM_DELTAS; addr then joins to.
  */
-static inline void put_addr(struct mt_writer *w, const struct history *h,
-			    struct history *to, uint64_t addr)
+static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
+				struct history *to, uint64_t addr)
 {
 	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
+	uint64_t k = 0;
 
 	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
-		put_field(w, MT_STREAM_KEYS, h->n - s->num);
+		k = h->n - s->num;
+		put_field(w, MT_STREAM_KEYS, k);
 	} else {
 		put_field(w, MT_STREAM_KEYS, 0);
 		int64_t d = (int64_t)(addr - to->last);
 		put_field(w, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
 	hist_put(to, addr);
+	return k;
+}
+
+/*
+ * The block a free ends, [STACKS stack, SIZES size], unless its address
+ * was named from the allocated history (k > 0): the reader then has them
+ * from that allocation, the latest at the address in this chunk, which is
+ * the block being freed. Most frees follow their allocation closely and
+ * cost no more than an address.
+ */
+static inline void put_block(struct mt_writer *w, uint64_t k, uint64_t size, uint32_t stack)
+{
+	if (k)
+		return;
+	put_field(w, MT_STREAM_STACKS, stack);
+	put_field(w, MT_STREAM_SIZES, size);
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -599,23 +617,25 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 	return 0;
 }
 
-int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread)
+int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
+			 uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
 	END_RECORD(w, p);
-	put_addr(w, &w->hist[0], &w->hist[1], addr);
+	put_block(w, put_addr(w, &w->hist[0], &w->hist[1], addr), size, stack);
 	w->events++;
 	return 0;
 }
 
-int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
-		      uint64_t size, uint32_t stack, uint32_t thread)
+int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t old_size,
+		      uint32_t old_stack, uint64_t new_addr, uint64_t size, uint32_t stack,
+		      uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 6 * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 8 * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
@@ -623,8 +643,9 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
 	put_field(w, MT_STREAM_SIZES, size);
-	put_addr(w, &w->hist[0], &w->hist[1], old_addr);
+	uint64_t k = put_addr(w, &w->hist[0], &w->hist[1], old_addr);
 	put_addr(w, &w->hist[1], &w->hist[0], new_addr);
+	put_block(w, k, old_size, old_stack);
 	w->events++;
 	return 0;
 }

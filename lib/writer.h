@@ -98,9 +98,12 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 		    const uint64_t *ips, unsigned n);
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread);
-int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint32_t thread);
-int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t new_addr,
-		      uint64_t size, uint32_t stack, uint32_t thread);
+/* A free names the block it ends: its requested size and stack id. */
+int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
+			 uint32_t stack, uint32_t thread);
+int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64_t old_size,
+		      uint32_t old_stack, uint64_t new_addr, uint64_t size, uint32_t stack,
+		      uint32_t thread);
 int mt_writer_thread(struct mt_writer *w, uint64_t t, uint32_t index, uint32_t tid);
 int mt_writer_thread_name(struct mt_writer *w, uint64_t t, uint32_t index, const char *name);
 /* segs holds nseg (start, size) pairs: 2 * nseg numbers. */

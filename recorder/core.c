@@ -578,25 +578,43 @@ static void thread_exit(void *v)
 /* ---- events ------------------------------------------------------------------ */
 
 /*
- * Counts an allocation just written for END, with replay's definitions: an
- * allocation at an address that was still live (its free went unseen)
- * frees the old block first; the peak is checked after every allocation
- * (live bytes only fall elsewhere) and keeps the first time it is reached,
- * at the event's time as the log has it. blocks = live blocks before the
- * block was added.
+ * Counts an allocation just written for END, with replay's definitions:
+ * the peak is checked after every allocation (live bytes only fall
+ * elsewhere) and keeps the first time it is reached, at the event's time
+ * as the log has it.
  */
-static inline void count_alloc(uint64_t size, uint64_t blocks)
+static inline void count_alloc(uint64_t size)
 {
 	uint64_t live = mt_live_bytes(S.live);
 	S.tot.allocations++;
 	S.tot.bytes_allocated += size;
-	if (MT_UNLIKELY(mt_live_blocks(S.live) == blocks))
-		S.tot.frees++;
 	if (live > S.tot.peak_bytes) {
 		S.tot.peak_bytes = live;
 		S.tot.peak_blocks = mt_live_blocks(S.live);
 		S.tot.peak_time_ns = mt_writer_time(S.w);
 	}
+}
+
+/*
+ * Adds the block at addr to the live table; 0, or -1 when out of memory
+ * (recording stops). An address still live means its free went unseen
+ * (freed behind the hooks' back): its FREE is written first, so the log's
+ * frees carry every block they end and a reader needs no table of its own.
+ */
+static int live_add(uint64_t t, uint32_t idx, uint64_t addr, uint64_t size, uint32_t stack)
+{
+	struct mt_block b = { size, stack }, old;
+	int rc = mt_live_add(S.live, addr, b, &old);
+
+	if (rc < 0) {
+		stop_with_record("out of memory for the live-block table");
+		return -1;
+	}
+	if (rc == 1) {
+		check(mt_writer_free_block(S.w, t, addr, old.size, old.stack, idx));
+		S.tot.frees++;
+	}
+	return 0;
 }
 
 void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
@@ -606,14 +624,9 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
 		int64_t id = stack_id(c, t);
-		if (id >= 0) {
-			uint64_t blocks = mt_live_blocks(S.live);
-			if (mt_live_add(S.live, (uintptr_t)p, size) < 0) {
-				stop_with_record("out of memory for the live-block table");
-			} else {
-				check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
-				count_alloc(size, blocks);
-			}
+		if (id >= 0 && live_add(t, idx, (uintptr_t)p, size, (uint32_t)id) == 0) {
+			check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
+			count_alloc(size);
 		}
 	}
 	log_unlock(sl);
@@ -621,12 +634,12 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 
 void mt_rec_free(void *p)
 {
-	uint64_t size;
+	struct mt_block b;
 	uint64_t sl = log_lock_take();
-	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &size)) {
+	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &b)) {
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
-		check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+		check(mt_writer_free_block(S.w, t, (uintptr_t)p, b.size, b.stack, idx));
 		S.tot.frees++;
 	}
 	log_unlock(sl);
@@ -634,7 +647,7 @@ void mt_rec_free(void *p)
 
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
 {
-	uint64_t old_size;
+	struct mt_block old;
 	uint64_t sl = log_lock_take();
 	void *r = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
 	int saved = errno;
@@ -643,22 +656,19 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 		 * means failure and p is untouched: nothing to record. */
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
-		int was = mt_live_remove(S.live, (uintptr_t)p, &old_size);
+		int was = mt_live_remove(S.live, (uintptr_t)p, &old);
 		int64_t id = r && c ? stack_id(c, t) : -1;
 		uint64_t size = (uint64_t)nmemb * n;
-		uint64_t blocks = mt_live_blocks(S.live);
-		if (id >= 0 && mt_live_add(S.live, (uintptr_t)r, size) < 0) {
-			stop_with_record("out of memory for the live-block table");
-		} else if (id >= 0) {
+		if (id >= 0 && live_add(t, idx, (uintptr_t)r, size, (uint32_t)id) == 0) {
 			if (was)
-				check(mt_writer_realloc(S.w, t, (uintptr_t)p, (uintptr_t)r, size,
-							(uint32_t)id, idx));
+				check(mt_writer_realloc(S.w, t, (uintptr_t)p, old.size, old.stack,
+							(uintptr_t)r, size, (uint32_t)id, idx));
 			else
 				check(mt_writer_alloc(S.w, t, (uintptr_t)r, size, (uint32_t)id, idx));
 			S.tot.frees += (uint64_t)was;
-			count_alloc(size, blocks);
+			count_alloc(size);
 		} else if (was && mt_rec_active) {
-			check(mt_writer_free_block(S.w, t, (uintptr_t)p, idx));
+			check(mt_writer_free_block(S.w, t, (uintptr_t)p, old.size, old.stack, idx));
 			S.tot.frees++;
 		}
 	}

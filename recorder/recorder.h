@@ -170,10 +170,19 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 struct mt_live;
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
-/* Adds a live block; returns 0 or -1 when out of memory. */
-int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size);
-/* Removes addr; returns 1 if it was live (and *size), 0 if not. */
-int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size);
+/* A live block: what a free of it writes to the log. */
+struct mt_block {
+	uint64_t size;            /* requested bytes */
+	uint32_t stack;           /* the id of the stack that allocated it */
+};
+/*
+ * Adds a live block. Returns 0; 1 when addr was live already (its free
+ * went unseen), *old then the block it replaced; -1 when out of memory
+ * (the table is unchanged).
+ */
+int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old);
+/* Removes addr; returns 1 if it was live (and *b), 0 if not. */
+int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b);
 uint64_t mt_live_bytes(const struct mt_live *l);
 uint64_t mt_live_blocks(const struct mt_live *l);
 

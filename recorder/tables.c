@@ -3,8 +3,8 @@
  * nothing here goes through the malloc hooks or counts as the program's:
  *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd);
  *   - mt_stacks: distinct stacks (hash table, full comparison), ids 0, 1...;
- *   - mt_live: live blocks, address -> requested size, in lib/livetab.h's
- *     table (the replay's too), plus the live bytes.
+ *   - mt_live: live blocks, address -> requested size and stack id, in
+ *     lib/livetab.h's table (the replay's too), plus the live bytes.
  *
  * Not for: locking (core.c holds the log lock around every call here).
  */
@@ -167,9 +167,18 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 
 /* ---- live blocks ---------------------------------------------------------- */
 
-/* The table is lib/livetab.h's, on pages of our own: bytes beside it. */
+/*
+ * The table is lib/livetab.h's, on pages of our own: bytes beside it. A
+ * slot's value packs the requested size (low 32 bits) and the stack id
+ * (high 32: ids are 32-bit in the log). A block of 4 GiB - 1 or more has
+ * SIZE_ESC there and its size in big, a second table keyed by address
+ * (empty in nearly every run), so slots stay 16 bytes.
+ */
+#define SIZE_ESC 0xFFFFFFFFu
+
 struct mt_live {
 	struct mt_livetab tab;
+	struct mt_livetab big;
 	uint64_t bytes;
 };
 
@@ -190,6 +199,7 @@ struct mt_live *mt_live_new(void)
 	if (!l)
 		return NULL;
 	mt_livetab_init(&l->tab, live_pages, live_unpages);
+	mt_livetab_init(&l->big, live_pages, live_unpages);
 	if (mt_livetab_reserve(&l->tab, 1) < 0) {
 		munmap(l, sizeof(*l));
 		return NULL;
@@ -202,29 +212,65 @@ void mt_live_free(struct mt_live *l)
 	if (!l)
 		return;
 	mt_livetab_fini(&l->tab);
+	mt_livetab_fini(&l->big);
 	munmap(l, sizeof(*l));
 }
 
-int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size)
+/* The block of a slot's value (addr's); its big entry goes. */
+static struct mt_block unpack(struct mt_live *l, uint64_t addr, uint64_t val)
 {
-	uint64_t old;
-	int rc = mt_livetab_put(&l->tab, addr, size, &old);
+	struct mt_block b = { val & SIZE_ESC, (uint32_t)(val >> 32) };
 
-	if (rc < 0)
-		return -1;
-	/* A block we missed the free of (cannot happen unless freed behind
-	 * our back): it is replaced. */
-	if (rc == 1)
-		l->bytes -= old;
-	l->bytes += size;
-	return 0;
+	if (b.size == SIZE_ESC)
+		(void)mt_livetab_take(&l->big, addr, &b.size);
+	return b;
 }
 
-int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size)
+int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old)
 {
-	if (!mt_livetab_take(&l->tab, addr, size))
+	uint64_t val = (uint64_t)b.stack << 32, prev = 0, ignored = 0;
+	int rc;
+
+	if (b.size >= SIZE_ESC) {
+		/* the big entry first: a failure leaves both tables as they were */
+		if (mt_livetab_put(&l->big, addr, b.size, &ignored) < 0)
+			return -1;
+		val |= SIZE_ESC;
+	} else {
+		val |= b.size;
+	}
+	rc = mt_livetab_put(&l->tab, addr, val, &prev);
+	if (rc < 0) {
+		if (b.size >= SIZE_ESC)
+			(void)mt_livetab_take(&l->big, addr, &ignored);
+		return -1;
+	}
+	if (rc == 1) {
+		/* A block we missed the free of (freed behind our back): the
+		 * caller writes its free. Its big entry, if any, was just
+		 * replaced by ours or is taken now. */
+		if ((prev & SIZE_ESC) == SIZE_ESC && b.size >= SIZE_ESC) {
+			/* both big: the old size was overwritten; the put
+			 * above returned it in ignored */
+			old->size = ignored;
+			old->stack = (uint32_t)(prev >> 32);
+		} else {
+			*old = unpack(l, addr, prev);
+		}
+		l->bytes -= old->size;
+	}
+	l->bytes += b.size;
+	return rc;
+}
+
+int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b)
+{
+	uint64_t val;
+
+	if (!mt_livetab_take(&l->tab, addr, &val))
 		return 0;
-	l->bytes -= *size;
+	*b = unpack(l, addr, val);
+	l->bytes -= b->size;
 	return 1;
 }
 

@@ -95,7 +95,7 @@ static void test_header_ok(void **state)
 	tl_write(t, f->path);
 	assert_int_equal(mt_reader_open(f->path, &r, NULL), 0);
 	h = mt_reader_header(r);
-	assert_int_equal(h->version, MT_FORMAT_VERSION);
+	assert_int_equal(h->version, TL_VERSION);
 	assert_int_equal(h->pointer_size, 8);
 	assert_int_equal(h->pid, 4242);
 	assert_int_equal(h->cmdline_len, 9);

@@ -746,11 +746,50 @@ static void wmem_free(void *opaque, void *p)
 	free(p);
 }
 
+/* Replays f's log with owners on or off against the nexp events expected. */
+static void round_trip_check(struct fix *f, const struct seen *exp, size_t nexp, uint64_t events,
+			     uint64_t end_ns, int owners)
+{
+	struct mt_replay *r;
+
+	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+	mt_replay_owners(r, owners);
+	rec_reset(&f->rec);
+	assert_int_equal(mt_replay_run(r, &ops, &f->rec), 0);
+	mt_replay_free(r);
+	assert_int_equal(f->rec.end.clean, 1);
+	assert_int_equal(f->rec.end.truncated, 0);
+	assert_int_equal(f->rec.end.events, events);
+	assert_int_equal(f->rec.end.time_ns, end_ns);
+	assert_int_equal(f->rec.n, nexp);
+	for (size_t k = 0; k < nexp; k++) {
+		const struct seen *g = &f->rec.v[k], *e = &exp[k];
+
+		assert_int_equal(g->kind, e->kind);
+		assert_int_equal(g->ev.seq, e->ev.seq);
+		assert_int_equal(g->ev.time_ns, e->ev.time_ns);
+		if (e->kind == 's') {
+			assert_int_equal(g->index, e->index);
+			assert_string_equal(g->label, "s");
+			continue;
+		}
+		assert_int_equal(g->ev.addr, e->ev.addr);
+		assert_int_equal(g->ev.size, e->ev.size);
+		assert_int_equal(g->ev.stack, e->ev.stack);
+		assert_int_equal(g->ev.thread, e->ev.thread);
+		assert_int_equal(g->ev.alloc_thread, owners ? e->ev.alloc_thread : e->ev.thread);
+		assert_int_equal(g->ev.realloc, e->ev.realloc);
+	}
+}
+
 /*
  * The writer (lib/writer.c) against the replay: a pseudo-random stream of
- * allocs, frees (some of unknown addresses), reallocs and snapshots from
- * two threads, written in many small chunks, replays to exactly the events
- * the stream implies (computed here from the stream itself).
+ * allocs, frees, reallocs and snapshots from two threads (each free by
+ * either, whoever allocated the block), written in many small chunks,
+ * replays to exactly the events the stream implies (computed here from the
+ * stream itself): with owners on, every free names the thread that
+ * allocated its block; with owners off, the same events, alloc_thread the
+ * freeing thread's (mt_replay_owners).
  */
 static void test_writer_round_trip(void **state)
 {
@@ -760,11 +799,11 @@ static void test_writer_round_trip(void **state)
 	static const uint64_t ips[2][2] = { { 0x401000, 0x402000 }, { 0x7f0000000000, 0x401000 } };
 	enum { SLOTS = 64, N = 20000 };
 	uint64_t addr[SLOTS] = { 0 }, size[SLOTS] = { 0 };
-	uint32_t stack_of[SLOTS] = { 0 };
+	uint32_t stack_of[SLOTS] = { 0 }, owner[SLOTS] = { 0 };
 	uint64_t t = 0, seq = 0, rng = 12345, a;
 	struct mt_writer *w;
 	struct seen *exp;
-	size_t nexp = 0, k;
+	size_t nexp = 0;
 	uint32_t snaps = 0;
 	int fd, i;
 
@@ -794,40 +833,45 @@ static void test_writer_round_trip(void **state)
 			exp[nexp].ev.seq = seq++;
 			exp[nexp++].ev.time_ns = t;
 		} else if (op == 1) {
-			/* never allocated: ignored by the replay */
-			assert_int_equal(mt_writer_free_block(w, t, 0x10 + 16 * (uint64_t)s, th), 0);
-			seq++;
+			/* the writer names the block a free ends: it never
+			 * writes the free of an unknown address (hand-made
+			 * version 3 logs test those) */
+			continue;
 		} else if (!addr[s]) {
 			addr[s] = 0x7f0000100000ull + 0x1000 * (uint64_t)s + 16 * (uint64_t)(i % 64);
 			size[s] = 1 + (rng >> 40) % 5000;
 			assert_int_equal(mt_writer_alloc(w, t, addr[s], size[s], 0, th), 0);
 			exp[nexp].kind = 'a';
 			exp[nexp].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
-				.size = size[s], .stack = 0, .thread = th };
+				.size = size[s], .stack = 0, .thread = th, .alloc_thread = th };
 			seq++;
 			stack_of[s] = 0;
+			owner[s] = th;
 			nexp++;
 		} else if (op < 10) {
-			assert_int_equal(mt_writer_free_block(w, t, addr[s], th), 0);
+			assert_int_equal(mt_writer_free_block(w, t, addr[s], size[s], stack_of[s], th), 0);
 			exp[nexp].kind = 'f';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq++, .time_ns = t, .addr = addr[s],
-				.size = size[s], .stack = stack_of[s], .thread = th };
+				.size = size[s], .stack = stack_of[s], .thread = th,
+				.alloc_thread = owner[s] };
 			addr[s] = 0;
 		} else {
 			a = 0x7f0000100000ull + 0x1000 * (uint64_t)s + 16 * (uint64_t)(i % 64);
-			assert_int_equal(mt_writer_realloc(w, t, addr[s], a, size[s] + 7, 1, th), 0);
+			assert_int_equal(mt_writer_realloc(w, t, addr[s], size[s], stack_of[s], a, size[s] + 7, 1,
+						       th), 0);
 			exp[nexp].kind = 'f';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = addr[s],
 				.size = size[s], .stack = stack_of[s], .thread = th,
-				.realloc = 1 };
+				.alloc_thread = owner[s], .realloc = 1 };
 			addr[s] = a;
 			size[s] += 7;
 			exp[nexp].kind = 'a';
 			exp[nexp++].ev = (struct mt_event){ .seq = seq, .time_ns = t, .addr = a,
 				.size = size[s], .stack = 1, .thread = th,
-				.realloc = 1 };
+				.alloc_thread = th, .realloc = 1 };
 			seq++;
 			stack_of[s] = 1;
+			owner[s] = th;
 		}
 	}
 	{
@@ -852,30 +896,59 @@ static void test_writer_round_trip(void **state)
 		mt_reader_free(rd);
 		assert_true(chunks > 50);
 	}
-	assert_int_equal(replay(f, NULL, NULL), 0);
-	assert_int_equal(f->rec.end.clean, 1);
-	assert_int_equal(f->rec.end.truncated, 0);
-	assert_int_equal(f->rec.end.events, seq);
-	assert_int_equal(f->rec.end.time_ns, t + 1);
-	assert_int_equal(f->rec.n, nexp);
-	for (k = 0; k < nexp; k++) {
-		const struct seen *g = &f->rec.v[k], *e = &exp[k];
+	round_trip_check(f, exp, nexp, seq, t + 1, 1);
+	round_trip_check(f, exp, nexp, seq, t + 1, 0);
+	free(exp);
+}
 
-		assert_int_equal(g->kind, e->kind);
-		assert_int_equal(g->ev.seq, e->ev.seq);
-		assert_int_equal(g->ev.time_ns, e->ev.time_ns);
-		if (e->kind == 's') {
-			assert_int_equal(g->index, e->index);
-			assert_string_equal(g->label, "s");
+/*
+ * Version 4 frees name their block's stack and size: one the stack has not
+ * got live (a free beyond its allocations, or of a stack with none) is
+ * corrupt, so no figure can turn negative. Frees in a later chunk than
+ * their allocation write the fields (within a chunk they come from the
+ * allocation itself, which the writer cannot get wrong).
+ */
+static void test_v4_free_beyond(void **state)
+{
+	struct fix *f = *state;
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	static const uint64_t ips[] = { 0x401000 };
+	/* the free's size and stack: too big, another stack, right */
+	static const struct { uint64_t size; uint32_t stack; int ok; } cases[] = {
+		{ 11, 0, 0 }, { 10, 1, 0 }, { 10, 0, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		struct mt_writer *w;
+
+		assert_true(fd >= 0);
+		w = mt_writer_new(fd, &mem, NULL);
+		assert_non_null(w);
+		assert_int_equal(mt_writer_header(w, 5, 0, "w\0", 2), 0);
+		assert_int_equal(mt_writer_thread(w, 0, 0, 5), 0);
+		assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, ips, 1), 0);
+		assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_MALLOC, ips, 1), 0);
+		assert_int_equal(mt_writer_alloc(w, 1, 0x1000, 10, 0, 0), 0);
+		assert_int_equal(mt_writer_flush(w), 0);
+		assert_int_equal(mt_writer_free_block(w, 2, 0x1000, cases[i].size, cases[i].stack, 0),
+				 0);
+		assert_int_equal(mt_writer_flush(w), 0);
+		mt_writer_free(w);
+		close(fd);
+		assert_int_equal(replay(f, NULL, NULL), 0);
+		if (cases[i].ok) {
+			assert_int_equal(f->rec.end.error, 0);
+			assert_int_equal(f->rec.end.events, 2);
+			assert_int_equal(f->rec.n, 2);
+			assert_int_equal(f->rec.v[1].ev.size, 10);
 			continue;
 		}
-		assert_int_equal(g->ev.addr, e->ev.addr);
-		assert_int_equal(g->ev.size, e->ev.size);
-		assert_int_equal(g->ev.stack, e->ev.stack);
-		assert_int_equal(g->ev.thread, e->ev.thread);
-		assert_int_equal(g->ev.realloc, e->ev.realloc);
+		assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+		assert_int_equal(f->rec.end.truncated, 1);
+		assert_int_equal(f->rec.end.events, 1);
+		assert_int_equal(f->rec.n, 1);
 	}
-	free(exp);
 }
 
 /* Writes t (if not NULL) to f->path; returns mt_replay_end_totals()'s result. */
@@ -1050,6 +1123,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_everywhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v4_free_beyond, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_totals_after_run, setup, teardown),
 	};

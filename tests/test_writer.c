@@ -97,6 +97,7 @@ struct rec {
 	int type;
 	uint64_t time;            /* absolute: the chunk's time at the record */
 	uint64_t a, b, c, d, e;   /* fields in order, addresses absolute */
+	uint64_t os, oz;          /* REALLOC: the old block's stack and size */
 	char str[64];
 	size_t slen;
 	uint64_t ips[8];
@@ -143,6 +144,9 @@ static uint64_t hist[2][1 << 16];
 static uint64_t nhist[2];
 static uint64_t last_k[2];    /* the k of a record's address fields */
 static unsigned nk;
+/* The stack and size of each allocated address (history 0), for the frees
+ * that name their block from there instead of writing it. */
+static uint64_t hstack[1 << 16], hsize[1 << 16];
 
 /* The side streams of the chunk being decoded (format.h CHUNK). */
 static const uint8_t *sp[MT_STREAMS], *send[MT_STREAMS];
@@ -168,6 +172,19 @@ static uint64_t addr_field(int h, int to)
 	assert_true(nhist[to] < (1 << 16));
 	hist[to][nhist[to]++] = a;
 	return a;
+}
+
+/* A freed block's stack and size: from history 0's slot k back, else the
+ * streams. */
+static void block_of(uint64_t k, uint64_t at, uint64_t *stack, uint64_t *size)
+{
+	if (k) {
+		*stack = hstack[at];
+		*size = hsize[at];
+	} else {
+		*stack = field(MT_STREAM_STACKS);
+		*size = field(MT_STREAM_SIZES);
+	}
 }
 
 static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
@@ -234,23 +251,33 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			r->c = field(MT_STREAM_STACKS);
 			r->b = field(MT_STREAM_SIZES);
 			addr = addr_field(1, 0);
+			hstack[nhist[0] - 1] = r->c;
+			hsize[nhist[0] - 1] = r->b;
 			r->a = addr;
 			r->d = thread;
 			break;
-		case MT_REC_FREE:
+		case MT_REC_FREE: {
 			assert_true(thread != UINT64_MAX);
 			r->a = addr_field(0, 1);
+			uint64_t k = last_k[(nk - 1) % 2];
+			block_of(k, nhist[0] - k, &r->c, &r->b);
 			r->d = thread;
 			break;
-		case MT_REC_REALLOC:
+		}
+		case MT_REC_REALLOC: {
 			assert_true(thread != UINT64_MAX);
 			r->c = field(MT_STREAM_STACKS);
 			r->b = field(MT_STREAM_SIZES);
 			r->a = addr_field(0, 1);
+			uint64_t k = last_k[(nk - 1) % 2], at = nhist[0] - k;
 			addr = addr_field(1, 0);
+			hstack[nhist[0] - 1] = r->c;
+			hsize[nhist[0] - 1] = r->b;
 			r->e = addr;
 			r->d = thread;
+			block_of(k, at, &r->os, &r->oz);
 			break;
+		}
 		case MT_REC_THREAD:
 			r->a = uv(&p, end);
 			r->b = uv(&p, end);
@@ -393,8 +420,8 @@ static void test_records(void **state)
 	assert_int_equal(mt_writer_stack(w, 7, 0, 1, ips, 3), 0);
 	assert_int_equal(mt_writer_alloc(w, 10, 0x7f00aa001000, 48, 0, 0), 0);
 	assert_int_equal(mt_writer_alloc(w, 15, 0x5500000010, 0, 0, 0), 0);
-	assert_int_equal(mt_writer_realloc(w, 20, 0x7f00aa001000, 0x5500000040, 4096, 0, 0), 0);
-	assert_int_equal(mt_writer_free_block(w, 30, 0x5500000010, 0), 0);
+	assert_int_equal(mt_writer_realloc(w, 20, 0x7f00aa001000, 48, 0, 0x5500000040, 4096, 0, 0), 0);
+	assert_int_equal(mt_writer_free_block(w, 30, 0x5500000010, 0, 0, 0), 0);
 	assert_int_equal(mt_writer_time(w), 30);
 	assert_int_equal(mt_writer_snapshot(w, 40, 0, "phase one"), 0);
 	assert_int_equal(mt_writer_unload(w, 45, 0x400000), 0);
@@ -450,9 +477,13 @@ static void test_records(void **state)
 	assert_true(r[6].e == 0x5500000040);
 	assert_int_equal(r[6].b, 4096);
 	assert_int_equal(r[6].c, 0);
+	assert_int_equal(r[6].os, 0);
+	assert_int_equal(r[6].oz, 48);
 	assert_int_equal(r[7].type, MT_REC_FREE);
 	assert_int_equal(r[7].time, 30);
 	assert_true(r[7].a == 0x5500000010);
+	assert_int_equal(r[7].b, 0);
+	assert_int_equal(r[7].c, 0);
 	assert_int_equal(r[8].type, MT_REC_SNAPSHOT);
 	assert_int_equal(r[8].a, 0);
 	assert_string_equal(r[8].str, "phase one");
@@ -484,7 +515,7 @@ static void test_chunk_size_limit(void **state)
 	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
 	for (unsigned i = 0; i < 5000; i++) {
 		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
-		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, 0), 0);
+		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
 	}
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);
@@ -612,17 +643,17 @@ static void test_addr_history(void **state)
 	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 1, 0, 0), 0);        /* 1: k 0 */
 	assert_int_equal(mt_writer_alloc(w, 0, 0xb000, 1, 0, 0), 0);        /* 2: k 0 */
 	assert_int_equal(mt_writer_alloc(w, 0, 0xc000, 1, 0, 0), 0);        /* 3: k 0 */
-	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 0), 0);         /* 4: k 3 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 1, 0, 0), 0);   /* 4: k 3 */
 	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 1, 0, 0), 0);        /* 5: k 1 */
-	assert_int_equal(mt_writer_free_block(w, 0, 0x9990, 0), 0);         /* 6: k 0 */
-	assert_int_equal(mt_writer_free_block(w, 0, 0xc000, 0), 0);         /* 7: k 2 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0x9990, 1, 0, 0), 0);   /* 6: k 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xc000, 1, 0, 0), 0);   /* 7: k 2 */
 	/* old 0xb000 is the 3rd latest allocated; it then is the latest
 	 * freed, new 0xc000 the 2nd latest freed. */
-	assert_int_equal(mt_writer_realloc(w, 0, 0xb000, 0xc000, 9, 0, 0), 0);   /* 8 */
-	assert_int_equal(mt_writer_realloc(w, 0, 0xc000, 0xc000, 10, 0, 0), 0);  /* 9: 1, 1 */
+	assert_int_equal(mt_writer_realloc(w, 0, 0xb000, 1, 0, 0xc000, 9, 0, 0), 0);    /* 8 */
+	assert_int_equal(mt_writer_realloc(w, 0, 0xc000, 9, 0, 0xc000, 10, 0, 0), 0);  /* 9: 1, 1 */
 	assert_int_equal(mt_writer_flush(w), 0);
 	/* A new chunk starts with empty histories. */
-	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 0), 0);         /* k 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 1, 0, 0), 0);   /* k 0 */
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);
 
@@ -681,7 +712,7 @@ static void test_deferred(void **state)
 	uint64_t seals = 0;
 	for (unsigned i = 0; i < 5000; i++) {
 		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
-		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, 0), 0);
+		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
 		if (mt_writer_seals(w) != seals) {
 			seals = mt_writer_seals(w);
 			assert_true(mt_writer_sealed_pending(w));
@@ -732,7 +763,7 @@ static void test_chunk_time_limit(void **state)
 	for (uint64_t i = 0; i <= 10; i++)
 		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
 	/* An earlier time is taken as the current one (no TIME). */
-	assert_int_equal(mt_writer_free_block(w, 5, 0x1000, 0), 0);
+	assert_int_equal(mt_writer_free_block(w, 5, 0x1000, 1, 0, 0), 0);
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);
 
@@ -847,7 +878,7 @@ static void test_seal_old(void **state)
 	assert_int_equal(mt_writer_seal_old(w, 1400, 400), 0);  /* 400 ns old */
 	assert_true(mt_writer_written(w) > hdr);
 	assert_int_equal(mt_writer_pending(w), 0);
-	assert_int_equal(mt_writer_free_block(w, 2000, 0x1000, 0), 0);
+	assert_int_equal(mt_writer_free_block(w, 2000, 0x1000, 8, 0, 0), 0);
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);
 

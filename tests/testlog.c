@@ -103,7 +103,7 @@ struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
 	if (!t)
 		abort();
 	memcpy(h, MT_MAGIC, MT_MAGIC_LEN);
-	mt_put_u16(h + 8, MT_FORMAT_VERSION);
+	mt_put_u16(h + 8, TL_VERSION);
 	h[10] = 8;
 	h[11] = 0;
 	mt_put_u32(h + 12, pid);

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 3, or 2 without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 4; 3 without the blocks of frees, 2 also without THREAD_NAME and
+# RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
 # in order, time never decreasing, TIME > 0, SWITCH to a known thread before
 # any event; replays live blocks and counts END's figures itself
-# (replayed_totals, to compare with end_totals). Prints key=value
+# (replayed_totals, to compare with end_totals); in version 4 checks that
+# every free names the block its own table has at the address
+# (block_mismatch counts those that do not). Prints key=value
 # lines (see the end of main); with -v every record too.
 # Not for: anything but tests.
 import ctypes, struct, sys
@@ -33,12 +36,12 @@ def main():
     data = open(path, "rb").read()
     assert data[:8] == b"MEMTRAIL", "magic"
     ver, psz, flags, pid, start, L = struct.unpack_from("<HBBIQI", data, 8)
-    assert ver in (2, 3), "version"
+    assert ver in (2, 3, 4), "version"
     cmd = data[28:28 + L]
     off = 28 + L
     st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
-              peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0,
+              peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0, block_mismatch=0,
               exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0, thread_names=0,
               end_totals=None, replayed_totals=None)
     # END's figures as the replay defines them (lib/summary.c), counted here
@@ -86,6 +89,8 @@ def main():
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
         t = 0; addr = 0; th = None
         hist = ([], [])   # address histories: allocated, freed
+        hmeta = []        # (stack, size) of each address of hist[0]
+        lastk = 0         # k of the latest address field
         # CHUNK_BEGIN: seq, time, then the lengths of the side streams
         # STACKS SIZES KEYS DELTAS, which end the chunk; RECORDS is the rest
         p = 1; cs = uv(); t = uv()
@@ -103,8 +108,17 @@ def main():
                 b = raw[s[0]]; s[0] += 1
                 r |= (b & 0x7f) << sh; sh += 7
                 if not b & 0x80: return r
+        def block(k, at, a):
+            # version 4: the (stack, size) a free names for the block at a,
+            # from the allocation k named (at: its index in hist[0]) or the
+            # streams; checked against this decoder's own table
+            if ver < 4: return
+            b = hmeta[at] if k else (field(0), field(1))
+            b = (b[1], b[0])
+            if live.get(a) != b: st["block_mismatch"] += 1
         def addr_field(h, to):
-            k = field(2)
+            nonlocal lastk
+            k = lastk = field(2)
             if k:
                 assert k <= 1024 and k <= len(hist[h]), ("history", k)
                 a = hist[h][-k]
@@ -118,11 +132,11 @@ def main():
         def gone(a):
             # a block leaves the live set (a free, or an ALLOC over it)
             nonlocal live_bytes
-            live_bytes -= live.pop(a); tot["frees"] += 1
-        def born(a, size):
+            live_bytes -= live.pop(a)[0]; tot["frees"] += 1
+        def born(a, size, sid):
             nonlocal live_bytes
             if a in live: st["double_allocs"] += 1; gone(a)
-            live[a] = size; live_bytes += size
+            live[a] = (size, sid); live_bytes += size
             tot["allocations"] += 1; tot["bytes_allocated"] += size
             if live_bytes > tot["peak_bytes"]:
                 tot["peak_bytes"] = live_bytes; tot["peak_blocks"] = len(live)
@@ -139,13 +153,15 @@ def main():
                 if verbose: print("STACK", sid, fn, [hex(i) for i in ips])
             elif ty == 3:
                 sid = field(0); size = field(1); addr = addr_field(1, 0)
+                hmeta.append((sid, size))
                 assert sid in stacks and th is not None
                 alloc_stacks.add(sid)
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
-                born(addr, size); st["allocs"] += 1; st["bytes"] += size; seq += 1
+                born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; seq += 1
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
                 a = addr_field(0, 1); seq += 1
+                block(lastk, len(hist[0]) - lastk, a)
                 assert th is not None
                 if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
@@ -153,14 +169,17 @@ def main():
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
                 sid = field(0); size = field(1)
-                old = addr_field(0, 1); addr = addr_field(1, 0)
+                old = addr_field(0, 1); k = lastk; at = len(hist[0]) - k
+                addr = addr_field(1, 0)
+                hmeta.append((sid, size))
+                block(k, at, old)
                 seq += 1
                 assert sid in stacks and th is not None
                 if old in live: gone(old); st["frees"] += 1
                 else: st["ignored_frees"] += 1
                 if old in exe_live: del exe_live[old]; st["exe_frees"] += 1
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
-                born(addr, size); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
+                born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
             elif ty == 6:
                 idx = uv(); tid = uv()

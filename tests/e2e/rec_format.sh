@@ -38,6 +38,8 @@ for pair in "allocs $1" "frees $2" "bytes $3" "live $4" "live_blocks $5"; do
 done
 [ "$(mt_val ignored_frees basic.dec)" = 0 ] && mt_ok "no FREE of a block not live" ||
 	mt_fail "$(mt_val ignored_frees basic.dec) FREE records of blocks not live"
+[ "$(mt_val block_mismatch basic.dec)" = 0 ] && mt_ok "every FREE names the block it ends" ||
+	mt_fail "$(mt_val block_mismatch basic.dec) FREE records name another block"
 if command -v valgrind >/dev/null 2>&1; then
 	valgrind "$PROG" basic >vg.out 2>vg.err
 	vg=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, \([0-9,]*\) frees, \([0-9,]*\) bytes.*/\1 \2 \3/p' vg.err | tr -d ,)

@@ -17,9 +17,9 @@ for run in 1 2 3; do
 		continue
 	fi
 	$DEC s.data >s.dec 2>s.dec.err || { mt_fail "run $run: $(tail -n 1 s.dec.err)"; continue; }
-	got="$(mt_val end s.dec) $(mt_val ignored_frees s.dec) $(mt_val double_allocs s.dec) $(mt_val truncated s.dec)"
-	[ "$got" = "(0, 3) 0 0 0" ] &&
+	got="$(mt_val end s.dec) $(mt_val ignored_frees s.dec) $(mt_val double_allocs s.dec) $(mt_val truncated s.dec) $(mt_val block_mismatch s.dec)"
+	[ "$got" = "(0, 3) 0 0 0 0" ] &&
 		mt_ok "run $run: $(mt_val allocs s.dec) allocations, $(mt_val snapshots s.dec) snapshots, valid order, END" ||
-		mt_fail "run $run: end/stray frees/double allocs/truncated = $got"
+		mt_fail "run $run: end/stray frees/double allocs/truncated/frees naming another block = $got"
 done
 mt_finish
