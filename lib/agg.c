@@ -354,7 +354,7 @@ int mt_agg_request(struct mt_agg *a, const struct mt_at *at, size_t n, int stop_
  * Called before applying an event with this seq and time: captures every
  * pending point the event goes past. Returns 1 when the replay may stop.
  */
-static int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+static inline __attribute__((always_inline)) int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
 	if (a->npending && (seq > a->next_seq || time_ns > a->next_time)) {
 		for (size_t i = 0; i < a->nreq; i++) {
@@ -371,7 +371,7 @@ static int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 	return a->stop_early && a->nreq && !a->npending;
 }
 
-static void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+static inline __attribute__((always_inline)) void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
 	if (seq + 1 > a->cur.events)
 		a->cur.events = seq + 1;
@@ -471,7 +471,7 @@ static int grow_stacks(struct mt_agg *a, uint32_t stack)
  * The current cost of a stack, about to change; NULL, with the error set,
  * when out of memory. Keeps the peak's copy and the journal's dirty list.
  */
-static struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
+static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
 {
 	struct agg_aux *x;
 

@@ -7,6 +7,20 @@
  * of stacks, modules and threads, and calling the consumer in log order.
  * Not for: reading the container (lib/reader.c), any aggregation.
  *
+ * Two stages. The decoder reads chunks, decodes their records, checks them
+ * and keeps the tables of stacks, modules and threads; what the consumer is
+ * to hear of it writes as items into slices (arrays of SLICE items). The
+ * applier takes the slices in order, keeps the live table (version 3 logs,
+ * or owners) and calls the consumer, always from the caller's thread. A
+ * log of 1 MiB or more is decoded on a thread of its own, up to NSLICE
+ * slices ahead, so that on two cores zstd and the decoding overlap the
+ * consumer's work (mt_replay_threads); a smaller one alternates the two
+ * stages on the caller's thread, one slice at a time. The code and the
+ * output are the same either way: during a run the applier reads nothing
+ * the decoder writes but the items, which carry every pointer and number a
+ * callback gets, and a consumer that stops ends the run at its item (what
+ * the decoder got ahead is dropped).
+ *
  * Memory grows with distinct stacks, modules and threads, never with the
  * number of events; with live blocks too for logs before version 4 (their
  * frees name an address, which the live table turns into a block) and for
@@ -46,8 +60,10 @@
  *   so pointers handed out by an earlier run stay valid.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "format.h"
@@ -76,20 +92,64 @@ struct big {
 };
 
 /*
- * Events decoded but not yet applied: the replay decodes up to PEND events
- * ahead of the one it applies and asks the CPU for their live-table slots
- * as it decodes them, so the cache misses of millions of live blocks
- * overlap instead of stalling one after another (on a python3 run with
- * 2.1 M live blocks the table's misses were 60 % of a report).
+ * The two stages (see the top comment): the decoder turns records into
+ * items, a slice of SLICE of them at a time; the applier takes the slices
+ * in order, keeps the live table and calls the consumer. An item is an
+ * event, or a record the consumer hears of with all it needs, so that
+ * during a run the applier reads nothing else the decoder writes.
  */
-#define PEND 16
-#define RING_FROM (4u << 20)  /* bytes of live table from which the ring pays */
-struct pend {
-	uint8_t type;
+enum {
+	IT_EVENT,             /* type: MT_REC_ALLOC, FREE or REALLOC */
+	IT_STACK,             /* p: the struct mt_stack */
+	IT_MODULE,            /* p: the struct mt_module */
+	IT_THREAD,            /* stack: the index, thread: the tid */
+	IT_THREAD_NAME,       /* stack: the index, p: the name (malloc'd) */
+	IT_RSS,               /* time, size: bytes */
+	IT_UNLOAD,            /* time, a: the base */
+	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
+	IT_END,               /* END (in dec_end) */
+	IT_STOP,              /* p: the reason (malloc'd) */
+	IT_PROGRESS,          /* a: bytes of the file done */
+	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read */
+	IT_CHUNK_END,         /* the chunk decoded to its end */
+	IT_FINISH,            /* the last: a: 0 (end of file) or a negative
+				 MT_E_*, a2: the file offset of the problem */
+};
+/*
+ * 56 bytes, every one crossing from one core's cache to the other's when
+ * threaded: an event's seq is not here (events and snapshots are numbered
+ * in order; the applier counts them), a2 and p share their place.
+ */
+struct item {
+	uint8_t kind, type;
 	uint32_t stack, thread;
-	uint64_t seq, time, size, a, a2;
-	uint64_t osize;       /* version 4: the freed block's size and stack */
-	uint32_t ostack;
+	uint32_t ostack;      /* version 4: the freed block's stack and size */
+	uint64_t time, size, a;
+	uint64_t osize;
+	union {
+		uint64_t a2;  /* REALLOC: the new address; FINISH: the offset */
+		void *p;
+	};
+};
+#define SLICE 4096
+#define NSLICE 4              /* slices between the stages when threaded */
+struct slice {
+	size_t n;
+	struct item it[SLICE];
+};
+/*
+ * A large live table misses the caches on nearly every probe: the applier
+ * asks the CPU for the slots of the events PREFETCH items ahead, so that
+ * the misses of millions of live blocks overlap (on a python3 run with
+ * 2.1 M live blocks in a version 3 log they were 60 % of a report).
+ */
+#define PREFETCH 8
+#define PREFETCH_FROM (4u << 20)   /* bytes of live table from which that pays */
+/* Logs from this size are decoded on a thread of their own (if 2 CPUs). */
+#define THREADED_FROM (1u << 20)
+
+struct cur {
+	const uint8_t *p, *end;
 };
 
 struct modrec {
@@ -114,8 +174,9 @@ struct mt_replay {
 
 	uint32_t *tids;       /* UINT32_MAX + 1 never fits: use known[] */
 	uint8_t *known;
-	char **names;         /* THREAD_NAME's, NULL: none (threadcap of them) */
 	size_t nthreads, threadcap;
+	char **names;         /* THREAD_NAME's, NULL: none; the applier's */
+	size_t nnames, namecap;
 
 	/*
 	 * Version 4 logs name the block each free ends (size, stack), so the
@@ -134,9 +195,6 @@ struct mt_replay {
 	size_t nbig, bigcap;
 	uint32_t big_free;    /* head of big[]'s free list, UINT32_MAX: none */
 
-	struct pend q[PEND];  /* ring of events decoded ahead */
-	size_t qh, qn;
-
 	struct mt_end end;
 	char *stop_reason;
 
@@ -152,6 +210,26 @@ struct mt_replay {
 	uint64_t hsize[MT_ADDR_HISTORY];
 	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t chunk_off;
+	/* The decoder's place: the chunk, its records and side streams, the
+	 * thread of its events (SWITCH), END as decoded. */
+	const uint8_t *chunk, *last_progress;
+	size_t chunk_len;
+	uint64_t comp_len;
+	struct cur rec, sc[MT_STREAMS];
+	uint32_t thread;
+	int in_chunk;
+	struct mt_end dec_end;
+	const struct mt_replay_ops *ops;
+	/* The source: the reader, or one chunk (single, for the tail). */
+	const uint8_t *single;
+	size_t single_len;
+	int threads;          /* mt_replay_threads: -1 auto, 0 never, 1 always */
+	/* The applier's: good bytes once the current chunk is done, the
+	 * FINISH item's code and offset. */
+	uint64_t seq;         /* events and snapshots applied */
+	uint64_t pending_good, last_good;
+	int fin_rc;
+	uint64_t fin_off;
 	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
@@ -250,6 +328,7 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 		return MT_E_NOMEM;
 	mt_livetab_init(&r->live, NULL, NULL);
 	r->big_free = UINT32_MAX;
+	r->threads = -1;
 	err = mt_reader_open(path, &r->rd, err_offset);
 	if (err < 0)
 		goto fail;
@@ -327,7 +406,7 @@ int mt_replay_thread(const struct mt_replay *r, size_t i, uint32_t *tid, const c
 	if (i >= r->nthreads || !r->known[i])
 		return MT_E_NOTFOUND;
 	*tid = r->tids[i];
-	*name = r->names[i];
+	*name = i < r->nnames ? r->names[i] : NULL;
 	return 0;
 }
 
@@ -360,7 +439,7 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->mods);
 	free(r->tids);
 	free(r->known);
-	for (i = 0; i < r->nthreads; i++)
+	for (i = 0; i < r->nnames; i++)
 		free(r->names[i]);
 	free(r->names);
 	mt_livetab_fini(&r->live);
@@ -371,15 +450,15 @@ void mt_replay_free(struct mt_replay *r)
 
 /* ---- decoding ------------------------------------------------------------ */
 
-struct cur {
-	const uint8_t *p, *end;
-};
+/* The decoder's per-field helpers, inlined where GCC would not by itself
+ * (get_addr, called three times in decode_record, was 11 % of a report). */
+#define HOT static inline __attribute__((always_inline))
 
 /*
  * Each returns 0, or MT_E_CORRUPT when the field does not decode. Most
  * varints are one byte: that case is inline, the rest goes to mt_get_uv.
  */
-static inline int get_uv(struct cur *c, uint64_t *v)
+HOT int get_uv(struct cur *c, uint64_t *v)
 {
 	if (__builtin_expect(c->p < c->end && *c->p < 0x80, 1)) {
 		*v = *c->p++;
@@ -464,7 +543,16 @@ static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+/* The next item of the slice (the decoder keeps room for each record's). */
+HOT struct item *put(struct slice *sl, int kind)
+{
+	struct item *it = &sl->it[sl->n++];
+
+	it->kind = (uint8_t)kind;
+	return it;
+}
+
+static int rec_stack(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint64_t ip = 0;
 	uint32_t id, fn, n, i;
@@ -535,8 +623,7 @@ static int rec_stack(struct mt_replay *r, struct cur *c, const struct mt_replay_
 	if (r->direct)
 		r->sblocks[id] = r->sbytes[id] = 0;
 	s->ips = (const uint64_t *)(s + 1);
-	if (ops->on_stack)
-		ops->on_stack(ctx, s);
+	put(sl, IT_STACK)->p = s;
 	return 0;
 }
 
@@ -550,7 +637,7 @@ static int same_module(const struct modrec *a, const struct modrec *b)
 	       !memcmp(a->segs, b->segs, a->m.nseg * sizeof(*a->segs));
 }
 
-static int rec_module(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+static int rec_module(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	const uint8_t *path, *bid;
 	size_t plen, blen, i;
@@ -602,14 +689,14 @@ static int rec_module(struct mt_replay *r, struct cur *c, const struct mt_replay
 		r->nmodstored = r->nmods + 1;
 	}
 	r->nmods++;
-	if (ops->on_module)
-		ops->on_module(ctx, &m->m);
+	put(sl, IT_MODULE)->p = &m->m;
 	return 0;
 }
 
-static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+static int rec_thread(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint32_t index, tid;
+	struct item *it;
 
 	/* Indices are dense; allow some slack in their order, not a huge jump. */
 	if (get_u32(c, &index, r->tail ? UINT32_MAX : r->nthreads + 1024) < 0 ||
@@ -619,39 +706,31 @@ static int rec_thread(struct mt_replay *r, struct cur *c, const struct mt_replay
 		return 0;
 	if (grow_array((void **)&r->tids, &r->threadcap, index + 1, sizeof(*r->tids)) < 0)
 		return MT_E_NOMEM;
-	/* known[] and names[] grow with tids[]: same capacity. */
+	/* known[] grows with tids[]: same capacity. */
 	{
 		uint8_t *k = realloc(r->known, r->threadcap);
-		char **n;
 
 		if (!k)
 			return MT_E_NOMEM;
 		r->known = k;
-		n = realloc(r->names, r->threadcap * sizeof(*n));
-		if (!n)
-			return MT_E_NOMEM;
-		r->names = n;
 	}
-	while (r->nthreads <= index) {
-		r->names[r->nthreads] = NULL;
+	while (r->nthreads <= index)
 		r->known[r->nthreads++] = 0;
-	}
 	r->tids[index] = tid;
 	r->known[index] = 1;
-	free(r->names[index]);    /* an index announced again is a new thread */
-	r->names[index] = NULL;
-	if (ops->on_thread)
-		ops->on_thread(ctx, index, tid);
+	it = put(sl, IT_THREAD);
+	it->stack = index;
+	it->thread = tid;
 	return 0;
 }
 
 /* THREAD_NAME (version 3 on): the name of an announced thread. */
-static int rec_thread_name(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops,
-			   void *ctx)
+static int rec_thread_name(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	const uint8_t *s;
 	size_t len;
 	uint32_t index;
+	struct item *it;
 	char *name;
 
 	if (r->hdr.version < 3 || get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &len) < 0)
@@ -663,10 +742,9 @@ static int rec_thread_name(struct mt_replay *r, struct cur *c, const struct mt_r
 	name = dupstr(s, len);
 	if (!name)
 		return MT_E_NOMEM;
-	free(r->names[index]);
-	r->names[index] = name;
-	if (ops->on_thread_name)
-		ops->on_thread_name(ctx, index, name);
+	it = put(sl, IT_THREAD_NAME);
+	it->stack = index;
+	it->p = name;
 	return 0;
 }
 
@@ -693,8 +771,8 @@ static int emit_free(uint64_t addr, uint64_t size, uint32_t stack, uint32_t owne
 }
 
 /* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, int realloc,
-		    const struct mt_replay_ops *ops, void *ctx)
+static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uint64_t addr,
+		    int realloc, const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, old, osize;
 	uint32_t ostack, othread;
@@ -713,13 +791,13 @@ static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, in
 		if (rc == 1) {
 			/* Released, then the new block takes its place. */
 			unpack(r, old, &osize, &ostack, &othread);
-			stop = emit_free(addr, osize, ostack, othread, p->seq, p->time, p->thread,
+			stop = emit_free(addr, osize, ostack, othread, seq, p->time, p->thread,
 					 0, ops, ctx);
 		}
 	}
 	if (ops->on_alloc) {
 		struct mt_event ev = {
-			.seq = p->seq, .time_ns = p->time, .addr = addr, .size = p->size,
+			.seq = seq, .time_ns = p->time, .addr = addr, .size = p->size,
 			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
 			.realloc = realloc,
 		};
@@ -728,7 +806,7 @@ static int do_alloc(struct mt_replay *r, const struct pend *p, uint64_t addr, in
 	return stop ? 1 : 0;
 }
 
-static int do_free(struct mt_replay *r, const struct pend *p, int realloc,
+static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
 		   const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, size;
@@ -739,78 +817,32 @@ static int do_free(struct mt_replay *r, const struct pend *p, int realloc,
 		owner = p->thread;
 		if (r->owners)
 			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
-		return emit_free(p->a, p->osize, p->ostack, owner, p->seq, p->time, p->thread,
+		return emit_free(p->a, p->osize, p->ostack, owner, seq, p->time, p->thread,
 				 realloc, ops, ctx) ? 1 : 0;
 	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
-	return emit_free(p->a, size, stack, owner, p->seq, p->time, p->thread, realloc, ops,
+	return emit_free(p->a, size, stack, owner, seq, p->time, p->thread, realloc, ops,
 			 ctx) ? 1 : 0;
 }
 
-/* Applies one decoded event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
-static int apply(struct mt_replay *r, const struct pend *p, const struct mt_replay_ops *ops,
-		 void *ctx)
+/* Applies one event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
+static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
+		 const struct mt_replay_ops *ops, void *ctx)
 {
 	int stop, err;
 
 	switch (p->type) {
 	case MT_REC_ALLOC:
-		return do_alloc(r, p, p->a, 0, ops, ctx);
+		return do_alloc(r, p, seq, p->a, 0, ops, ctx);
 	case MT_REC_FREE:
-		return do_free(r, p, 0, ops, ctx);
+		return do_free(r, p, seq, 0, ops, ctx);
 	default:              /* REALLOC: both halves, whatever the first says */
-		stop = do_free(r, p, 1, ops, ctx);
-		err = do_alloc(r, p, p->a2, 1, ops, ctx);
+		stop = do_free(r, p, seq, 1, ops, ctx);
+		err = do_alloc(r, p, seq, p->a2, 1, ops, ctx);
 		return err < 0 ? err : stop || err ? 1 : 0;
 	}
-}
-
-/*
- * Applies pending events, oldest first, until at most keep remain. When the
- * consumer stops, the events decoded after it are dropped and the run's
- * counters go back to the stopping event, as if decoding had stopped there.
- * Returns 0, 1 (stopped) or MT_E_NOMEM.
- */
-static int drain(struct mt_replay *r, size_t keep, const struct mt_replay_ops *ops, void *ctx)
-{
-	while (r->qn > keep) {
-		const struct pend *p = &r->q[r->qh];
-		int rc = apply(r, p, ops, ctx);
-
-		r->qh = (r->qh + 1) % PEND;
-		r->qn--;
-		if (rc) {
-			if (rc > 0) {
-				r->events = p->seq + 1;
-				r->time = p->time;
-			}
-			r->qn = 0;
-			return rc;
-		}
-	}
-	return 0;
-}
-
-/* Queues a decoded event, applying the oldest when the ring is full. */
-static int push(struct mt_replay *r, const struct pend *p, const struct mt_replay_ops *ops,
-		void *ctx)
-{
-	/* the last chunk alone (mt_replay_end_totals): decoded, not applied */
-	if (r->tail)
-		return 0;
-	/* A table that fits the caches gains nothing from prefetching, and
-	 * the ring would cost (churn: 1,000 live blocks, 0.21 -> 0.34 s for
-	 * 20 M events): apply at once. */
-	if (!r->qn && r->live.cap * sizeof(*r->live.slots) < RING_FROM)
-		return apply(r, p, ops, ctx);
-	r->q[(r->qh + r->qn) % PEND] = *p;
-	r->qn++;
-	mt_livetab_prefetch(&r->live, p->a);
-	if (p->type == MT_REC_REALLOC)
-		mt_livetab_prefetch(&r->live, p->a2);
-	return drain(r, PEND - 1, ops, ctx);
 }
 
 /*
@@ -819,7 +851,7 @@ static int push(struct mt_replay *r, const struct pend *p, const struct mt_repla
  * slot of history h that k named, NO_POS for a delta.
  */
 #define NO_POS SIZE_MAX
-static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr,
+HOT int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr,
 			   size_t *pos)
 {
 	uint64_t k;
@@ -844,7 +876,7 @@ static inline int get_addr(struct mt_replay *r, struct cur *s, int h, int to, ui
 }
 
 /* Version 4: a block allocated, in the per-stack figures a free checks. */
-static inline void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
+HOT void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
 {
 	if (r->direct && !r->tail) {
 		r->sblocks[stack]++;
@@ -858,7 +890,7 @@ static inline void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
  * [STACKS stack, SIZES size]; corrupt when its stack has no such block
  * live (a free beyond the allocations would turn a figure negative).
  */
-static inline int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stack,
+HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stack,
 			    uint64_t *size)
 {
 	if (pos != NO_POS) {
@@ -879,7 +911,7 @@ static inline int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint
 
 /* Version 4: the block just allocated at the allocated history's latest
  * slot, for a free that names it from there. */
-static inline void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
+HOT void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
 {
 	size_t i = (size_t)((r->nhist[0] - 1) % MT_ADDR_HISTORY);
 
@@ -887,23 +919,32 @@ static inline void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
 	r->hsize[i] = size;
 }
 
-/*
- * Decodes one chunk. Returns 0, 1 if a callback stopped the replay, or a
- * negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
- */
-static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
-			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
+/* An event item, seq and time its own. */
+HOT struct item *put_event(struct mt_replay *r, struct slice *sl, int type,
+				     uint32_t stack, uint64_t size, uint64_t a)
 {
-	struct cur c = { data, data + len }, sc[MT_STREAMS];
-	const uint8_t *last_progress = data, *q;
-	uint64_t slen_sum = 0, stream_len[MT_STREAMS];
-	uint64_t seq, t, dt, size, a, a2, osize;
-	int64_t d1;
-	uint32_t stack, ostack, thread = UINT32_MAX, index;
-	size_t pos;
-	const uint8_t *s;
-	size_t slen, i;
-	int err = 0, stop = 0;
+	struct item *it = put(sl, IT_EVENT);
+
+	it->type = (uint8_t)type;
+	it->stack = stack;
+	it->thread = r->thread;
+	r->events++;
+	it->time = r->time;
+	it->size = size;
+	it->a = a;
+	return it;
+}
+
+/*
+ * Starts decoding a chunk: CHUNK_BEGIN, then the side streams' bounds.
+ * 0 or MT_E_CORRUPT.
+ */
+static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
+{
+	struct cur c = { data, data + len };
+	uint64_t slen_sum = 0, stream_len[MT_STREAMS], seq, t;
+	const uint8_t *q;
+	size_t i;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
 	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || (seq != r->events && !r->tail))
@@ -924,256 +965,554 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 	q = c.end - slen_sum;
 	c.end = q;
 	for (i = 1; i < MT_STREAMS; i++) {
-		sc[i].p = q;
-		sc[i].end = q + stream_len[i];
+		r->sc[i].p = q;
+		r->sc[i].end = q + stream_len[i];
 		q += stream_len[i];
 	}
+	r->rec = c;
+	r->chunk = r->last_progress = data;
+	r->chunk_len = len;
 	r->time = t;
+	r->thread = UINT32_MAX;
 	r->nhist[0] = r->nhist[1] = 0;
 	r->last[0] = r->last[1] = 0;
-	while (c.p < c.end && !stop) {
-		uint8_t type = *c.p++;
-
-		/* Records other than events and their context (TIME, SWITCH)
-		 * see every event before them applied. */
-		if (type != MT_REC_ALLOC && type != MT_REC_FREE && type != MT_REC_REALLOC &&
-		    type != MT_REC_TIME && type != MT_REC_SWITCH && r->qn) {
-			err = drain(r, 0, ops, ctx);
-			if (err)
-				return err;
-		}
-		switch (type) {
-		case MT_REC_ALLOC:
-			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-			    stack >= r->nstacks ||
-			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
-			    size > (uint64_t)INT64_MAX - r->allocated ||
-			    get_addr(r, sc, 1, 0, &a, &pos) < 0 || thread == UINT32_MAX)
-				return MT_E_CORRUPT;
-			r->allocated += size;
-			live_add(r, stack, size);
-			joined(r, stack, size);
-			{
-				struct pend pe = { MT_REC_ALLOC, stack, thread, r->events++, r->time,
-						   size, a, 0, 0, 0 };
-
-				stop = err = push(r, &pe, ops, ctx);
-			}
-			break;
-		case MT_REC_FREE:
-			stack = 0;
-			size = 0;
-			if (get_addr(r, sc, 0, 1, &a, &pos) < 0 || thread == UINT32_MAX ||
-			    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
-				return MT_E_CORRUPT;
-			{
-				struct pend pe = { MT_REC_FREE, 0, thread, r->events++, r->time, 0, a, 0,
-						   size, stack };
-
-				stop = err = push(r, &pe, ops, ctx);
-			}
-			break;
-		case MT_REC_TIME:
-			if (get_uv(&c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
-				return MT_E_CORRUPT;
-			r->time += dt;
-			break;
-		case MT_REC_SWITCH:
-			if (get_thread(r, &c, &thread) < 0)
-				return MT_E_CORRUPT;
-			break;
-		case MT_REC_REALLOC:
-			if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-			    stack >= r->nstacks ||
-			    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
-			    size > (uint64_t)INT64_MAX - r->allocated ||
-			    get_addr(r, sc, 0, 1, &a, &pos) < 0 || thread == UINT32_MAX)
-				return MT_E_CORRUPT;
-			ostack = 0;
-			osize = 0;
-			/* the old block's, freed before the new one is counted, and
-			 * read before the new address may take pos's slot */
-			if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
-				return MT_E_CORRUPT;
-			if (get_addr(r, sc, 1, 0, &a2, &pos) < 0)
-				return MT_E_CORRUPT;
-			r->allocated += size;
-			live_add(r, stack, size);
-			joined(r, stack, size);
-			{
-				struct pend pe = { MT_REC_REALLOC, stack, thread, r->events++, r->time,
-						   size, a, a2, osize, ostack };
-
-				stop = err = push(r, &pe, ops, ctx);
-			}
-			break;
-		case MT_REC_STACK:
-			err = rec_stack(r, &c, ops, ctx);
-			break;
-		case MT_REC_THREAD:
-			err = rec_thread(r, &c, ops, ctx);
-			break;
-		case MT_REC_THREAD_NAME:
-			err = rec_thread_name(r, &c, ops, ctx);
-			break;
-		case MT_REC_RSS:
-			if (r->hdr.version < 3 || get_uv(&c, &a) < 0)
-				return MT_E_CORRUPT;
-			if (ops->on_rss)
-				ops->on_rss(ctx, r->time, a);
-			break;
-		case MT_REC_MODULE:
-			err = rec_module(r, &c, ops, ctx);
-			break;
-		case MT_REC_UNLOAD:
-			if (get_uv(&c, &a) < 0)
-				return MT_E_CORRUPT;
-			if (ops->on_unload)
-				ops->on_unload(ctx, a, r->time);
-			break;
-		case MT_REC_SNAPSHOT:
-			if (get_u32(&c, &index, UINT32_MAX) < 0 || get_str(&c, &s, &slen) < 0)
-				return MT_E_CORRUPT;
-			{
-				char label[MT_MAX_STRING + 1];
-				struct mt_snapshot snap = {
-					.index = index, .label = label,
-					.seq = r->events++, .time_ns = r->time,
-				};
-
-				memcpy(label, s, slen);
-				label[slen] = 0;
-				if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
-					stop = 1;
-			}
-			break;
-		case MT_REC_END:
-			if (get_uv(&c, &a) < 0 || a > MT_END_STOPPED || get_sv(&c, &d1) < 0 ||
-			    get_totals(&c, &r->end.totals) < 0)
-				return MT_E_CORRUPT;
-			/* Alone, the last chunk says END's figures only if END ends it. */
-			if (r->tail && c.p < c.end)
-				return MT_E_CORRUPT;
-			r->end.clean = 1;
-			r->end.how = (int)a;
-			r->end.code = d1;
-			break;
-		case MT_REC_STOP:
-			if (get_str(&c, &s, &slen) < 0)
-				return MT_E_CORRUPT;
-			free(r->stop_reason);
-			r->stop_reason = dupstr(s, slen);
-			if (!r->stop_reason)
-				return MT_E_NOMEM;
-			r->end.stop_reason = r->stop_reason;
-			break;
-		default:
-			return MT_E_CORRUPT;
-		}
-		if (err < 0)
-			return err;
-		if (err > 0)
-			stop = 1;
-		if (ops->on_progress && c.p - last_progress >= 65536) {
-			last_progress = c.p;
-			ops->on_progress(ctx, r->chunk_off + comp_len * (uint64_t)(c.p - data) / len,
-					 mt_reader_file_size(r->rd));
-		}
-	}
-	/* Every field of the side streams belongs to an event. */
-	if (!stop)
-		for (i = 1; i < MT_STREAMS; i++)
-			if (sc[i].p != sc[i].end)
-				return MT_E_CORRUPT;
-	return stop;
+	return 0;
 }
 
 /*
- * Replays one chunk: decodes it, applying events as they leave the ring,
- * then applies the rest. A chunk that turns out corrupt still delivers the
- * events before the bad record, as a replay without the ring would.
+ * Decodes the chunk's next record into at most one item of sl. Returns 0,
+ * or a negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
  */
-static int replay_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
-			uint64_t comp_len, const struct mt_replay_ops *ops, void *ctx)
+static int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	int rc = decode_chunk(r, data, len, comp_len, ops, ctx), d;
+	struct cur *c = &r->rec, *sc = r->sc;
+	uint64_t dt, size, a, a2, osize;
+	int64_t d1;
+	uint32_t stack, ostack, thread, index;
+	size_t pos, slen;
+	const uint8_t *s;
+	struct item *it;
+	uint8_t type = *c->p++;
 
-	if (rc > 0 || rc == MT_E_NOMEM) {
-		r->qn = 0;
-		return rc;
+	switch (type) {
+	case MT_REC_ALLOC:
+		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
+		    stack >= r->nstacks ||
+		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+		    size > (uint64_t)INT64_MAX - r->allocated ||
+		    get_addr(r, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
+			return MT_E_CORRUPT;
+		r->allocated += size;
+		live_add(r, stack, size);
+		joined(r, stack, size);
+		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
+		return 0;
+	case MT_REC_FREE:
+		stack = 0;
+		size = 0;
+		if (get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
+		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
+			return MT_E_CORRUPT;
+		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
+		it->osize = size;
+		it->ostack = stack;
+		return 0;
+	case MT_REC_TIME:
+		if (get_uv(c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
+			return MT_E_CORRUPT;
+		r->time += dt;
+		return 0;
+	case MT_REC_SWITCH:
+		if (get_thread(r, c, &thread) < 0)
+			return MT_E_CORRUPT;
+		r->thread = thread;
+		return 0;
+	case MT_REC_REALLOC:
+		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
+		    stack >= r->nstacks ||
+		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+		    size > (uint64_t)INT64_MAX - r->allocated ||
+		    get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
+			return MT_E_CORRUPT;
+		ostack = 0;
+		osize = 0;
+		/* the old block's, freed before the new one is counted, and
+		 * read before the new address may take pos's slot */
+		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
+			return MT_E_CORRUPT;
+		if (get_addr(r, sc, 1, 0, &a2, &pos) < 0)
+			return MT_E_CORRUPT;
+		r->allocated += size;
+		live_add(r, stack, size);
+		joined(r, stack, size);
+		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
+		it->a2 = a2;
+		it->osize = osize;
+		it->ostack = ostack;
+		return 0;
+	case MT_REC_STACK:
+		return rec_stack(r, c, sl);
+	case MT_REC_THREAD:
+		return rec_thread(r, c, sl);
+	case MT_REC_THREAD_NAME:
+		return rec_thread_name(r, c, sl);
+	case MT_REC_RSS:
+		if (r->hdr.version < 3 || get_uv(c, &a) < 0)
+			return MT_E_CORRUPT;
+		it = put(sl, IT_RSS);
+		it->time = r->time;
+		it->size = a;
+		return 0;
+	case MT_REC_MODULE:
+		return rec_module(r, c, sl);
+	case MT_REC_UNLOAD:
+		if (get_uv(c, &a) < 0)
+			return MT_E_CORRUPT;
+		it = put(sl, IT_UNLOAD);
+		it->time = r->time;
+		it->a = a;
+		return 0;
+	case MT_REC_SNAPSHOT:
+		if (get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &slen) < 0)
+			return MT_E_CORRUPT;
+		it = put(sl, IT_SNAPSHOT);
+		it->stack = index;
+		r->events++;
+		it->time = r->time;
+		it->p = dupstr(s, slen);
+		return it->p ? 0 : MT_E_NOMEM;
+	case MT_REC_END:
+		if (get_uv(c, &a) < 0 || a > MT_END_STOPPED || get_sv(c, &d1) < 0 ||
+		    get_totals(c, &r->dec_end.totals) < 0)
+			return MT_E_CORRUPT;
+		/* Alone, the last chunk says END's figures only if END ends it. */
+		if (r->tail && c->p < c->end)
+			return MT_E_CORRUPT;
+		r->dec_end.how = (int)a;
+		r->dec_end.code = d1;
+		put(sl, IT_END);
+		return 0;
+	case MT_REC_STOP:
+		if (get_str(c, &s, &slen) < 0)
+			return MT_E_CORRUPT;
+		it = put(sl, IT_STOP);
+		it->p = dupstr(s, slen);
+		return it->p ? 0 : MT_E_NOMEM;
+	default:
+		return MT_E_CORRUPT;
 	}
-	d = drain(r, 0, ops, ctx);
-	return d ? d : rc;
+}
+
+/* The last item: rc 0 (end of file) or a negative MT_E_* at file offset off. */
+static void finish(struct slice *sl, int rc, uint64_t off)
+{
+	struct item *it = put(sl, IT_FINISH);
+
+	it->a = (uint64_t)(int64_t)rc;
+	it->a2 = off;
+}
+
+/*
+ * The decoder: fills sl with the items of the records that follow, chunk
+ * after chunk, until it is full (0) or FINISH is in it (1). Each record
+ * makes at most one item, and a chunk's end or the finish one or two
+ * more: the room kept below.
+ */
+static int fill(struct mt_replay *r, struct slice *sl)
+{
+	const uint8_t *data;
+	size_t len;
+	uint64_t off;
+	int rc;
+
+	while (sl->n + 4 <= SLICE) {
+		if (!r->in_chunk) {
+			if (r->single) {
+				data = r->single;
+				len = r->single_len;
+				off = 0;
+				r->single = NULL;
+				rc = 1;
+				r->comp_len = 0;
+			} else if (r->tail) {
+				rc = 0;
+			} else {
+				rc = mt_reader_next(r->rd, &data, &len, &off);
+				if (rc == 1)
+					r->comp_len = mt_reader_good_bytes(r->rd) - off;
+			}
+			if (rc <= 0) {
+				finish(sl, rc, rc == MT_E_NOMEM || rc == MT_E_IO || rc == 0 ? 0 :
+					   mt_reader_error_offset(r->rd));
+				return 1;
+			}
+			r->chunk_off = off;
+			rc = begin_chunk(r, data, len);
+			if (rc < 0) {
+				finish(sl, rc, off);
+				return 1;
+			}
+			r->in_chunk = 1;
+			put(sl, IT_CHUNK_BEGIN)->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
+			continue;
+		}
+		if (r->rec.p < r->rec.end) {
+			rc = decode_record(r, sl);
+			if (rc < 0) {
+				finish(sl, rc, r->chunk_off);
+				return 1;
+			}
+			if (r->ops->on_progress && r->rec.p - r->last_progress >= 65536) {
+				r->last_progress = r->rec.p;
+				put(sl, IT_PROGRESS)->a = r->chunk_off + r->comp_len *
+					(uint64_t)(r->rec.p - r->chunk) / r->chunk_len;
+			}
+			continue;
+		}
+		/* Every field of the side streams belongs to an event. */
+		for (size_t i = 1; i < MT_STREAMS; i++) {
+			if (r->sc[i].p != r->sc[i].end) {
+				finish(sl, MT_E_CORRUPT, r->chunk_off);
+				return 1;
+			}
+		}
+		r->in_chunk = 0;
+		put(sl, IT_CHUNK_END);
+	}
+	return 0;
+}
+
+/* Frees what items from i on own: the consumer never saw them. */
+static void discard(struct slice *sl, size_t i)
+{
+	for (; i < sl->n; i++) {
+		int k = sl->it[i].kind;
+
+		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP)
+			free(sl->it[i].p);
+	}
+	sl->n = 0;
+}
+
+/* IT_THREAD: index announced (again: a new thread, unnamed). */
+static int thread_seen(struct mt_replay *r, uint32_t index)
+{
+	if (grow_array((void **)&r->names, &r->namecap, (size_t)index + 1, sizeof(*r->names)) < 0)
+		return MT_E_NOMEM;
+	while (r->nnames <= index)
+		r->names[r->nnames++] = NULL;
+	free(r->names[index]);
+	r->names[index] = NULL;
+	return 0;
+}
+
+/*
+ * The applier: the items of sl in order. Returns 0 with *fin set once
+ * FINISH is applied, 1 when the consumer stops (the run's counters then go
+ * back to the stopping item, as if decoding had stopped there), or
+ * MT_E_NOMEM. Items it did not apply are discarded.
+ */
+static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_replay_ops *ops,
+		       void *ctx, int *fin)
+{
+	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < sl->n && !ret; i++) {
+		struct item *it = &sl->it[i];
+		uint64_t seq = r->seq;
+		int rc = 0;
+
+		if (ahead && i + PREFETCH < sl->n) {
+			/* any item's a: a prefetch never faults */
+			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
+			if (it[PREFETCH].type == MT_REC_REALLOC)
+				mt_livetab_prefetch(&r->live, it[PREFETCH].a2);
+		}
+		switch (it->kind) {
+		case IT_EVENT:
+			/* the last chunk alone (mt_replay_end_totals): decoded only */
+			if (!r->tail)
+				rc = apply(r, it, seq, ops, ctx);
+			r->seq++;
+			break;
+		case IT_STACK:
+			if (ops->on_stack)
+				ops->on_stack(ctx, it->p);
+			break;
+		case IT_MODULE:
+			if (ops->on_module)
+				ops->on_module(ctx, it->p);
+			break;
+		case IT_THREAD:
+			rc = thread_seen(r, it->stack);
+			if (rc == 0 && ops->on_thread)
+				ops->on_thread(ctx, it->stack, it->thread);
+			break;
+		case IT_THREAD_NAME:
+			/* the name is the replay's from here on */
+			free(r->names[it->stack]);
+			r->names[it->stack] = it->p;
+			if (ops->on_thread_name)
+				ops->on_thread_name(ctx, it->stack, it->p);
+			break;
+		case IT_RSS:
+			if (ops->on_rss)
+				ops->on_rss(ctx, it->time, it->size);
+			break;
+		case IT_UNLOAD:
+			if (ops->on_unload)
+				ops->on_unload(ctx, it->a, it->time);
+			break;
+		case IT_SNAPSHOT: {
+			struct mt_snapshot snap = {
+				.index = it->stack, .label = it->p, .seq = seq, .time_ns = it->time,
+			};
+
+			r->seq++;
+			if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
+				rc = 1;
+			break;
+		}
+		case IT_END:
+			r->end.clean = 1;
+			r->end.how = r->dec_end.how;
+			r->end.code = r->dec_end.code;
+			r->end.totals = r->dec_end.totals;
+			break;
+		case IT_STOP:
+			/* the reason is the replay's from here on */
+			free(r->stop_reason);
+			r->end.stop_reason = r->stop_reason = it->p;
+			break;
+		case IT_PROGRESS:
+			if (ops->on_progress)
+				ops->on_progress(ctx, it->a, mt_reader_file_size(r->rd));
+			break;
+		case IT_CHUNK_BEGIN:
+			r->pending_good = it->a;
+			break;
+		case IT_CHUNK_END:
+			r->end.good_bytes = r->pending_good;
+			if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
+				r->last_good = r->end.good_bytes;
+				ops->on_progress(ctx, r->end.good_bytes, mt_reader_file_size(r->rd));
+			}
+			break;
+		case IT_FINISH:
+			r->fin_rc = (int)(int64_t)it->a;
+			r->fin_off = it->a2;
+			*fin = 1;
+			break;
+		}
+		if (rc > 0) {
+			r->events = seq + 1;
+			r->time = it->time;
+			/* the stopping chunk counts as read */
+			r->end.good_bytes = r->pending_good;
+		}
+		ret = rc;
+	}
+	/* snapshot labels were lent to the consumer */
+	for (size_t k = 0; k < i; k++)
+		if (sl->it[k].kind == IT_SNAPSHOT)
+			free(sl->it[k].p);
+	discard(sl, i);
+	return ret;
+}
+
+/* ---- the stages on two threads ------------------------------------------- */
+
+struct pipe {
+	struct mt_replay *r;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct slice *s[NSLICE];  /* a ring: full of them from head on are decoded */
+	size_t head, full;
+	int quit;                 /* the applier is done: the decoder stops */
+};
+
+static void *decoder(void *arg)
+{
+	struct pipe *pp = arg;
+	int fin = 0;
+
+	while (!fin) {
+		struct slice *sl;
+
+		pthread_mutex_lock(&pp->mu);
+		while (pp->full == NSLICE && !pp->quit)
+			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->quit) {
+			pthread_mutex_unlock(&pp->mu);
+			break;
+		}
+		sl = pp->s[(pp->head + pp->full) % NSLICE];
+		pthread_mutex_unlock(&pp->mu);
+		fin = fill(pp->r, sl);
+		pthread_mutex_lock(&pp->mu);
+		pp->full++;
+		pthread_cond_broadcast(&pp->cv);
+		pthread_mutex_unlock(&pp->mu);
+	}
+	return NULL;
+}
+
+/*
+ * Decodes on a thread of its own, NSLICE slices ahead at most, while this
+ * one applies. Returns as apply_slice does, or -1 when no thread or memory
+ * could be had for it (nothing was decoded: the caller goes on alone).
+ */
+static int run_threaded(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	struct pipe pp = { .r = r };
+	pthread_t th;
+	int ret = 0, fin = 0;
+	size_t i;
+
+	for (i = 0; i < NSLICE; i++) {
+		pp.s[i] = malloc(sizeof(struct slice));
+		if (!pp.s[i])
+			break;
+		pp.s[i]->n = 0;
+	}
+	if (i < NSLICE || pthread_mutex_init(&pp.mu, NULL) != 0) {
+		while (i--)
+			free(pp.s[i]);
+		return -1;
+	}
+	if (pthread_cond_init(&pp.cv, NULL) != 0) {
+		pthread_mutex_destroy(&pp.mu);
+		for (i = 0; i < NSLICE; i++)
+			free(pp.s[i]);
+		return -1;
+	}
+	if (pthread_create(&th, NULL, decoder, &pp) != 0) {
+		ret = -1;
+		goto out;
+	}
+	while (!ret && !fin) {
+		struct slice *sl;
+
+		pthread_mutex_lock(&pp.mu);
+		while (!pp.full)
+			pthread_cond_wait(&pp.cv, &pp.mu);
+		sl = pp.s[pp.head];
+		pthread_mutex_unlock(&pp.mu);
+		ret = apply_slice(r, sl, ops, ctx, &fin);
+		pthread_mutex_lock(&pp.mu);
+		pp.head = (pp.head + 1) % NSLICE;
+		pp.full--;
+		pthread_cond_broadcast(&pp.cv);
+		pthread_mutex_unlock(&pp.mu);
+	}
+	pthread_mutex_lock(&pp.mu);
+	pp.quit = 1;
+	pthread_cond_broadcast(&pp.cv);
+	pthread_mutex_unlock(&pp.mu);
+	pthread_join(th, NULL);
+	/* what the decoder got ahead of a stopping consumer */
+	for (i = 0; i < pp.full; i++)
+		discard(pp.s[(pp.head + i) % NSLICE], 0);
+out:
+	pthread_cond_destroy(&pp.cv);
+	pthread_mutex_destroy(&pp.mu);
+	for (i = 0; i < NSLICE; i++)
+		free(pp.s[i]);
+	return ret;
+}
+
+/* The stages one after the other, one slice at a time. */
+static int run_alone(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	struct slice *sl = malloc(sizeof(*sl));
+	int ret = 0, fin = 0;
+
+	if (!sl)
+		return MT_E_NOMEM;
+	sl->n = 0;
+	while (!ret && !fin) {
+		(void)fill(r, sl);
+		ret = apply_slice(r, sl, ops, ctx, &fin);
+	}
+	free(sl);
+	return ret;
+}
+
+static int threaded(const struct mt_replay *r)
+{
+	long cpus;
+
+	if (r->threads >= 0)
+		return r->threads;
+	if (r->tail || mt_reader_file_size(r->rd) < THREADED_FROM)
+		return 0;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus >= 2;
+}
+
+void mt_replay_threads(struct mt_replay *r, int mode)
+{
+	r->threads = mode < 0 ? -1 : mode > 0;
+}
+
+/* Runs the stages; 0, 1 (stopped) or a negative MT_E_*. */
+static int stages(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	int rc = threaded(r) ? run_threaded(r, ops, ctx) : -1;
+
+	if (rc == -1)
+		rc = run_alone(r, ops, ctx);
+	if (rc == 0 && (r->fin_rc == MT_E_NOMEM || r->fin_rc == MT_E_IO))
+		rc = r->fin_rc;
+	return rc;
 }
 
 static void reset_run(struct mt_replay *r)
 {
-	for (size_t i = 0; i < r->nthreads; i++) {
+	for (size_t i = 0; i < r->nnames; i++) {
 		free(r->names[i]);
 		r->names[i] = NULL;
 	}
+	r->nnames = 0;
 	r->nstacks = 0;
 	r->nmods = 0;
 	r->nthreads = 0;
 	mt_livetab_clear(&r->live);
 	r->nbig = 0;
 	r->big_free = UINT32_MAX;
-	r->qh = r->qn = 0;
 	memset(&r->end, 0, sizeof(r->end));
+	memset(&r->dec_end, 0, sizeof(r->dec_end));
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
+	r->seq = 0;
 	r->allocated = 0;
 	r->time = 0;
+	r->in_chunk = 0;
+	r->fin_rc = 0;
+	r->fin_off = 0;
+	r->last_good = 0;
 }
 
 int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
 {
-	const uint8_t *data;
-	size_t len;
-	uint64_t off, total = mt_reader_file_size(r->rd), last_progress = 0;
-	int ret = 0, rc;
+	uint64_t total = mt_reader_file_size(r->rd);
+	int ret, rc;
 
 	reset_run(r);
 	rc = mt_reader_rewind(r->rd);
 	if (rc < 0)
 		return rc;
-	r->end.good_bytes = mt_reader_good_bytes(r->rd);
+	r->end.good_bytes = r->pending_good = mt_reader_good_bytes(r->rd);
+	r->ops = ops;
 	if (ops->on_header)
 		ops->on_header(ctx, &r->hdr);
-	for (;;) {
-		rc = mt_reader_next(r->rd, &data, &len, &off);
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			if (rc == MT_E_NOMEM || rc == MT_E_IO) {
-				ret = rc;
-				break;
-			}
-			r->end.error = rc;
-			r->end.error_offset = mt_reader_error_offset(r->rd);
-			break;
-		}
-		r->chunk_off = off;
-		rc = replay_chunk(r, data, len, mt_reader_good_bytes(r->rd) - off, ops, ctx);
-		if (rc == MT_E_NOMEM) {
-			ret = rc;
-			break;
-		}
-		if (rc < 0) {
-			r->end.error = rc;
-			r->end.error_offset = off;
-			break;
-		}
-		r->end.good_bytes = mt_reader_good_bytes(r->rd);
-		if (rc > 0) {
-			ret = 1;
-			break;
-		}
-		if (ops->on_progress && r->end.good_bytes - last_progress >= 65536) {
-			last_progress = r->end.good_bytes;
-			ops->on_progress(ctx, r->end.good_bytes, total);
-		}
+	ret = stages(r, ops, ctx);
+	if (ret == 0 && r->fin_rc < 0) {
+		r->end.error = r->fin_rc;
+		r->end.error_offset = r->fin_off;
 	}
 	r->end.time_ns = r->time;
 	r->end.events = r->events;
@@ -1203,15 +1542,21 @@ int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *t
 	t->tail = 1;
 	/* records of later versions are read as the log's version says */
 	t->hdr.version = r->hdr.version;
+	t->direct = r->direct;
 	mt_livetab_init(&t->live, NULL, NULL);
 	t->big_free = UINT32_MAX;
+	t->ops = &none;
+	t->single = data;
+	t->single_len = len;
 	/* Events may use any stack of the chunks before. */
 	t->nstacks = UINT32_MAX;
-	rc = replay_chunk(t, data, len, 0, &none, NULL);
-	if (rc == MT_E_NOMEM)
+	rc = run_alone(t, &none, NULL);
+	if (rc == MT_E_NOMEM || t->fin_rc == MT_E_NOMEM) {
+		rc = MT_E_NOMEM;
 		goto out;
+	}
 	/* A STOP's reason is for a replay to report. */
-	rc = rc == 0 && t->end.clean && !t->stop_reason;
+	rc = rc == 0 && t->fin_rc == 0 && t->end.clean && !t->stop_reason;
 	if (rc) {
 		*how = (unsigned)t->end.how;
 		*tot = t->end.totals;
