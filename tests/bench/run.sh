@@ -38,6 +38,9 @@
 #   MT_BENCH_RUNS     runs per tool and workload (default 3)
 #   MT_BENCH_ONLY     names to run, space separated (default all): the
 #                     workloads, the memory cases and "view" below
+#   MT_BENCH_TOOLS    the profilers to run, space separated, among memtrail,
+#                     heaptrack and heaptrack-r (default all that are
+#                     present); the native run is always made
 #   MT_BENCH_VMEM_KB  address-space limit of every run (default 12 GiB), so a
 #                     tool that runs away fails instead of exhausting the
 #                     machine
@@ -51,7 +54,9 @@
 # Workloads (built here with -O2 -g into build/bench/bin/):
 #   churn     tests/bench/churn.c, 1 thread, 10 M malloc/free pairs from
 #             1,000 distinct stacks 19 frames deep
-#   mt_churn  the same with 4 threads (2.5 M pairs each)
+#   mt_churn2, mt_churn, mt_churn8
+#             the same with 2, 4 and 8 threads (the 10 M pairs shared out);
+#             with churn they make the thread-scaling table (1, 2, 4, 8)
 #   stl       tests/bench/stl.cpp: std::map, unordered_map, string, vector
 #   large     tests/bench/large.c: 64 KiB - 16 MiB blocks, realloc growth
 #   python3   python3 on a generated dict/list script, PYTHONMALLOC=malloc
@@ -83,7 +88,7 @@ only=${MT_BENCH_ONLY:-}
 vmem=${MT_BENCH_VMEM_KB:-12582912}
 limit=${MT_BENCH_TIMEOUT:-300}
 MEMTRAIL=${MEMTRAIL:-$builddir/memtrail}
-workloads="churn mt_churn stl large python3 sqlite3 gcc"
+workloads="churn mt_churn2 mt_churn mt_churn8 stl large python3 sqlite3 gcc"
 
 CHURN_PAIRS=10000000
 STL_ROUNDS=8
@@ -260,7 +265,9 @@ wl_exec() {
 	we_wl=$1; we_side=$2; shift 2
 	case $we_wl in
 	churn) "$@" "$bin/churn" 1 "$CHURN_PAIRS";;
+	mt_churn2) "$@" "$bin/churn" 2 "$CHURN_PAIRS";;
 	mt_churn) "$@" "$bin/churn" 4 "$CHURN_PAIRS";;
+	mt_churn8) "$@" "$bin/churn" 8 "$CHURN_PAIRS";;
 	churn_small) "$@" "$bin/churn" 1 $((CHURN_PAIRS / 10));;
 	stl) "$@" "$bin/stl" "$STL_ROUNDS";;
 	large) "$@" "$bin/large" "$LARGE_ROUNDS";;
@@ -439,8 +446,13 @@ count_row() {
 # ---- the runs ----------------------------------------------------------------
 printf 'workload\tphase\ttool\trun\twall_s\tmax_rss_kb\tlog_bytes\tevents\tstatus\tcpu_s\n' >"$tsv"
 tools=native
-[ $have_mt = 1 ] && tools="$tools memtrail"
-[ $have_ht = 1 ] && tools="$tools heaptrack heaptrack-r"
+for t in ${MT_BENCH_TOOLS:-memtrail heaptrack heaptrack-r}; do
+	case $t in
+	memtrail) [ $have_mt = 1 ] && tools="$tools memtrail";;
+	heaptrack|heaptrack-r) [ $have_ht = 1 ] && tools="$tools $t";;
+	*) echo "bench: error: MT_BENCH_TOOLS: unknown tool $t" >&2; exit 2;;
+	esac
+done
 start_all=$(now_ns)
 load_start=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 echo "bench: $runs run(s) of each workload with: $tools" >&2
@@ -574,6 +586,19 @@ function median(key,    n, i, j, t, v) {
 		}
 	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
+# Largest over smallest run of KEY: run-to-run spread.
+function spread(key,    n, i, lo, hi, x) {
+	n = cnt[key]
+	if (n < 2)
+		return "n/a"
+	lo = hi = val[key, 1] + 0
+	for (i = 2; i <= n; i++) {
+		x = val[key, i] + 0
+		if (x < lo) lo = x
+		if (x > hi) hi = x
+	}
+	return lo > 0 ? sprintf("%.2fx", hi / lo) : "n/a"
+}
 function add(key, x) {
 	if (x == "-" || x == "")
 		return
@@ -702,6 +727,35 @@ END {
 				cell(w, "memtrail-full", 1), cell(w, "heaptrack_print-full", 1), \
 				sprintf("%5s %5s", ratio(med(w, "memtrail-full", "cpu"), med(w, "heaptrack_print-full", "cpu")), \
 					ratio(med(w, "memtrail-full", "wall"), med(w, "heaptrack_print-full", "wall")))
+		}
+	}
+
+	# Thread scaling: the same 10 M pairs made by 1, 2, 4 and 8 threads.
+	sn = 0
+	for (k = 1; k <= n; k++)
+		if (wls[k] == "churn" || wls[k] ~ /^mt_churn[0-9]*$/)
+			sn++
+	if (sn > 1) {
+		print ""
+		print "Thread scaling (churn, the same pairs in 1, 2, 4, 8 threads): CPU ns per event beyond native, and its growth over 1 thread; memtrail log size; memtrail run-to-run spread (largest / smallest run)"
+		fmt = "%-9s %8s %8s %8s %8s %8s %12s %10s %10s\n"
+		printf fmt, "workload", "threads", "memtrail", "growth", "hptrk -r", "growth", "memtrail log", "CPU spread", "log spread"
+		split("churn mt_churn2 mt_churn mt_churn8", sw, " ")
+		split("1 2 4 8", st, " ")
+		base_m = ""; base_r = ""
+		for (i = 1; i <= 4; i++) {
+			for (k = 1; k <= n; k++)
+				if (wls[k] == sw[i])
+					break
+			if (k > n)
+				continue
+			if (i == 1) { base_m = mo[k]; base_r = ro[k] }
+			sz = med(sw[i], "memtrail", "size")
+			printf fmt, sw[i], st[i], (mo[k] == "" ? "n/a" : sprintf("%.0f", mo[k])), \
+				(mo[k] == "" || base_m == "" ? "n/a" : ratio(mo[k], base_m) "x"), \
+				(ro[k] == "" ? "n/a" : sprintf("%.0f", ro[k])), \
+				(ro[k] == "" || base_r == "" ? "n/a" : ratio(ro[k], base_r) "x"), human(sz), \
+				spread(sw[i] SUBSEP "memtrail" SUBSEP "cpu"), spread(sw[i] SUBSEP "memtrail" SUBSEP "size")
 		}
 	}
 
