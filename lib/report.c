@@ -671,9 +671,11 @@ static int write_text(struct report *rp)
 			return rc;
 	}
 	if (o->show & MT_SHOW_CALLS) {
-		struct mt_profile *c = mt_sizes_calls(st->sizes);
+		struct mt_profile *c;
 
-		rc = text_tree(rp, "calls", c, 0, CALLS);
+		rc = mt_session_calls(rp->ses, &c);
+		if (rc == 0)
+			rc = text_tree(rp, "calls", c, 0, CALLS);
 		mt_profile_free(c);
 		if (rc < 0)
 			return rc;
@@ -724,9 +726,7 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 	} else if (o->show & MT_SHOW_CALLS) {
 		snprintf(what, size, "allocation calls");
 		*fig = MT_EXPORT_CALLS;
-		p = mt_sizes_calls(rp->st->sizes);
-		if (!p)
-			*rc = MT_E_NOMEM;
+		*rc = mt_session_calls(rp->ses, &p);
 		return p;
 	} else if (o->show & MT_SHOW_SNAPSHOTS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);

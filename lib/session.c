@@ -28,6 +28,7 @@
 
 #include "error.h"
 #include "session.h"
+#include "sizes.h"
 #include "symbols.h"
 
 /*
@@ -118,12 +119,12 @@ out:
 	free(idx);
 }
 
+/* Called with time_marks only: the callers check, so a pass without them
+ * pays no call. */
 static void before(struct mt_session *s, uint64_t t)
 {
 	uint64_t prev = s->last;
 
-	if (!s->o.time_marks)
-		return;
 	if (!s->any)
 		s->first = t;
 	s->last = t;
@@ -171,7 +172,8 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 
 	/* After a realloc's free half (same time) this finds the bucket
 	 * already open; a realloc of a block that was not live has none. */
-	before(s, ev->time_ns);
+	if (s->o.time_marks)
+		before(s, ev->time_ns);
 	agg_ops.on_alloc(s->agg, ev);
 	return s->series ? series_ops.on_alloc(s->series, ev) : 0;
 }
@@ -180,7 +182,8 @@ static int pass_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
 
-	before(s, ev->time_ns);
+	if (s->o.time_marks)
+		before(s, ev->time_ns);
 	agg_ops.on_free(s->agg, ev);
 	return s->series ? series_ops.on_free(s->series, ev) : 0;
 }
@@ -189,7 +192,8 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 {
 	struct mt_session *s = ctx;
 
-	before(s, snap->time_ns);
+	if (s->o.time_marks)
+		before(s, snap->time_ns);
 	agg_ops.on_snapshot(s->agg, snap);
 	return s->series ? series_ops.on_snapshot(s->series, snap) : 0;
 }
@@ -772,24 +776,49 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 	return MT_E_ARG;
 }
 
-int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
+/* The side aggregator after a whole run, through the thread restriction. */
+static int side_whole(struct mt_session *s)
 {
 	static const struct mt_at end = { MT_AT_END, 0 };
 	struct mt_profile *p = NULL;
+	int rc = mt_session_replay_points(s, &end, 1, &p);
+
+	mt_profile_free(p);
+	return rc < 0 ? rc : 0;
+}
+
+int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
+{
+	const struct mt_agg *a = s->agg;
 	int rc;
 
 	*out = NULL;
-	if (s->o.figures_only || s->o.skip & MT_TALLY_NO_TEMPORARY)
+	if (s->o.figures_only)
 		return MT_E_ARG;
-	if (s->only) {
-		/* the side aggregator's whole run, its temporaries with it */
-		rc = mt_session_replay_points(s, &end, 1, &p);
-		mt_profile_free(p);
+	if (s->only || s->o.skip & MT_TALLY_NO_TEMPORARY) {
+		rc = side_whole(s);
 		if (rc < 0)
 			return rc;
-		*out = mt_agg_temporary_profile(s->side);
-		return *out ? 0 : MT_E_NOMEM;
+		a = s->side;
 	}
-	*out = mt_agg_temporary_profile(s->agg);
+	*out = mt_agg_temporary_profile(a);
+	return *out ? 0 : MT_E_NOMEM;
+}
+
+int mt_session_calls(struct mt_session *s, struct mt_profile **out)
+{
+	const struct mt_agg *a = s->agg;
+	int rc;
+
+	*out = NULL;
+	if (s->o.figures_only)
+		return MT_E_ARG;
+	if (s->only || s->o.skip & MT_TALLY_NO_CALLS) {
+		rc = side_whole(s);
+		if (rc < 0)
+			return rc;
+		a = s->side;
+	}
+	*out = mt_sizes_calls(mt_agg_stats(a)->sizes);
 	return *out ? 0 : MT_E_NOMEM;
 }

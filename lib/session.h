@@ -58,12 +58,14 @@ struct mt_session_opts {
 	/* Requested sizes in buckets too, for a histogram (lib/sizes.h). */
 	int size_buckets;
 	/*
-	 * What this reader never asks for, left out of the pass to make each
-	 * event cheaper: MT_TALLY_NO_* (lib/agg.h: per-thread figures, which
-	 * mt_session_thread then gives as zeros; temporaries, which
-	 * mt_session_temporary then refuses with MT_E_ARG; requested sizes)
-	 * and MT_SESSION_NO_SERIES (mt_session_series is NULL; ignored with
-	 * time_marks, which need the series). 0 keeps everything.
+	 * What this reader asks for seldom or never, left out of the pass to
+	 * make each event cheaper: MT_TALLY_NO_* (lib/agg.h: per-thread
+	 * figures, which mt_session_thread then gives as zeros; temporaries
+	 * and requested sizes, which mt_session_temporary and
+	 * mt_session_calls then get from a replay of their own, and
+	 * mt_session_stats' sizes is NULL) and MT_SESSION_NO_SERIES
+	 * (mt_session_series is NULL; ignored with time_marks, which need
+	 * the series). 0 keeps everything.
 	 */
 	unsigned skip;
 };
@@ -143,8 +145,15 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
  */
 uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t);
 
-/* The profile of temporary allocations over the whole run (agg.h). */
+/*
+ * The profile of temporary allocations over the whole run (agg.h), and of
+ * every allocation call (lib/sizes.h's calls: calls and bytes requested
+ * per stack). Each comes from the pass, or from a replay of its own when
+ * the pass skipped it or a thread restriction is on (then of the blocks
+ * that restriction keeps). 0, MT_E_ARG with figures_only, MT_E_NOMEM.
+ */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
+int mt_session_calls(struct mt_session *s, struct mt_profile **out);
 
 /* The index in mt_session_stats()->snapshots of snapshot number idx, or -1. */
 long mt_session_find_snapshot(const struct mt_session *s, uint32_t idx);

@@ -15,7 +15,6 @@
 
 #include "error.h"
 #include "session.h"
-#include "sizes.h"
 #include "view_data.h"
 
 #define NCACHE 8
@@ -40,7 +39,13 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
-	struct mt_session_opts so = { .time_marks = 1 };
+	/* Per-thread figures are never shown here; temporaries and calls
+	 * only when their view is asked for (each then costs a replay):
+	 * the first screen comes sooner without them. */
+	struct mt_session_opts so = {
+		.time_marks = 1,
+		.skip = MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY | MT_TALLY_NO_CALLS,
+	};
 	static const struct mt_at end = { MT_AT_END, 0 };
 	int rc;
 
@@ -58,10 +63,6 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	if (rc < 0)
 		goto fail;
 	rc = mt_session_profile(d->ses, &end, &d->end_p);
-	if (rc == 0)
-		rc = mt_session_temporary(d->ses, &d->temp_p);
-	if (rc == 0 && !(d->calls_p = mt_sizes_calls(mt_session_stats(d->ses)->sizes)))
-		rc = MT_E_NOMEM;
 	if (rc < 0)
 		goto fail;
 	d->src = mt_session_source(d->ses, &rc);
@@ -109,10 +110,9 @@ int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 	}
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
-	d->end_p = d->temp_p = NULL;
+	mt_profile_free(d->calls_p);
+	d->end_p = d->temp_p = d->calls_p = NULL;
 	rc = mt_session_profile(d->ses, &end, &d->end_p);
-	if (rc == 0)
-		rc = mt_session_temporary(d->ses, &d->temp_p);
 	if (i < 0)
 		snprintf(what, size, "every thread");
 	else
@@ -261,9 +261,14 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		p = d->end_p;
 		break;
 	case MT_VIEW_TEMPORARY:
+		/* its own replay, the first time it is shown (see open) */
+		if (!d->temp_p && (rc = mt_session_temporary(d->ses, &d->temp_p)) < 0)
+			return rc;
 		p = d->temp_p;
 		break;
 	case MT_VIEW_CALLS:
+		if (!d->calls_p && (rc = mt_session_calls(d->ses, &d->calls_p)) < 0)
+			return rc;
 		p = d->calls_p;
 		break;
 	case MT_VIEW_DIFF: {
