@@ -549,6 +549,7 @@ HOT struct item *put(struct slice *sl, int kind)
 	struct item *it = &sl->it[sl->n++];
 
 	it->kind = (uint8_t)kind;
+	it->type = 0;             /* read ahead by the applier's prefetch */
 	return it;
 }
 
