@@ -107,7 +107,7 @@ enum {
 	IT_RSS,               /* time, size: bytes */
 	IT_UNLOAD,            /* time, a: the base */
 	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
-	IT_END,               /* END (in dec_end) */
+	IT_END,               /* p: END's figures (struct endrec, malloc'd) */
 	IT_STOP,              /* p: the reason (malloc'd) */
 	IT_PROGRESS,          /* a: bytes of the file done */
 	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read */
@@ -130,6 +130,11 @@ struct item {
 		uint64_t a2;  /* REALLOC: the new address; FINISH: the offset */
 		void *p;
 	};
+};
+struct endrec {
+	int how;
+	int64_t code;
+	struct mt_totals totals;
 };
 #define SLICE 4096
 #define NSLICE 4              /* slices between the stages when threaded */
@@ -211,14 +216,13 @@ struct mt_replay {
 	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t chunk_off;
 	/* The decoder's place: the chunk, its records and side streams, the
-	 * thread of its events (SWITCH), END as decoded. */
+	 * thread of its events (SWITCH). */
 	const uint8_t *chunk, *last_progress;
 	size_t chunk_len;
 	uint64_t comp_len;
 	struct cur rec, sc[MT_STREAMS];
 	uint32_t thread;
 	int in_chunk;
-	struct mt_end dec_end;
 	const struct mt_replay_ops *ops;
 	/* The source: the reader, or one chunk (single, for the tail). */
 	const uint8_t *single;
@@ -227,6 +231,7 @@ struct mt_replay {
 	/* The applier's: good bytes once the current chunk is done, the
 	 * FINISH item's code and offset. */
 	uint64_t seq;         /* events and snapshots applied */
+	uint64_t stop_events, stop_time;  /* where the consumer stopped */
 	uint64_t pending_good, last_good;
 	int fin_rc;
 	uint64_t fin_off;
@@ -1082,17 +1087,24 @@ static int decode_record(struct mt_replay *r, struct slice *sl)
 		it->time = r->time;
 		it->p = dupstr(s, slen);
 		return it->p ? 0 : MT_E_NOMEM;
-	case MT_REC_END:
+	case MT_REC_END: {
+		struct endrec e;
+
 		if (get_uv(c, &a) < 0 || a > MT_END_STOPPED || get_sv(c, &d1) < 0 ||
-		    get_totals(c, &r->dec_end.totals) < 0)
+		    get_totals(c, &e.totals) < 0)
 			return MT_E_CORRUPT;
 		/* Alone, the last chunk says END's figures only if END ends it. */
 		if (r->tail && c->p < c->end)
 			return MT_E_CORRUPT;
-		r->dec_end.how = (int)a;
-		r->dec_end.code = d1;
-		put(sl, IT_END);
+		e.how = (int)a;
+		e.code = d1;
+		it = put(sl, IT_END);
+		it->p = malloc(sizeof(e));
+		if (!it->p)
+			return MT_E_NOMEM;
+		memcpy(it->p, &e, sizeof(e));
 		return 0;
+	}
 	case MT_REC_STOP:
 		if (get_str(c, &s, &slen) < 0)
 			return MT_E_CORRUPT;
@@ -1189,7 +1201,7 @@ static void discard(struct slice *sl, size_t i)
 	for (; i < sl->n; i++) {
 		int k = sl->it[i].kind;
 
-		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP)
+		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END)
 			free(sl->it[i].p);
 	}
 	sl->n = 0;
@@ -1276,12 +1288,15 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 				rc = 1;
 			break;
 		}
-		case IT_END:
+		case IT_END: {
+			const struct endrec *e = it->p;
+
 			r->end.clean = 1;
-			r->end.how = r->dec_end.how;
-			r->end.code = r->dec_end.code;
-			r->end.totals = r->dec_end.totals;
+			r->end.how = e->how;
+			r->end.code = e->code;
+			r->end.totals = e->totals;
 			break;
+		}
 		case IT_STOP:
 			/* the reason is the replay's from here on */
 			free(r->stop_reason);
@@ -1308,16 +1323,17 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			break;
 		}
 		if (rc > 0) {
-			r->events = seq + 1;
-			r->time = it->time;
+			/* the run's counters, once the decoder has stopped */
+			r->stop_events = seq + 1;
+			r->stop_time = it->time;
 			/* the stopping chunk counts as read */
 			r->end.good_bytes = r->pending_good;
 		}
 		ret = rc;
 	}
-	/* snapshot labels were lent to the consumer */
+	/* snapshot labels were lent to the consumer, END's figures copied */
 	for (size_t k = 0; k < i; k++)
-		if (sl->it[k].kind == IT_SNAPSHOT)
+		if (sl->it[k].kind == IT_SNAPSHOT || sl->it[k].kind == IT_END)
 			free(sl->it[k].p);
 	discard(sl, i);
 	return ret;
@@ -1465,6 +1481,12 @@ static int stages(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 
 	if (rc == -1)
 		rc = run_alone(r, ops, ctx);
+	/* the decoder is done: its counters go back to where the consumer
+	 * stopped, as if decoding had stopped there */
+	if (rc == 1) {
+		r->events = r->stop_events;
+		r->time = r->stop_time;
+	}
 	if (rc == 0 && (r->fin_rc == MT_E_NOMEM || r->fin_rc == MT_E_IO))
 		rc = r->fin_rc;
 	return rc;
@@ -1484,7 +1506,6 @@ static void reset_run(struct mt_replay *r)
 	r->nbig = 0;
 	r->big_free = UINT32_MAX;
 	memset(&r->end, 0, sizeof(r->end));
-	memset(&r->dec_end, 0, sizeof(r->dec_end));
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
