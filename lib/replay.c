@@ -989,7 +989,7 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
  * Decodes the chunk's next record into at most one item of sl. Returns 0,
  * or a negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
  */
-static int decode_record(struct mt_replay *r, struct slice *sl)
+HOT int decode_record(struct mt_replay *r, struct slice *sl)
 {
 	struct cur *c = &r->rec, *sc = r->sc;
 	uint64_t dt, size, a, a2, osize;
