@@ -137,7 +137,7 @@ struct endrec {
 	struct mt_totals totals;
 };
 #define SLICE 4096
-#define NSLICE 4              /* slices between the stages when threaded */
+#define NSLICE 8              /* slices between the stages when threaded */
 struct slice {
 	size_t n;
 	struct item it[SLICE];
@@ -1341,13 +1341,21 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 
 /* ---- the stages on two threads ------------------------------------------- */
 
+/*
+ * The ring between the stages. Each side that finds it full (the decoder)
+ * or empty (the applier) sleeps until half of it is there for it again,
+ * not one slice: a wake-up per slice was a futex call and two context
+ * switches every 4,096 events.
+ */
 struct pipe {
 	struct mt_replay *r;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct slice *s[NSLICE];  /* a ring: full of them from head on are decoded */
 	size_t head, full;
+	int ended;                /* the decoder put FINISH */
 	int quit;                 /* the applier is done: the decoder stops */
+	int dec_waits, app_waits;
 };
 
 static void *decoder(void *arg)
@@ -1359,8 +1367,12 @@ static void *decoder(void *arg)
 		struct slice *sl;
 
 		pthread_mutex_lock(&pp->mu);
-		while (pp->full == NSLICE && !pp->quit)
-			pthread_cond_wait(&pp->cv, &pp->mu);
+		if (pp->full == NSLICE) {
+			pp->dec_waits = 1;
+			while (pp->full > NSLICE / 2 && !pp->quit)
+				pthread_cond_wait(&pp->cv, &pp->mu);
+			pp->dec_waits = 0;
+		}
 		if (pp->quit) {
 			pthread_mutex_unlock(&pp->mu);
 			break;
@@ -1370,7 +1382,9 @@ static void *decoder(void *arg)
 		fin = fill(pp->r, sl);
 		pthread_mutex_lock(&pp->mu);
 		pp->full++;
-		pthread_cond_broadcast(&pp->cv);
+		pp->ended = fin;
+		if (pp->app_waits && (pp->full >= NSLICE / 2 || fin))
+			pthread_cond_broadcast(&pp->cv);
 		pthread_mutex_unlock(&pp->mu);
 	}
 	return NULL;
@@ -1413,15 +1427,20 @@ static int run_threaded(struct mt_replay *r, const struct mt_replay_ops *ops, vo
 		struct slice *sl;
 
 		pthread_mutex_lock(&pp.mu);
-		while (!pp.full)
-			pthread_cond_wait(&pp.cv, &pp.mu);
+		if (!pp.full) {
+			pp.app_waits = 1;
+			while (pp.full < NSLICE / 2 && !pp.ended)
+				pthread_cond_wait(&pp.cv, &pp.mu);
+			pp.app_waits = 0;
+		}
 		sl = pp.s[pp.head];
 		pthread_mutex_unlock(&pp.mu);
 		ret = apply_slice(r, sl, ops, ctx, &fin);
 		pthread_mutex_lock(&pp.mu);
 		pp.head = (pp.head + 1) % NSLICE;
 		pp.full--;
-		pthread_cond_broadcast(&pp.cv);
+		if (pp.dec_waits && pp.full <= NSLICE / 2)
+			pthread_cond_broadcast(&pp.cv);
 		pthread_mutex_unlock(&pp.mu);
 	}
 	pthread_mutex_lock(&pp.mu);
