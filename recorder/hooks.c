@@ -167,7 +167,8 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 	c->ips = (const uint64_t *)(buf + i);
 	c->n = m;
 	c->fn = fn;
-	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m;
+	c->tag = mt_tagtls.cur;
+	uint64_t h = 0x9E3779B97F4A7C15ull * (fn + 1) + m + ((uint64_t)c->tag << 24);
 	for (unsigned k = 0; k < m; k++) {
 		h = (h ^ c->ips[k]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;

@@ -33,11 +33,11 @@ static const uint64_t ips_other[] = { 0x30, 0x20 };
 static const uint64_t ips_foo[] = { 0x40, 0x20 };
 
 static const struct mt_stack stacks[] = {
-	{ 0, MT_FN_MALLOC, 2, ips_helper },
-	{ 1, MT_FN_MALLOC, 2, ips_other },
-	{ 2, MT_FN_CALLOC, 2, ips_helper },
-	{ 3, MT_FN_MALLOC, 2, ips_helper },
-	{ 4, MT_FN_NEW, 2, ips_foo },
+	{ 0, MT_FN_MALLOC, 2, ips_helper, 0 },
+	{ 1, MT_FN_MALLOC, 2, ips_other, 0 },
+	{ 2, MT_FN_CALLOC, 2, ips_helper, 0 },
+	{ 3, MT_FN_MALLOC, 2, ips_helper, 0 },
+	{ 4, MT_FN_NEW, 2, ips_foo, 0 },
 };
 #define NSTACKS (sizeof(stacks) / sizeof(stacks[0]))
 

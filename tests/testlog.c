@@ -31,6 +31,7 @@ struct testlog {
 	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
 	size_t *offsets;
 	size_t noffsets;
+	unsigned version;          /* the header's: which fields STACK has */
 };
 
 static void tl_put(struct tl_buf *b, const void *p, size_t n)
@@ -95,15 +96,16 @@ static void tl_begin(struct testlog *t)
 	t->chunk_start_len = 0;
 }
 
-struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
+struct testlog *tl_new_version(uint32_t pid, const char *cmdline, size_t len, unsigned version)
 {
 	struct testlog *t = calloc(1, sizeof(*t));
 	uint8_t h[MT_HEADER_FIXED];
 
 	if (!t)
 		abort();
+	t->version = version;
 	memcpy(h, MT_MAGIC, MT_MAGIC_LEN);
-	mt_put_u16(h + 8, MT_FORMAT_VERSION);
+	mt_put_u16(h + 8, (uint16_t)version);
 	h[10] = 8;
 	h[11] = 0;
 	mt_put_u32(h + 12, pid);
@@ -113,6 +115,11 @@ struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
 	tl_put(&t->file, cmdline, len);
 	tl_begin(t);
 	return t;
+}
+
+struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
+{
+	return tl_new_version(pid, cmdline, len, MT_FORMAT_VERSION);
 }
 
 void tl_free(struct testlog *t)
@@ -143,7 +150,8 @@ void tl_thread_name(struct testlog *t, uint32_t index, const char *name)
 	tl_str(t, name, strlen(name));
 }
 
-void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
+void tl_stack_tagged(struct testlog *t, uint32_t id, unsigned fn, uint32_t tag, unsigned n,
+		     const uint64_t *ips)
 {
 	uint64_t prev = 0;
 	unsigned i;
@@ -156,6 +164,21 @@ void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uin
 		tl_sv(t, (int64_t)(ips[i] - prev));
 		prev = ips[i];
 	}
+	if (t->version >= 4)
+		tl_uv(t, tag);
+}
+
+void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
+{
+	tl_stack_tagged(t, id, fn, 0, n, ips);
+}
+
+void tl_tag(struct testlog *t, uint32_t id, uint32_t parent, const char *name)
+{
+	tl_byte(t, MT_REC_TAG);
+	tl_uv(t, id);
+	tl_uv(t, parent);
+	tl_str(t, name, strlen(name));
 }
 
 /* TIME when dt > 0: the record that follows happens dt ns later. */
