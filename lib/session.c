@@ -287,6 +287,11 @@ static const struct mt_stack *src_stack(void *ctx, uint32_t id)
 	return id < s->nstacks ? s->stacks[id] : NULL;
 }
 
+static const char *src_tag(void *ctx, uint32_t id)
+{
+	return mt_session_tag(ctx, id);
+}
+
 static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
 {
 	const struct mt_session *s = ctx;
@@ -556,6 +561,7 @@ const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 		s->std_ok = 1;
 		s->src.stack = src_stack;
 		s->src.resolve = src_resolve;
+		s->src.tag = src_tag;
 		s->src.ctx = s;
 	}
 	return &s->src;

@@ -74,7 +74,7 @@ static int fake_resolve(void *ctx, uint64_t ip, const struct mt_frame **f, size_
 	return 0;
 }
 
-static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL };
+static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL, NULL };
 
 /* The README's report, after its "maximum: 8,960B" header line. */
 static const char readme[] =

@@ -62,7 +62,7 @@ static int fake_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, 
 	return MT_E_ARG;
 }
 
-static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL };
+static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL, NULL };
 
 struct fixture {
 	struct mt_profile *p;
