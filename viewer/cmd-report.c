@@ -50,7 +50,7 @@ const char cmd_report_usage[] =
 	"  --by-tag                per tag path (memtrail_tag_push scopes, e.g.\n"
 	"                          parser/lexer; - for none): allocations, bytes\n"
 	"                          allocated, live at the peak and leaked; with\n"
-	"                          --by-thread, per thread and tag path"
+	"                          --by-thread, per thread and tag path\n"
 	"  --compare OLD           what grew and shrank from the log OLD to FILE at\n"
 	"                          the peak (with --show-leaks: at the end), stacks\n"
 	"                          matched by their symbolized frames\n"

@@ -175,6 +175,13 @@ else
 	mt_fail "--tag parser --show-calls: $(sum calls) calls"
 fi
 
+# The help says both options.
+if "$MEMTRAIL" help report | grep -q -- '^  --by-tag ' && "$MEMTRAIL" help report | grep -q -- '^  --tag PATH '; then
+	mt_ok "help report: --by-tag and --tag"
+else
+	mt_fail "help report lacks --by-tag or --tag"
+fi
+
 # Bad values: one line, non-zero.
 bad() {
 	_what=$1; shift
