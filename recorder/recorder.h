@@ -15,6 +15,9 @@
  *   children.c following children: each process's file, the environment
  *              of an exec, the fork lock around dl_iterate_phdr.
  *   freeres.c  the C and C++ runtimes' own memory, freed at a normal exit.
+ *   tags.c     scoped tags (memtrail_tag_push/pop): each thread's stack of
+ *              tag paths, whose innermost the hooks put into every stack,
+ *              and the table of distinct tag paths.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
