@@ -446,11 +446,10 @@ int cmd_report(int argc, char **argv)
 			mt_session_free(ses);
 			die("--thread: no thread with tid %lld in %s", (long long)o.thread, file);
 		}
+		/* and so is a tag path it lacks ("" always names the untagged) */
 		if (o.tag && mt_session_only_tag(ses, o.tag) == MT_E_NOTFOUND) {
 			mt_session_free(ses);
-			if (*o.tag)
-				die("--tag: no tag path %s in %s", o.tag, file);
-			die("--tag \"\": no untagged stack in %s", file);
+			die("--tag: no tag path %s in %s", o.tag, file);
 		}
 	}
 	/*
