@@ -5,11 +5,23 @@
  *   ...
  *   memtrail_snapshot();                 // snapshot 0, 1, 2... in order
  *   memtrail_snapshot_named("loaded");   // the same, with a label
+ *   memtrail_tag_push("parser");         // allocations from here on, on
+ *   ...                                  // this thread, are tagged "parser"
+ *   memtrail_tag_pop();                  // (nested: "parser/lexer")
+ *   { memtrail::tag_scope t("parser"); ... }   // C++: pops at scope end
  *
  * Header only: a program that includes it needs no link flag, and when it
  * runs without memtrail (no libmemtrail.so preloaded) the calls do nothing.
  * Under `memtrail record` each call appends a numbered snapshot marker to the
  * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr.
+ *
+ * Tags: each thread has a stack of scopes; every allocation carries the
+ * path of the scopes open on its thread when it was made ("parser/lexer"),
+ * and `memtrail report --by-tag` / `--tag PATH` group and filter by it.
+ * Push and pop pair up per thread; the name is copied. Cheap enough to stay
+ * in production code: without memtrail a call is one test of a NULL
+ * pointer; under memtrail a push of a scope the thread entered recently and
+ * every pop take no lock, and an allocation pays nothing more for its tag.
  *
  * How: the preloaded library exports memtrail_snapshot_impl(). This header
  * declares it as a weak symbol, which the dynamic linker binds at load time
@@ -32,6 +44,8 @@ extern "C" {
 #endif
 
 extern void memtrail_snapshot_impl(const char *label) __attribute__((weak));
+extern void memtrail_tag_push_impl(const char *name) __attribute__((weak));
+extern void memtrail_tag_pop_impl(void) __attribute__((weak));
 
 /* Appends a snapshot marker to the recording; a no-op without memtrail. */
 static inline void memtrail_snapshot_named(const char *label)
@@ -45,7 +59,37 @@ static inline void memtrail_snapshot(void)
 	memtrail_snapshot_named("");
 }
 
+/*
+ * Opens a tag scope named name (not empty; a name with "/" in it reads as
+ * nested scopes in reports) on the calling thread, inside the scopes it
+ * already has open; a no-op without memtrail.
+ */
+static inline void memtrail_tag_push(const char *name)
+{
+	if (memtrail_tag_push_impl)
+		memtrail_tag_push_impl(name);
+}
+
+/* Closes the calling thread's innermost tag scope; a no-op without memtrail. */
+static inline void memtrail_tag_pop(void)
+{
+	if (memtrail_tag_pop_impl)
+		memtrail_tag_pop_impl();
+}
+
 #ifdef __cplusplus
+}
+
+namespace memtrail {
+/* A tag scope for the lifetime of the object: pushed when made, popped
+ * when destroyed (also by an exception unwinding through it). */
+class tag_scope {
+public:
+	explicit tag_scope(const char *name) { memtrail_tag_push(name); }
+	~tag_scope() { memtrail_tag_pop(); }
+	tag_scope(const tag_scope &) = delete;
+	tag_scope &operator=(const tag_scope &) = delete;
+};
 }
 #endif
 

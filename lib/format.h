@@ -78,8 +78,12 @@
  *        all earlier chunks; time = absolute time of the chunk's start;
  *        then the byte lengths of the streams STACKS..DELTAS, which end the
  *        chunk (their sum is at most what follows CHUNK_BEGIN). Only first.
- *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip)
+ *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip), uv tag
  *        A distinct call stack, written once, before any event refers to it.
+ *        tag (version 4 on; absent before, read as 0) is the tag path that
+ *        was innermost on the allocating thread (TAG below; 0 = none): the
+ *        same frames under two tag paths are two stacks, so every event
+ *        of a stack had its tag path and ALLOC records need no field.
  *        ids are 0, 1, 2... in order of first use. fn is the entry point
  *        (enum mt_fn). The n <= MT_MAX_DEPTH frames are innermost first; the
  *        recorder's own frames are removed, so frame 0 is the return address
@@ -160,12 +164,19 @@
  *        set, else the program's name), read when the thread exited, or
  *        at END for a thread still running then. At most one per thread;
  *        a later one replaces an earlier. Version 3 on.
+ *   0x11 TAG          uv id, uv parent, str name
+ *        Tag path `id` (1, 2, 3... in order of first use; 0 is "no tag")
+ *        is tag path `parent` (0: none; an earlier TAG otherwise) with the
+ *        scope `name` (memtrail_tag_push's argument, non-empty) inside it.
+ *        Written when a thread first pushes that path, before any STACK
+ *        names it. Readers show the path as the names from the outermost
+ *        joined with "/". Version 4 on.
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
  * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
- * (BLOCK above). 3: THREAD_NAME and RSS; frees name an address only.
- * 2: neither. Readers take all three.
+ * (BLOCK above); TAG, and STACK's tag. 3: THREAD_NAME and RSS; frees
+ * name an address only, no tags. 2: neither. Readers take all three.
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -204,7 +215,12 @@ enum mt_record {
 	MT_REC_SWITCH      = 0x0D,
 	MT_REC_THREAD_NAME = 0x0E,  /* version 3 on */
 	MT_REC_RSS         = 0x0F,  /* version 3 on */
+	MT_REC_TAG         = 0x11,  /* version 4 on */
 };
+
+/* Tag paths a log may define (ids 1 .. MT_MAX_TAGS), and their depth. */
+#define MT_MAX_TAGS           (1u << 20)
+#define MT_MAX_TAG_DEPTH      64
 
 /* The streams of a chunk (see CHUNK above). */
 enum mt_stream {

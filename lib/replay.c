@@ -56,6 +56,10 @@
  *   the chunk's file offset; events already delivered stay delivered.
  * - THREAD_NAME in a version 2 log, or for a thread not announced, is
  *   corrupt.
+ * - TAG in a log older than version 4, out of order (ids 1, 2, 3...),
+ *   under a parent not yet defined or deeper than MT_MAX_TAG_DEPTH, and a
+ *   STACK naming a tag path not yet defined, are corrupt. Tag paths are
+ *   kept like stacks: an unchanged path keeps its string across runs.
  * - A re-run keeps mt_stack / mt_module objects whose content is unchanged,
  *   so pointers handed out by an earlier run stay valid.
  */
@@ -104,6 +108,7 @@ enum {
 	IT_MODULE,            /* p: the struct mt_module */
 	IT_THREAD,            /* stack: the index, thread: the tid */
 	IT_THREAD_NAME,       /* stack: the index, p: the name (malloc'd) */
+	IT_TAG,               /* stack: the id, thread: the parent, p: the path */
 	IT_RSS,               /* time, size: bytes */
 	IT_UNLOAD,            /* time, a: the base */
 	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
@@ -176,6 +181,12 @@ struct mt_replay {
 
 	struct modrec **mods;
 	size_t nmods, nmodstored, modcap;
+
+	/* Tag paths 1 .. ntags: their "/"-joined strings and depths at
+	 * [id - 1]; strings stay valid across runs as stacks do. */
+	char **tags;
+	uint8_t *tagdepth;
+	size_t ntags, ntagstored, tagcap, depthcap;
 
 	uint32_t *tids;       /* UINT32_MAX + 1 never fits: use known[] */
 	uint8_t *known;
@@ -406,6 +417,18 @@ size_t mt_replay_nthreads(const struct mt_replay *r)
 	return r->nthreads;
 }
 
+size_t mt_replay_ntags(const struct mt_replay *r)
+{
+	return r->ntags;
+}
+
+const char *mt_replay_tag(const struct mt_replay *r, uint32_t id)
+{
+	if (!id)
+		return "";
+	return id <= r->ntags ? r->tags[id - 1] : NULL;
+}
+
 int mt_replay_thread(const struct mt_replay *r, size_t i, uint32_t *tid, const char **name)
 {
 	if (i >= r->nthreads || !r->known[i])
@@ -442,6 +465,10 @@ void mt_replay_free(struct mt_replay *r)
 	for (i = 0; i < r->nmodstored; i++)
 		modrec_free(r->mods[i]);
 	free(r->mods);
+	for (i = 0; i < r->ntagstored; i++)
+		free(r->tags[i]);
+	free(r->tags);
+	free(r->tagdepth);
 	free(r->tids);
 	free(r->known);
 	for (i = 0; i < r->nnames; i++)
@@ -561,7 +588,7 @@ HOT struct item *put(struct slice *sl, int kind)
 static int rec_stack(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint64_t ip = 0;
-	uint32_t id, fn, n, i;
+	uint32_t id, fn, n, i, tag = 0;
 	struct mt_stack *s;
 	uint64_t *ips;
 	int64_t d;
@@ -582,18 +609,25 @@ static int rec_stack(struct mt_replay *r, struct cur *c, struct slice *sl)
 		ip += (uint64_t)d;
 		ips[i] = ip;
 	}
+	/* version 4 on: the tag path, defined by an earlier TAG */
+	if (r->hdr.version >= 4 &&
+	    (get_u32(c, &tag, MT_MAX_TAGS) < 0 || (tag > r->ntags && !r->tail))) {
+		free(s);
+		return MT_E_CORRUPT;
+	}
 	if (r->tail) {
 		free(s);
 		return 0;
 	}
 	s->id = id;
 	s->fn = fn;
+	s->tag = tag;
 	s->depth = n;
 	s->ips = ips;
 	if (id < r->nstored) {
 		struct mt_stack *old = r->stacks[id];
 
-		if (old->fn == fn && old->depth == n &&
+		if (old->fn == fn && old->depth == n && old->tag == tag &&
 		    !memcmp(old->ips, ips, n * sizeof(uint64_t))) {
 			free(s);
 			s = old;
@@ -727,6 +761,63 @@ static int rec_thread(struct mt_replay *r, struct cur *c, struct slice *sl)
 	it = put(sl, IT_THREAD);
 	it->stack = index;
 	it->thread = tid;
+	return 0;
+}
+
+/* TAG (version 4 on): tag path id is parent's with name inside. */
+static int rec_tag(struct mt_replay *r, struct cur *c, struct slice *sl)
+{
+	const uint8_t *s;
+	size_t len, plen;
+	uint32_t id, parent;
+	unsigned depth;
+	char *path;
+
+	if (r->hdr.version < 4 || get_u32(c, &id, MT_MAX_TAGS) < 0 ||
+	    get_u32(c, &parent, MT_MAX_TAGS) < 0 || get_str(c, &s, &len) < 0 || !len)
+		return MT_E_CORRUPT;
+	if (r->tail)
+		return 0;
+	if (id != r->ntags + 1 || parent >= id)
+		return MT_E_CORRUPT;
+	depth = parent ? r->tagdepth[parent - 1] + 1u : 1u;
+	if (depth > MT_MAX_TAG_DEPTH)
+		return MT_E_CORRUPT;
+	plen = parent ? strlen(r->tags[parent - 1]) : 0;
+	path = malloc(plen + 1 + len + 1);
+	if (!path)
+		return MT_E_NOMEM;
+	if (parent) {
+		memcpy(path, r->tags[parent - 1], plen);
+		path[plen++] = '/';
+	}
+	memcpy(path + plen, s, len);
+	path[plen + len] = 0;
+	if (id <= r->ntagstored) {
+		if (strcmp(r->tags[id - 1], path)) {
+			free(r->tags[id - 1]);
+			r->tags[id - 1] = path;
+		} else {
+			free(path);
+		}
+	} else {
+		if (grow_array((void **)&r->tags, &r->tagcap, id, sizeof(*r->tags)) < 0 ||
+		    grow_array((void **)&r->tagdepth, &r->depthcap, id, 1) < 0) {
+			free(path);
+			return MT_E_NOMEM;
+		}
+		r->tags[id - 1] = path;
+		r->ntagstored = id;
+	}
+	r->tagdepth[id - 1] = (uint8_t)depth;
+	r->ntags = id;
+	{
+		struct item *it = put(sl, IT_TAG);
+
+		it->stack = id;
+		it->thread = parent;
+		it->p = r->tags[id - 1];
+	}
 	return 0;
 }
 
@@ -1062,6 +1153,8 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		return rec_thread(r, c, sl);
 	case MT_REC_THREAD_NAME:
 		return rec_thread_name(r, c, sl);
+	case MT_REC_TAG:
+		return rec_tag(r, c, sl);
 	case MT_REC_RSS:
 		if (r->hdr.version < 3 || get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
@@ -1269,6 +1362,10 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			r->names[it->stack] = it->p;
 			if (ops->on_thread_name)
 				ops->on_thread_name(ctx, it->stack, it->p);
+			break;
+		case IT_TAG:
+			if (ops->on_tag)
+				ops->on_tag(ctx, it->stack, it->thread, it->p);
 			break;
 		case IT_RSS:
 			if (ops->on_rss)
@@ -1519,6 +1616,7 @@ static void reset_run(struct mt_replay *r)
 	}
 	r->nnames = 0;
 	r->nstacks = 0;
+	r->ntags = 0;
 	r->nmods = 0;
 	r->nthreads = 0;
 	mt_livetab_clear(&r->live);

@@ -51,6 +51,8 @@ struct mt_stack {
 	uint32_t fn;          /* enum mt_fn: the entry point */
 	uint32_t depth;
 	const uint64_t *ips;  /* innermost first; return addresses */
+	uint32_t tag;         /* the tag path its allocations had (mt_replay_tag;
+			       * 0: none, and always in logs before version 4) */
 };
 
 struct mt_segment { uint64_t start, size; };
@@ -91,8 +93,8 @@ struct mt_end {
 
 /*
  * The consumer. Every callback may be NULL. Pointers passed in are valid only
- * during the call, except mt_stack/mt_module data, which live as long as the
- * replay. Returning non-zero from on_alloc/on_free/on_snapshot stops the
+ * during the call, except mt_stack/mt_module data and tag paths, which live
+ * as long as the replay. Returning non-zero from on_alloc/on_free/on_snapshot stops the
  * replay early (mt_replay_run then returns 1).
  */
 struct mt_replay_ops {
@@ -102,6 +104,10 @@ struct mt_replay_ops {
 	void (*on_thread)(void *ctx, uint32_t index, uint32_t tid);
 	void (*on_thread_name)(void *ctx, uint32_t index, const char *name);
 	void (*on_stack)(void *ctx, const struct mt_stack *s);
+	/* Tag path id (1, 2... in order; TAG record) is parent's (0: none)
+	 * with one more scope: path is the names joined with "/", outermost
+	 * first. Before any stack names it. */
+	void (*on_tag)(void *ctx, uint32_t id, uint32_t parent, const char *path);
 	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int  (*on_free)(void *ctx, const struct mt_event *ev);
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
@@ -150,6 +156,13 @@ const struct mt_stack *mt_replay_stack(const struct mt_replay *r, uint32_t id);
 size_t mt_replay_nmodules(const struct mt_replay *r);
 const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
 size_t mt_replay_nthreads(const struct mt_replay *r);
+/*
+ * Tag paths of the last run: ids 1 .. mt_replay_ntags. mt_replay_tag gives
+ * the path ("parser/lexer"), "" for 0 (no tag), NULL for an id not
+ * defined; owned by the replay, valid as long as it is.
+ */
+size_t mt_replay_ntags(const struct mt_replay *r);
+const char *mt_replay_tag(const struct mt_replay *r, uint32_t id);
 /*
  * Thread index i of the last run: its kernel tid and its name (THREAD_NAME;
  * NULL when the log names it not), owned by the replay until the next run.

@@ -25,6 +25,7 @@
 #include "sizes.h"
 #include "summary.h"
 #include "symbols.h"
+#include "tagstats.h"
 #include "tree.h"
 
 int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p)
@@ -71,7 +72,8 @@ struct report {
 	const struct mt_agg_stats *st;
 	int sections;              /* text sections written so far */
 	const struct mt_tree_source *src; /* NULL: the session's (see compare) */
-	char who[96];              /* " of thread TID (NAME)" after tree names, or "" */
+	char who[200];             /* " of thread TID (NAME)" and " tagged PATH" after
+				      tree names, or "" */
 };
 
 /* ---- points and trees ---------------------------------------------------- */
@@ -430,6 +432,96 @@ static int json_threads(struct report *rp)
 	return 0;
 }
 
+/*
+ * --by-tag: the figures of each tag path (lib/tagstats.h), and with
+ * --by-thread of each thread's blocks under each, thread by thread (a tid
+ * the kernel reused is one thread here, as --thread names it): text
+ * columns, or {"tags": [...]} with one object a row. The thread
+ * restriction is the report's own again afterwards.
+ */
+static int write_tags(struct report *rp, int json)
+{
+	size_t n = rp->o->show & MT_SHOW_THREADS ? mt_session_nthreads(rp->ses) : 1, rows = 0;
+	int by_thread = (rp->o->show & MT_SHOW_THREADS) != 0, rc = 0;
+	char b[6][MT_FMT_LEN];
+
+	if (json)
+		fputs("{\"tags\": [", rp->out);
+	else
+		section(rp);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct mt_session_thread t = { 0 }, u;
+		struct mt_tagstats_row *r;
+		size_t nr, j;
+
+		if (by_thread) {
+			if (mt_session_thread(rp->ses, i, &t) < 0)
+				continue;
+			for (j = 0; j < i; j++)
+				if (mt_session_thread(rp->ses, j, &u) == 0 && u.tid == t.tid)
+					break;
+			if (j < i || (rp->o->thread > 0 && t.tid != (uint64_t)rp->o->thread))
+				continue;
+			if ((rc = mt_session_only_thread(rp->ses, t.tid)) < 0)
+				break;
+		}
+		if ((rc = mt_tagstats_rows(rp->ses, &r, &nr)) < 0)
+			break;
+		if (!json && !rows++) {
+			fprintf(rp->out, "tags%s (live at the peak and leaked: the blocks "
+				"allocated under each tag path%s)\n", rp->who,
+				by_thread ? " by each thread" : "");
+			if (by_thread)
+				fprintf(rp->out, "%10s ", "tid");
+			fprintf(rp->out, "%12s %14s %14s %8s %14s %8s  %s\n", "allocations",
+				"allocated", "live at peak", "blocks", "leaked", "blocks", "tag");
+		}
+		for (j = 0; j < nr; j++) {
+			if (json) {
+				fprintf(rp->out, "%s\n  {", rows++ ? "," : "");
+				if (by_thread) {
+					fprintf(rp->out, "\"thread\": %zu, \"tid\": %" PRIu32
+						", \"thread_name\": ", i, t.tid);
+					if (t.name)
+						mt_json_string(rp->out, t.name);
+					else
+						fputs("null", rp->out);
+					fputs(", ", rp->out);
+				}
+				fputs("\"tag\": ", rp->out);
+				if (r[j].tag)
+					mt_json_string(rp->out, r[j].path);
+				else
+					fputs("null", rp->out);
+				fprintf(rp->out, ", \"allocations\": %" PRIu64 ", \"bytes_allocated\": %"
+					PRIu64 ", \"peak_bytes\": %" PRId64 ", \"peak_blocks\": %" PRId64
+					", \"leaked_bytes\": %" PRId64 ", \"leaked_blocks\": %" PRId64 "}",
+					r[j].allocations, r[j].bytes_allocated, r[j].peak_bytes,
+					r[j].peak_blocks, r[j].leaked_bytes, r[j].leaked_blocks);
+				continue;
+			}
+			if (by_thread)
+				fprintf(rp->out, "%10" PRIu32 " ", t.tid);
+			fprintf(rp->out, "%12s %14s %14s %8s %14s %8s  %s\n",
+				mt_fmt_count(b[0], sizeof(b[0]), r[j].allocations),
+				bytes_str(b[1], sizeof(b[1]), (int64_t)r[j].bytes_allocated),
+				bytes_str(b[2], sizeof(b[2]), r[j].peak_bytes),
+				mt_fmt_signed(b[3], sizeof(b[3]), r[j].peak_blocks, 0),
+				bytes_str(b[4], sizeof(b[4]), r[j].leaked_bytes),
+				mt_fmt_signed(b[5], sizeof(b[5]), r[j].leaked_blocks, 0),
+				r[j].tag ? r[j].path : "-");
+		}
+		free(r);
+	}
+	if (by_thread && rc == 0)
+		rc = mt_session_only_thread(rp->ses, rp->o->thread > 0 ? rp->o->thread : -1);
+	if (json)
+		fputs(rows ? "\n]}\n" : "]}\n", rp->out);
+	else if (!rows)
+		fprintf(rp->out, "tags%s: no allocations\n", rp->who);
+	return rc;
+}
+
 /* The tree of the profile at `at` under the header "name". */
 static int text_at(struct report *rp, const char *name, const struct mt_at *at)
 {
@@ -616,7 +708,11 @@ static int write_text(struct report *rp)
 	char name[256], n1[64], n2[64];
 	int rc = 0;
 
-	if (o->show & MT_SHOW_THREADS && (rc = text_threads(rp)) < 0)
+	if (o->show & MT_SHOW_TAGS && (rc = write_tags(rp, 0)) < 0)
+		return rc;
+	/* with --by-tag, --by-thread splits the tags' figures instead */
+	if ((o->show & (MT_SHOW_THREADS | MT_SHOW_TAGS)) == MT_SHOW_THREADS &&
+	    (rc = text_threads(rp)) < 0)
 		return rc;
 	if (o->show & MT_SHOW_MAXIMUM && (rc = text_at(rp, "maximum", &peak)) < 0)
 		return rc;
@@ -938,7 +1034,19 @@ int mt_report_write(struct mt_session *ses, const struct mt_report_opts *o, FILE
 			}
 		}
 	}
-	if (o->show & MT_SHOW_THREADS && o->format == MT_FORMAT_JSON)
+	if (o->tag && (rc = mt_session_only_tag(ses, o->tag)) < 0)
+		goto out;
+	if (o->tag) {
+		size_t l = strlen(rp.who);
+
+		if (*o->tag)
+			snprintf(rp.who + l, sizeof(rp.who) - l, " tagged %.80s", o->tag);
+		else
+			snprintf(rp.who + l, sizeof(rp.who) - l, " untagged");
+	}
+	if (o->show & MT_SHOW_TAGS && o->format == MT_FORMAT_JSON)
+		rc = write_tags(&rp, 1);
+	else if (o->show & MT_SHOW_THREADS && o->format == MT_FORMAT_JSON)
 		rc = json_threads(&rp);
 	else if (o->format == MT_FORMAT_MASSIF)
 		rc = write_massif(&rp);

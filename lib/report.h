@@ -29,6 +29,8 @@ enum mt_report_show {
 	MT_SHOW_CALLS     = 1 << 7,   /* every allocation call of the run, by stack */
 	MT_SHOW_SIZES     = 1 << 8,   /* the histogram of requested sizes */
 	MT_SHOW_THREADS   = 1 << 9,   /* per-thread figures (--by-thread) */
+	MT_SHOW_TAGS      = 1 << 10,  /* per-tag-path figures (--by-tag); with
+				       * MT_SHOW_THREADS, per thread and tag path */
 };
 
 enum mt_report_format {
@@ -57,6 +59,8 @@ struct mt_report_opts {
 	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT (mt_at_parse) */
 	int64_t thread;             /* trees of the blocks allocated by the thread(s)
 				       with this kernel tid; 0: every thread */
+	const char *tag;            /* trees of the stacks of this tag path and the
+				       paths inside it ("": untagged); NULL: all */
 	void (*warn)(void *ctx, const char *msg);  /* one line, no prefix, no newline */
 	void *warn_ctx;
 };
@@ -75,11 +79,13 @@ int mt_at_parse(const char *text, const struct mt_agg_stats *st, struct mt_at *p
 /*
  * Writes what opts asks for about the log of session s to out. Returns 0,
  * or a negative MT_E_* (MT_E_NOTFOUND when a --diff point names a snapshot
- * that does not exist, or opts->thread a tid no thread of the log has;
+ * that does not exist, opts->thread a tid no thread of the log has, or
+ * opts->tag a tag path it has not;
  * MT_E_ARG for a bad regex, or for MT_SHOW_SIZES with a format other than
  * text and JSON or from a session opened without size_buckets).
  * MT_SHOW_THREADS is written as text or JSON
- * ({"threads": [...]}, alone).
+ * ({"threads": [...]}, alone); MT_SHOW_TAGS too ({"tags": [...]}, alone
+ * or with MT_SHOW_THREADS, which then splits it by thread).
  */
 int mt_report_write(struct mt_session *s, const struct mt_report_opts *opts, FILE *out);
 

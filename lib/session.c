@@ -73,6 +73,9 @@ struct mt_session {
 	size_t nthreads;
 	struct mt_session_thread *threads; /* nthreads of them; names ours */
 	uint8_t *only;            /* mt_session_only_thread: per index, kept */
+	const char **tags;        /* tag paths 0 .. ntags (the replay's strings) */
+	size_t ntags;
+	uint8_t *only_tag;        /* mt_session_only_tag: per tag path, kept */
 	char *stop_reason;        /* the end's, ours */
 	int err;
 };
@@ -249,6 +252,19 @@ static int keep_stacks(struct mt_session *s)
 	return 0;
 }
 
+/* The tag paths of the pass: the replay keeps their strings across runs,
+ * but a side replay that stops early knows fewer of them. */
+static int keep_tags(struct mt_session *s)
+{
+	s->ntags = mt_replay_ntags(s->r);
+	s->tags = calloc(s->ntags + 1, sizeof(*s->tags));
+	if (!s->tags)
+		return MT_E_NOMEM;
+	for (size_t i = 0; i <= s->ntags; i++)
+		s->tags[i] = mt_replay_tag(s->r, (uint32_t)i);
+	return 0;
+}
+
 /* The threads of the pass: tid, name (copied: a side replay frees the
  * replay's) and figures. */
 static int keep_threads(struct mt_session *s)
@@ -274,6 +290,11 @@ static const struct mt_stack *src_stack(void *ctx, uint32_t id)
 	const struct mt_session *s = ctx;
 
 	return id < s->nstacks ? s->stacks[id] : NULL;
+}
+
+static const char *src_tag(void *ctx, uint32_t id)
+{
+	return mt_session_tag(ctx, id);
 }
 
 static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
@@ -358,6 +379,8 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (err_offset && s->end.error)
 		*err_offset = s->end.error_offset;
 	rc = keep_stacks(s);
+	if (rc == 0)
+		rc = keep_tags(s);
 	if (rc < 0)
 		goto fail;
 	s->nthreads = mt_replay_nthreads(s->r);
@@ -392,6 +415,8 @@ void mt_session_free(struct mt_session *s)
 		free((char *)s->threads[i].name);
 	free(s->threads);
 	free(s->only);
+	free(s->tags);
+	free(s->only_tag);
 	free(s);
 }
 
@@ -455,6 +480,82 @@ int mt_session_only_thread(struct mt_session *s, int64_t tid)
 	return 0;
 }
 
+size_t mt_session_ntags(const struct mt_session *s)
+{
+	return s->ntags;
+}
+
+const char *mt_session_tag(const struct mt_session *s, uint32_t id)
+{
+	return id <= s->ntags ? s->tags[id] : NULL;
+}
+
+uint32_t mt_session_stack_tag(const struct mt_session *s, uint32_t stack)
+{
+	return stack < s->nstacks ? s->stacks[stack]->tag : 0;
+}
+
+/* Is path the tag path want, or one inside it? */
+static int tag_within(const char *path, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(path, want, n) && (path[n] == 0 || path[n] == '/');
+}
+
+int mt_session_only_tag(struct mt_session *s, const char *path)
+{
+	uint8_t *keep;
+	size_t found = 0;
+
+	if (!path) {
+		free(s->only_tag);
+		s->only_tag = NULL;
+		return 0;
+	}
+	keep = calloc(s->ntags + 1, 1);
+	if (!keep)
+		return MT_E_NOMEM;
+	/* "" is no tag at all; a path keeps the paths inside it too */
+	for (size_t i = 0; i <= s->ntags; i++)
+		found += keep[i] = *path ? i && tag_within(s->tags[i], path) : !i;
+	if (!found) {
+		free(keep);
+		return MT_E_NOTFOUND;
+	}
+	free(s->only_tag);
+	s->only_tag = keep;
+	return 0;
+}
+
+/*
+ * The tag restriction on a profile the session made: the stacks of other
+ * tag paths cost nothing. A profile, not a replay, because a tag path is
+ * part of a stack's identity (unlike a thread, which a stack's blocks may
+ * have many of): every figure of a stack belongs to one tag path, the
+ * temporaries' too. Returns rc, or MT_E_NOMEM (*p then freed).
+ */
+static int tag_filter(const struct mt_session *s, struct mt_profile **p, int rc)
+{
+	if (rc < 0 || !s->only_tag || !*p)
+		return rc;
+	for (uint32_t i = 0; i < mt_profile_nstacks(*p) && i < s->nstacks; i++) {
+		struct mt_cost c = mt_profile_get(*p, i);
+
+		if (s->only_tag[s->stacks[i]->tag] || (!c.bytes && !c.blocks && !c.allocs))
+			continue;
+		c.bytes = -c.bytes;
+		c.blocks = -c.blocks;
+		c.allocs = -c.allocs;
+		if (mt_profile_add(*p, i, &c) < 0) {
+			mt_profile_free(*p);
+			*p = NULL;
+			return MT_E_NOMEM;
+		}
+	}
+	return rc;
+}
+
 const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 {
 	int rc;
@@ -472,6 +573,7 @@ const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 		s->std_ok = 1;
 		s->src.stack = src_stack;
 		s->src.resolve = src_resolve;
+		s->src.tag = src_tag;
 		s->src.ctx = s;
 	}
 	return &s->src;
@@ -583,8 +685,8 @@ static int side_run(struct mt_session *s)
 	return mt_replay_run(s->r, &ops, &o);
 }
 
-int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
-			     struct mt_profile **outs)
+static int replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
+			 struct mt_profile **outs)
 {
 	int err;
 
@@ -655,10 +757,25 @@ static long snapshot_at_seq(const struct mt_agg_stats *st, uint64_t seq)
 	return lo < st->nsnapshots && st->snapshots[lo].seq == seq ? (long)lo : -1;
 }
 
+int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
+			     struct mt_profile **outs)
+{
+	int rc = replay_points(s, at, n, outs);
+
+	for (size_t i = 0; i < n && rc >= 0; i++)
+		rc = tag_filter(s, &outs[i], rc);
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++) {
+			mt_profile_free(outs[i]);
+			outs[i] = NULL;
+		}
+	return rc;
+}
+
 /* A point off the marks: a replay that stops once past it. */
 static int by_replay(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
 {
-	return mt_session_replay_points(s, at, 1, out);
+	return replay_points(s, at, 1, out);
 }
 
 /*
@@ -695,7 +812,14 @@ static int only_profile(struct mt_session *s, const struct mt_at *at, struct mt_
 	return by_replay(s, &p, out);
 }
 
+static int profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out);
+
 int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
+{
+	return tag_filter(s, out, profile(s, at, out));
+}
+
+static int profile(struct mt_session *s, const struct mt_at *at, struct mt_profile **out)
 {
 	const struct mt_agg_stats *st = mt_agg_stats(s->agg);
 	long i;
@@ -746,7 +870,7 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 				return at_mark(s, lo, out);
 			return by_replay(s, at, out);
 		}
-		return mt_session_profile(s, &t, out);
+		return profile(s, &t, out);
 	}
 	case MT_AT_TIME: {
 		struct mt_at e = { MT_AT_END, 0 };
@@ -754,10 +878,10 @@ int mt_session_profile(struct mt_session *s, const struct mt_at *at, struct mt_p
 
 		/* after the last event, or before the first (with marks on) */
 		if (at->value >= st->end_time_ns || (s->o.time_marks && at->value >= s->last))
-			return mt_session_profile(s, &e, out);
+			return profile(s, &e, out);
 		if (s->o.time_marks && (!s->any || at->value < s->first)) {
 			e.kind = MT_AT_START;
-			return mt_session_profile(s, &e, out);
+			return profile(s, &e, out);
 		}
 		/* the last bucket mark whose range starts at or before T + 1 */
 		while (lo < hi) {
@@ -781,7 +905,7 @@ static int side_whole(struct mt_session *s)
 {
 	static const struct mt_at end = { MT_AT_END, 0 };
 	struct mt_profile *p = NULL;
-	int rc = mt_session_replay_points(s, &end, 1, &p);
+	int rc = replay_points(s, &end, 1, &p);
 
 	mt_profile_free(p);
 	return rc < 0 ? rc : 0;
@@ -802,7 +926,7 @@ int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 		a = s->side;
 	}
 	*out = mt_agg_temporary_profile(a);
-	return *out ? 0 : MT_E_NOMEM;
+	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
 }
 
 int mt_session_calls(struct mt_session *s, struct mt_profile **out)
@@ -820,5 +944,5 @@ int mt_session_calls(struct mt_session *s, struct mt_profile **out)
 		a = s->side;
 	}
 	*out = mt_sizes_calls(mt_agg_stats(a)->sizes);
-	return *out ? 0 : MT_E_NOMEM;
+	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
 }

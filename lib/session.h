@@ -113,6 +113,30 @@ int mt_session_thread(const struct mt_session *s, size_t i, struct mt_session_th
 int mt_session_only_thread(struct mt_session *s, int64_t tid);
 
 /*
+ * Tag paths of the log (memtrail_tag_push; lib/replay.h): ids 1 ..
+ * mt_session_ntags, each a path such as "parser/lexer"; 0 is no tag ("").
+ * mt_session_tag is NULL for an id beyond them; mt_session_stack_tag gives
+ * the tag path id of a stack (all of a stack's blocks have it). Owned by
+ * the session.
+ */
+size_t mt_session_ntags(const struct mt_session *s);
+const char *mt_session_tag(const struct mt_session *s, uint32_t id);
+uint32_t mt_session_stack_tag(const struct mt_session *s, uint32_t stack);
+
+/*
+ * Restricts every profile asked for from now on (mt_session_profile,
+ * mt_session_replay_points, mt_session_temporary, mt_session_calls) to
+ * the stacks of the tag
+ * path `path` and the paths inside it ("parser" keeps "parser/lexer");
+ * "" keeps the untagged stacks; NULL: every stack again. Both
+ * restrictions may hold at once. A tag path is part of a stack's
+ * identity, so this filters profiles without a replay. Returns 0, or
+ * MT_E_NOTFOUND when no tag path of the log matches (the restriction is
+ * then unchanged), or MT_E_NOMEM.
+ */
+int mt_session_only_tag(struct mt_session *s, const char *path);
+
+/*
  * The stacks and the symbolizer for building trees (lib/tree.h); the
  * symbolizer starts on first use. NULL with *err set when it cannot.
  */
@@ -148,9 +172,10 @@ uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t);
 /*
  * The profile of temporary allocations over the whole run (agg.h), and of
  * every allocation call (lib/sizes.h's calls: calls and bytes requested
- * per stack). Each comes from the pass, or from a replay of its own when
- * the pass skipped it or a thread restriction is on (then of the blocks
- * that restriction keeps). 0, MT_E_ARG with figures_only, MT_E_NOMEM.
+ * per stack), restricted as profiles are; new profiles owned by the
+ * caller. Each comes from the pass, or from a replay of its own when the
+ * pass skipped it or a thread restriction is on. 0, MT_E_ARG with
+ * figures_only, MT_E_NOMEM or a replay's error.
  */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
 int mt_session_calls(struct mt_session *s, struct mt_profile **out);

@@ -7,6 +7,7 @@
  * fixed blocks so that the pointers handed out stay valid. Not here:
  * folding, printing, the viewer's state.
  */
+#include <inttypes.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +390,31 @@ static struct mt_tree_node *add_frame(struct build *b, struct mt_tree_node *n,
 	return n;
 }
 
+/* by_tag: the child of n for tag path id, its cost increased by c. */
+static struct mt_tree_node *add_tag(struct build *b, struct mt_tree_node *n, uint32_t id,
+				    const struct mt_cost *c)
+{
+	const char *path = id && b->src->tag ? b->src->tag(b->src->ctx, id) : NULL;
+	size_t size = (path ? strlen(path) : 0) + 32;
+	char *s = malloc(size);
+	const char *label;
+
+	if (!s)
+		return NULL;
+	if (!id)
+		snprintf(s, size, "[no tag]");
+	else if (path)
+		snprintf(s, size, "[tag %s]", path);
+	else
+		snprintf(s, size, "[tag %" PRIu32 "]", id);
+	label = intern(b, s);
+	free(s);
+	if (!label || !(n = child(b, n, label)))
+		return NULL;
+	add_cost(n, c);
+	return n;
+}
+
 /*
  * The label of an allocation site (mt_tree_opts.sites): frame label l, then
  * " via " and the entry point, interned. NULL when out of memory.
@@ -493,6 +519,8 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 	count = b->o.depth && b->o.depth < np ? b->o.depth : np;
 	add_cost(n, c);
 	add_gross(b->t, c);
+	if (b->o.by_tag && !(n = add_tag(b, n, s->tag, c)))
+		return MT_E_NOMEM;
 	if (b->o.sites && !b->o.inverted) {
 		struct fent site;
 
@@ -1024,12 +1052,14 @@ int mt_tree_build(const struct mt_profile *p, const struct mt_tree_source *src,
 	if (rc < 0)
 		goto fail;
 	n = mt_profile_nstacks(p);
-	if (b.o.prune_pct > 0 && !b.o.net_paths) {
+	/* the pruned builder knows no tag level: by_tag builds it all */
+	if (b.o.prune_pct > 0 && !b.o.net_paths && !b.o.by_tag) {
 		rc = build_pruned(&b, p);
 		if (rc < 0)
 			goto fail;
 	}
-	for (uint32_t id = 0; !(b.o.prune_pct > 0 && !b.o.net_paths) && id < n; id++) {
+	for (uint32_t id = 0; !(b.o.prune_pct > 0 && !b.o.net_paths && !b.o.by_tag) && id < n;
+	     id++) {
 		struct mt_cost c = mt_profile_get(p, id);
 
 		if (!c.bytes && !c.blocks && (!b.o.all_stacks || !c.allocs))
@@ -1125,6 +1155,13 @@ static int std_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 	return mt_symbols_resolve(std->symbols, ip, frames, n);
 }
 
+static const char *std_tag(void *ctx, uint32_t id)
+{
+	const struct mt_tree_std *std = ctx;
+
+	return mt_replay_tag(std->replay, id);
+}
+
 int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
 {
 	size_t n = mt_replay_nmodules(r);
@@ -1144,6 +1181,7 @@ int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
 	}
 	std->source.stack = std_stack;
 	std->source.resolve = std_resolve;
+	std->source.tag = std_tag;
 	std->source.ctx = std;
 	return 0;
 }

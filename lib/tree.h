@@ -16,6 +16,9 @@
  *     ... outward; a stack without frames is its entry point alone.
  * Siblings with the same label are merged; a node's cost is the sum of the
  * stacks through it, the root's the total of the stacks kept.
+ * Grouped by tag (by_tag): one more level under the root, a node per tag
+ * path of the stacks (memtrail_tag_push scopes), "[tag PATH]" or
+ * "[no tag]", and the tree as above under each.
  *
  * Filters, applied per stack before building: include_function keeps only
  * stacks with a frame whose function name (or label, when the function is
@@ -51,6 +54,9 @@ struct mt_tree_source {
 	const struct mt_stack *(*stack)(void *ctx, uint32_t id);
 	int (*resolve)(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *nframes);
 	void *ctx;
+	/* The path of tag path id (mt_stack.tag, not 0), for by_tag; NULL
+	 * (the callback, or its result): the path is shown as its number. */
+	const char *(*tag)(void *ctx, uint32_t id);
 };
 
 /* The usual source: a replay's stacks and a symbolizer of its modules. */
@@ -94,6 +100,8 @@ struct mt_tree_opts {
 	 */
 	double prune_pct;
 	int prune_by_blocks;
+	int by_tag;                 /* a first level of tag paths (see the top);
+				       the tree is then not pruned */
 };
 
 /* How children are ordered. */
@@ -140,7 +148,8 @@ struct mt_cost mt_tree_gross(const struct mt_tree *t);
 /* Number of nodes, root included. */
 size_t mt_tree_nnodes(const struct mt_tree *t);
 
-/* A node's label: the entry point name, a frame label, or "" for the root. */
+/* A node's label: the entry point name, a frame label, a tag path's
+ * "[tag PATH]" (by_tag), or "" for the root. */
 const char *mt_tree_node_label(const struct mt_tree_node *n);
 
 /* A node's cost: the sum over the stacks through it. */
@@ -148,7 +157,7 @@ const struct mt_cost *mt_tree_node_cost(const struct mt_tree_node *n);
 
 /*
  * The frame a node stands for (the first one seen with its label), or NULL
- * for the root and entry-point nodes. Valid as long as the source's frames.
+ * for the root, entry-point and tag-path nodes. Valid as long as the source's frames.
  */
 const struct mt_frame *mt_tree_node_frame(const struct mt_tree_node *n);
 

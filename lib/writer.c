@@ -580,12 +580,12 @@ static size_t put_str(uint8_t *p, const char *s, size_t len)
 	(w)->used = end_; \
 } while (0)
 
-int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
+int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, uint32_t tag,
 		    const uint64_t *ips, unsigned n)
 {
-	if (n > MT_MAX_DEPTH)
+	if (n > MT_MAX_DEPTH || tag > MT_MAX_TAGS)
 		return MT_E_RANGE;
-	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
+	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT + (size_t)n * MT_MAX_VARINT);
 	if (!p)
 		return werr(w);
 	*p++ = MT_REC_STACK;
@@ -597,6 +597,24 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
 		p += mt_put_sv(p, (int64_t)(ips[i] - prev));
 		prev = ips[i];
 	}
+	p += mt_put_uv(p, tag);
+	END_RECORD(w, p);
+	return 0;
+}
+
+int mt_writer_tag(struct mt_writer *w, uint64_t t, uint32_t id, uint32_t parent, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!id || id > MT_MAX_TAGS || parent >= id || !len || len > MT_MAX_STRING)
+		return MT_E_RANGE;
+	uint8_t *p = begin(w, t, 1 + 3 * MT_MAX_VARINT + len);
+	if (!p)
+		return werr(w);
+	*p++ = MT_REC_TAG;
+	p += mt_put_uv(p, id);
+	p += mt_put_uv(p, parent);
+	p += put_str(p, name, len);
 	END_RECORD(w, p);
 	return 0;
 }

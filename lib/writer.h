@@ -94,8 +94,12 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
  * After an I/O or zstd error the writer is broken: every later call returns
  * the same error without writing (see mt_writer_error).
  */
-int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn,
+/* tag: the stack's tag path (0: none), defined by mt_writer_tag first. */
+int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, uint32_t tag,
 		    const uint64_t *ips, unsigned n);
+/* TAG: path id (1..MT_MAX_TAGS, parent < id) is parent with name inside;
+ * name not empty, at most MT_MAX_STRING bytes (MT_E_RANGE otherwise). */
+int mt_writer_tag(struct mt_writer *w, uint64_t t, uint32_t id, uint32_t parent, const char *name);
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread);
 /* A free names the block it ends: its requested size and stack id. */

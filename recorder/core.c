@@ -91,6 +91,8 @@ static struct {
 	struct mt_stacks *stacks;
 	struct mt_live *live;
 	struct mt_modules *mods;
+	struct mt_tags *tags; /* tag paths: kept by a forked child (its threads'
+			       * tag stacks hold their ids), written anew */
 	uint64_t t0;          /* CLOCK_MONOTONIC at start, ns */
 	uint32_t gen;         /* log generation (thread indexes belong to one) */
 	uint32_t nthreads;
@@ -442,7 +444,7 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 		return -1;
 	}
 	if (is_new) {
-		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->ips, c->n));
+		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->tag, c->ips, c->n));
 		/* A frame in no known module: something was loaded (dlopen).
 		 * The hook rescans once the lock is released. */
 		for (unsigned i = 0; i < c->n && !S.mod_dirty; i++)
@@ -734,6 +736,27 @@ MT_EXPORT void memtrail_snapshot(void)
 MT_EXPORT void memtrail_snapshot_named(const char *label)
 {
 	memtrail_snapshot_impl(label ? label : "");
+}
+
+uint32_t mt_rec_tag(uint32_t parent, const char *name)
+{
+	uint32_t id = parent;
+	int is_new;
+
+	mt_tls.guard++;
+	uint64_t sl = log_lock_take();
+	if (mt_rec_active && S.tags) {
+		int64_t r = mt_tags_intern(S.tags, parent, name, &is_new);
+
+		if (r > 0) {
+			id = (uint32_t)r;
+			if (is_new)
+				check(mt_tags_write(S.tags, S.w, now(), id));
+		}
+	}
+	log_unlock(sl);
+	mt_tls.guard--;
+	return id;
 }
 
 static void on_snapshot_signal(int sig)
@@ -1456,6 +1479,13 @@ static int open_log(void)
 	}
 	if (mt_modules_scan(S.mods) < 0 || mt_modules_emit(S.mods, S.w, 0) < 0) {
 		mt_say("cannot list the loaded modules; not recording", NULL);
+		goto fail;
+	}
+	/* without memory for it, tags push their enclosing path (tags.c) */
+	if (!S.tags)
+		S.tags = mt_tags_new();
+	if (S.tags && mt_tags_emit(S.tags, S.w, 0) < 0) {
+		mt_say("cannot write ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
 		goto fail;
 	}
 	mt_rec_active = 1;

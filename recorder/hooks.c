@@ -171,8 +171,11 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 	 * dependent instructions per frame is half the length of one lane's
 	 * multiply-shift-xor, and the hash of a 20-frame stack was most of
 	 * this function's time. The final mix spreads both lanes over the
-	 * bits that pick a slot; the table compares whole stacks anyway. */
-	uint64_t h0 = 0x9E3779B97F4A7C15ull * (fn + 1) + m, h1 = 0xC2B2AE3D27D4EB4Full;
+	 * bits that pick a slot; the table compares whole stacks anyway.
+	 * The tag path is part of a stack's identity. */
+	c->tag = mt_tagtls.cur;
+	uint64_t h0 = 0x9E3779B97F4A7C15ull * (fn + 1) + m + ((uint64_t)c->tag << 24);
+	uint64_t h1 = 0xC2B2AE3D27D4EB4Full;
 	unsigned k = 0;
 	for (; k + 1 < m; k += 2) {
 		h0 = (h0 ^ c->ips[k]) * 0xff51afd7ed558ccdull;

@@ -15,6 +15,9 @@
  *   children.c following children: each process's file, the environment
  *              of an exec, the fork lock around dl_iterate_phdr.
  *   freeres.c  the C and C++ runtimes' own memory, freed at a normal exit.
+ *   tags.c     scoped tags (memtrail_tag_push/pop): each thread's stack of
+ *              tag paths, whose innermost the hooks put into every stack,
+ *              and the table of distinct tag paths.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -43,6 +46,23 @@ struct mt_tls {
 };
 extern __thread struct mt_tls mt_tls;
 
+/* The thread's tag stack (tags.c): cur is the innermost tag path id (0:
+ * none), which the hooks put into every stack they capture. */
+#define MT_TAG_CACHE 8
+struct mt_tagcache {
+	uint32_t parent, id;  /* id 0: empty */
+	char name[24];        /* a copy of the name (shorter ones only) */
+};
+struct mt_tagstack {
+	uint32_t cur;
+	uint32_t depth;       /* ids[] in use */
+	uint32_t over;        /* pushes beyond MT_MAX_TAG_DEPTH, not recorded */
+	uint32_t next;        /* the cache entry to replace next */
+	uint32_t ids[MT_MAX_TAG_DEPTH];
+	struct mt_tagcache cache[MT_TAG_CACHE];
+};
+extern __thread struct mt_tagstack mt_tagtls;
+
 /* ---- the real allocator, found with dlsym(RTLD_NEXT) (hooks.c) ---------- */
 
 struct mt_real {
@@ -69,7 +89,8 @@ struct mt_capture {
 	const uint64_t *ips;  /* innermost first, recorder frames removed */
 	unsigned n;
 	unsigned fn;          /* enum mt_fn */
-	uint64_t hash;        /* of fn and ips */
+	uint32_t tag;         /* the thread's innermost tag path (tags.c) */
+	uint64_t hash;        /* of fn, tag and ips */
 };
 
 /* ---- core.c -------------------------------------------------------------- */
@@ -186,6 +207,22 @@ int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b);
 uint64_t mt_live_bytes(const struct mt_live *l);
 uint64_t mt_live_blocks(const struct mt_live *l);
 
+/* ---- tags.c -------------------------------------------------------------- */
+
+/* The distinct tag paths, (parent, name) -> id 1, 2...; with the log lock. */
+struct mt_tags;
+struct mt_tags *mt_tags_new(void);
+/*
+ * The id of name (NUL-terminated; its first MT_MAX_STRING bytes) inside
+ * parent, adding it if new (*is_new set). -1 for an empty name, an unknown
+ * parent, too many paths or no memory.
+ */
+int64_t mt_tags_intern(struct mt_tags *t, uint32_t parent, const char *name, int *is_new);
+/* Writes the TAG record of path id, or of every path so far (a new log). */
+struct mt_writer;
+int mt_tags_write(const struct mt_tags *t, struct mt_writer *w, uint64_t time, uint32_t id);
+int mt_tags_emit(const struct mt_tags *t, struct mt_writer *w, uint64_t time);
+
 /* ---- modules.c ----------------------------------------------------------- */
 
 struct mt_writer;
@@ -276,6 +313,14 @@ void mt_freeres_run(void);
 void memtrail_snapshot_impl(const char *label);
 void memtrail_snapshot(void);
 void memtrail_snapshot_named(const char *label);
+/* The same for scoped tags (tags.c), and the part that needs the log lock:
+ * the id of name inside parent, its TAG written when new (core.c); parent
+ * itself when it cannot. */
+void memtrail_tag_push_impl(const char *name);
+void memtrail_tag_pop_impl(void);
+void memtrail_tag_push(const char *name);
+void memtrail_tag_pop(void);
+uint32_t mt_rec_tag(uint32_t parent, const char *name);
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */
 

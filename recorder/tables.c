@@ -2,7 +2,8 @@
  * tables.c - the recorder's in-process tables, all in mmap'ed memory so
  * nothing here goes through the malloc hooks or counts as the program's:
  *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd);
- *   - mt_stacks: distinct stacks (hash table, full comparison), ids 0, 1...;
+ *   - mt_stacks: distinct stacks (hash table, full comparison: frames,
+ *     entry point and tag path), ids 0, 1...;
  *   - mt_live: live blocks, address -> requested size and stack id, in
  *     lib/livetab.h's table (the replay's too), plus the live bytes.
  *
@@ -63,6 +64,7 @@ struct stack_slot {
 	uint32_t id1;         /* id + 1; 0 = empty */
 	uint16_t n;
 	uint16_t fn;
+	uint32_t tag;         /* tag path: part of the identity (tags.c) */
 };
 
 struct mt_stacks {
@@ -129,7 +131,7 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 		struct stack_slot *sl = &s->slots[i];
 		if (!sl->id1)
 			break;
-		if (sl->hash == c->hash && sl->n == c->n && sl->fn == c->fn &&
+		if (sl->hash == c->hash && sl->n == c->n && sl->fn == c->fn && sl->tag == c->tag &&
 		    memcmp(s->arena + sl->off, c->ips, c->n * sizeof(uint64_t)) == 0)
 			return sl->id1 - 1;
 		i = (i + 1) & s->mask;
@@ -159,6 +161,7 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 	sl->off = s->arena_used;
 	sl->n = (uint16_t)c->n;
 	sl->fn = (uint16_t)c->fn;
+	sl->tag = c->tag;
 	sl->id1 = (uint32_t)++s->count;
 	s->arena_used += c->n;
 	*is_new = 1;

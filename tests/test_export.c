@@ -48,11 +48,11 @@ static const uint64_t s2[] = { 8, 9, 3, 4, 5 };
 static const uint64_t s3[] = { 10, 11, 12, 13, 5 };
 static const uint64_t s4[] = { 14, 9, 3, 4, 5 };
 static const struct mt_stack stacks[] = {
-	{ 0, MT_FN_CALLOC, 5, s0 },
-	{ 1, MT_FN_MALLOC, 5, s1 },
-	{ 2, MT_FN_MALLOC, 5, s2 },
-	{ 3, MT_FN_MALLOC, 5, s3 },
-	{ 4, MT_FN_REALLOC, 5, s4 },
+	{ 0, MT_FN_CALLOC, 5, s0, 0 },
+	{ 1, MT_FN_MALLOC, 5, s1, 0 },
+	{ 2, MT_FN_MALLOC, 5, s2, 0 },
+	{ 3, MT_FN_MALLOC, 5, s3, 0 },
+	{ 4, MT_FN_REALLOC, 5, s4, 0 },
 };
 static const struct mt_cost costs[] = {
 	{ 4096, 2, 2 }, { 1024, 1, 1 }, { 1024, 1, 1 }, { 768, 2, 2 }, { 2048, 1, 1 },
@@ -74,7 +74,7 @@ static int fake_resolve(void *ctx, uint64_t ip, const struct mt_frame **f, size_
 	return 0;
 }
 
-static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL };
+static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL, NULL };
 
 /* The README's report, after its "maximum: 8,960B" header line. */
 static const char readme[] =

@@ -41,6 +41,8 @@ struct rec {
 	size_t nmods, nstacks, progress;
 	const struct mt_stack *stack0;
 	uint64_t unload_base;
+	char tags[4][24];     /* on_tag's paths, by id - 1 */
+	uint32_t tag_parent[4];
 };
 
 struct fix {
@@ -150,9 +152,20 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	((struct rec *)ctx)->progress++;
 }
 
+static void on_tag(void *ctx, uint32_t id, uint32_t parent, const char *path)
+{
+	struct rec *r = ctx;
+
+	if (id >= 1 && id <= 4) {
+		snprintf(r->tags[id - 1], sizeof(r->tags[0]), "%s", path);
+		r->tag_parent[id - 1] = parent;
+	}
+}
+
 static const struct mt_replay_ops ops = {
 	.on_header = on_header, .on_module = on_module, .on_unload = on_unload,
 	.on_thread = on_thread, .on_thread_name = on_thread_name, .on_stack = on_stack,
+	.on_tag = on_tag,
 	.on_alloc = on_alloc,
 	.on_free = on_free, .on_snapshot = on_snapshot, .on_end = on_end,
 	.on_progress = on_progress,
@@ -208,17 +221,22 @@ static int replay(struct fix *f, struct testlog *t, struct mt_replay **out)
 	return rc;
 }
 
-static struct testlog *new_log(void)
+static struct testlog *new_log_version(unsigned version)
 {
 	static const char cmd[] = "./prog\0-v\0";
 	static const uint64_t ips0[] = { 0x401234, 0x401000, 0x7f0000001000 };
 	static const uint64_t ips1[] = { 0x402000 };
-	struct testlog *t = tl_new(77, cmd, sizeof(cmd) - 1);
+	struct testlog *t = tl_new_version(77, cmd, sizeof(cmd) - 1, version);
 
 	tl_thread(t, 0, 77);
 	tl_stack(t, 0, MT_FN_MALLOC, 3, ips0);
 	tl_stack(t, 1, MT_FN_CALLOC, 1, ips1);
 	return t;
+}
+
+static struct testlog *new_log(void)
+{
+	return new_log_version(TL_VERSION);
 }
 
 static void assert_event(const struct seen *s, char kind, uint64_t seq, uint64_t time,
@@ -396,35 +414,87 @@ static void test_alloc_thread_and_names(void **state)
 static void test_thread_name_corrupt(void **state)
 {
 	struct fix *f = *state;
+	for (unsigned v = 2; v <= MT_FORMAT_VERSION; v++) {
+		struct testlog *t = new_log_version(v);
+
+		tl_alloc(t, 1, 0x1000, 10, 0, 0);
+		tl_flush(t);
+		tl_thread_name(t, 0, "main");
+		tl_end(t, 0, MT_END_EXIT, 0);
+		assert_int_equal(replay(f, t, NULL), 0);
+		if (v >= 3) {
+			assert_int_equal(f->rec.end.error, 0);
+			assert_string_equal(f->rec.names[0], "main");
+		} else {
+			assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+			assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
+			assert_int_equal(f->rec.n, 1);
+		}
+		tl_free(t);
+	}
 	struct testlog *t = new_log();
-	uint8_t *img;
-	size_t len;
 
-	tl_alloc(t, 1, 0x1000, 10, 0, 0);
-	tl_flush(t);
-	tl_thread_name(t, 0, "main");
-	tl_end(t, 0, MT_END_EXIT, 0);
-	assert_int_equal(replay(f, t, NULL), 0);
-	assert_int_equal(f->rec.end.error, 0);
-	assert_string_equal(f->rec.names[0], "main");
-	img = malloc(tl_image(t, &len) ? len : 1);
-	assert_non_null(img);
-	memcpy(img, tl_image(t, &len), len);
-	mt_put_u16(img + 8, 2);
-	tl_write_file(f->path, img, len);
-	assert_int_equal(replay(f, NULL, NULL), 0);
-	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
-	assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
-	assert_int_equal(f->rec.n, 1);
-	free(img);
-	tl_free(t);
-
-	t = new_log();
 	tl_thread_name(t, 1, "ghost");
 	tl_end(t, 0, MT_END_EXIT, 0);
 	assert_int_equal(replay(f, t, NULL), 0);
 	assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
 	tl_free(t);
+}
+
+/* TAG defines tag paths in order, a STACK names one; both kept by the
+ * replay. Out of order, unknown parents or tags, and TAG before version 4
+ * are corrupt. */
+static void test_tags(void **state)
+{
+	struct fix *f = *state;
+	static const uint64_t ip = 0x403000;
+	struct testlog *t = new_log_version(MT_FORMAT_VERSION);
+	struct mt_replay *r;
+
+	tl_tag(t, 1, 0, "parser");
+	tl_tag(t, 2, 1, "lexer");
+	tl_tag(t, 3, 0, "io");
+	tl_stack_tagged(t, 2, MT_FN_MALLOC, 2, 1, &ip);
+	tl_alloc(t, 1, 0x1000, 10, 2, 0);
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, &r), 0);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_string_equal(f->rec.tags[0], "parser");
+	assert_string_equal(f->rec.tags[1], "parser/lexer");
+	assert_int_equal(f->rec.tag_parent[1], 1);
+	assert_string_equal(f->rec.tags[2], "io");
+	assert_int_equal(mt_replay_ntags(r), 3);
+	assert_string_equal(mt_replay_tag(r, 0), "");
+	assert_string_equal(mt_replay_tag(r, 2), "parser/lexer");
+	assert_null(mt_replay_tag(r, 4));
+	assert_int_equal(mt_replay_stack(r, 2)->tag, 2);
+	assert_int_equal(mt_replay_stack(r, 0)->tag, 0);
+	/* a second run keeps the strings */
+	const char *p2 = mt_replay_tag(r, 2);
+	assert_int_equal(mt_replay_run(r, &ops, &f->rec), 0);
+	assert_ptr_equal(mt_replay_tag(r, 2), p2);
+	mt_replay_free(r);
+	tl_free(t);
+
+	/* the corrupt ones: each stops the replay in its chunk */
+	for (int k = 0; k < 5; k++) {
+		t = new_log_version(k == 4 ? 3 : MT_FORMAT_VERSION);
+		tl_alloc(t, 1, 0x1000, 10, 0, 0);
+		tl_flush(t);
+		switch (k) {
+		case 0: tl_tag(t, 2, 0, "skips"); break;
+		case 1: tl_tag(t, 1, 1, "own parent"); break;
+		case 2: tl_tag(t, 1, 0, ""); break;
+		case 3: tl_stack_tagged(t, 2, MT_FN_MALLOC, 1, 1, &ip); break;
+		case 4: tl_tag(t, 1, 0, "v3"); break;
+		}
+		tl_end(t, 0, MT_END_EXIT, 0);
+		assert_int_equal(replay(f, t, NULL), 0);
+		assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+		assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
+		assert_int_equal(f->rec.n, 1);
+		tl_free(t);
+	}
 }
 
 static void test_snapshots_modules_stop(void **state)
@@ -832,8 +902,8 @@ static void test_writer_round_trip(void **state)
 	assert_int_equal(mt_writer_header(w, 5, 0, "w\0", 2), 0);
 	assert_int_equal(mt_writer_thread(w, 0, 0, 5), 0);
 	assert_int_equal(mt_writer_thread(w, 0, 1, 6), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, ips[0], 2), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_REALLOC, ips[1], 2), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, 0, ips[0], 2), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_REALLOC, 0, ips[1], 2), 0);
 	for (i = 0; i < N; i++) {
 		unsigned s, op, th;
 
@@ -944,8 +1014,8 @@ static void test_v4_free_beyond(void **state)
 		assert_non_null(w);
 		assert_int_equal(mt_writer_header(w, 5, 0, "w\0", 2), 0);
 		assert_int_equal(mt_writer_thread(w, 0, 0, 5), 0);
-		assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, ips, 1), 0);
-		assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_MALLOC, ips, 1), 0);
+		assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, 0, ips, 1), 0);
+		assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_MALLOC, 0, ips, 1), 0);
 		assert_int_equal(mt_writer_alloc(w, 1, 0x1000, 10, 0, 0), 0);
 		assert_int_equal(mt_writer_flush(w), 0);
 		assert_int_equal(mt_writer_free_block(w, 2, 0x1000, cases[i].size, cases[i].stack, 0),
@@ -1132,6 +1202,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_thread_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_name_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_odd_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_stop, setup, teardown),

@@ -33,11 +33,11 @@ static const uint64_t ips_other[] = { 0x30, 0x20 };
 static const uint64_t ips_foo[] = { 0x40, 0x20 };
 
 static const struct mt_stack stacks[] = {
-	{ 0, MT_FN_MALLOC, 2, ips_helper },
-	{ 1, MT_FN_MALLOC, 2, ips_other },
-	{ 2, MT_FN_CALLOC, 2, ips_helper },
-	{ 3, MT_FN_MALLOC, 2, ips_helper },
-	{ 4, MT_FN_NEW, 2, ips_foo },
+	{ 0, MT_FN_MALLOC, 2, ips_helper, 0 },
+	{ 1, MT_FN_MALLOC, 2, ips_other, 0 },
+	{ 2, MT_FN_CALLOC, 2, ips_helper, 0 },
+	{ 3, MT_FN_MALLOC, 2, ips_helper, 0 },
+	{ 4, MT_FN_NEW, 2, ips_foo, 0 },
 };
 #define NSTACKS (sizeof(stacks) / sizeof(stacks[0]))
 
@@ -62,7 +62,7 @@ static int fake_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, 
 	return MT_E_ARG;
 }
 
-static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL };
+static const struct mt_tree_source src = { fake_stack, fake_resolve, NULL, NULL };
 
 struct fixture {
 	struct mt_profile *p;
@@ -498,10 +498,55 @@ static void test_pruned(void **state)
 	}
 }
 
+/* by_tag: a first level of tag paths, named by the source (or by number
+ * without a name), the usual tree under each; never pruned. */
+static const struct mt_stack tagged[] = {
+	{ 0, MT_FN_MALLOC, 2, ips_helper, 0 },
+	{ 1, MT_FN_MALLOC, 2, ips_other, 2 },
+	{ 2, MT_FN_CALLOC, 2, ips_helper, 2 },
+	{ 3, MT_FN_MALLOC, 2, ips_helper, 1 },
+	{ 4, MT_FN_NEW, 2, ips_foo, 3 },
+};
+
+static const struct mt_stack *tagged_stack(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id < NSTACKS ? &tagged[id] : NULL;
+}
+
+static const char *tag_path(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id == 1 ? "parser" : id == 2 ? "parser/lexer" : NULL;
+}
+
+static void test_by_tag(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_tree_source ts = { tagged_stack, fake_resolve, NULL, tag_path };
+	struct mt_tree_opts o = { .by_tag = 1, .prune_pct = 50 };
+	const struct mt_tree_node *r, *n;
+
+	assert_int_equal(mt_tree_build(f->p, &ts, &o, &f->t), 0);
+	r = mt_tree_root(f->t);
+	assert_int_equal(mt_tree_node_nchildren(r), 4);
+	kid(r, 0, "[no tag]", 100, 1, 4);
+	n = kid(r, 1, "[tag parser/lexer]", 80, 3, 3);
+	assert_null(mt_tree_node_frame(n));
+	kid(n, 0, "malloc", 50, 2, 2);
+	kid(n, 1, "calloc", 30, 1, 1);
+	kid(r, 2, "[tag parser]", 20, 1, 1);
+	/* a path the source cannot name: its number; all below 50 % kept */
+	n = kid(r, 3, "[tag 3]", 5, 1, 1);
+	n = kid(n, 0, "operator new", 5, 1, 1);
+	kid(n, 0, "libfoo.so+0x40", 5, 1, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_callee_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_by_tag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inverted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_entry, setup, teardown),

@@ -244,8 +244,16 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 				if (i < 8)
 					r->ips[i] = prev;
 			}
+			r->d = uv(&p, end);           /* tag path */
 			break;
 		}
+		case MT_REC_TAG:
+			r->a = uv(&p, end);
+			r->b = uv(&p, end);
+			r->slen = uv(&p, end);
+			memcpy(r->str, p, r->slen < 63 ? r->slen : 63);
+			p += r->slen;
+			break;
 		case MT_REC_ALLOC:
 			assert_true(thread != UINT64_MAX);
 			r->c = field(MT_STREAM_STACKS);
@@ -417,7 +425,7 @@ static void test_records(void **state)
 	assert_int_equal(mt_writer_header(w, 1, 2, "a", 2), 0);
 	assert_int_equal(mt_writer_module(w, 5, 0x400000, "/bin/prog", bid, 4, segs, 2), 0);
 	assert_int_equal(mt_writer_thread(w, 6, 0, 777), 0);
-	assert_int_equal(mt_writer_stack(w, 7, 0, 1, ips, 3), 0);
+	assert_int_equal(mt_writer_stack(w, 7, 0, 1, 0, ips, 3), 0);
 	assert_int_equal(mt_writer_alloc(w, 10, 0x7f00aa001000, 48, 0, 0), 0);
 	assert_int_equal(mt_writer_alloc(w, 15, 0x5500000010, 0, 0, 0), 0);
 	assert_int_equal(mt_writer_realloc(w, 20, 0x7f00aa001000, 48, 0, 0x5500000040, 4096, 0, 0), 0);
@@ -458,6 +466,7 @@ static void test_records(void **state)
 	assert_int_equal(r[3].b, 1);
 	assert_int_equal(r[3].c, 3);
 	assert_memory_equal(r[3].ips, ips, sizeof(ips));
+	assert_int_equal(r[3].d, 0);              /* no tag path */
 	assert_int_equal(r[4].type, MT_REC_ALLOC);
 	assert_int_equal(r[4].time, 10);
 	assert_true(r[4].a == 0x7f00aa001000);
@@ -502,6 +511,44 @@ static void test_records(void **state)
 	assert_int_equal(f->live_allocs, 0);
 }
 
+/* TAG records and a STACK that names one; the limits of both. */
+static void test_tags(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t ip = 0x401000;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "a", 2), 0);
+	assert_int_equal(mt_writer_tag(w, 0, 1, 0, "parser"), 0);
+	assert_int_equal(mt_writer_tag(w, 0, 2, 1, "lexer"), 0);
+	assert_int_equal(mt_writer_tag(w, 0, 0, 0, "zero"), MT_E_RANGE);
+	assert_int_equal(mt_writer_tag(w, 0, 3, 3, "self"), MT_E_RANGE);
+	assert_int_equal(mt_writer_tag(w, 0, 3, 0, ""), MT_E_RANGE);
+	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, 2, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_MALLOC, MT_MAX_TAGS + 1, &ip, 1),
+			 MT_E_RANGE);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	struct rec *r = d.chunks[0].recs;
+	assert_int_equal(d.chunks[0].nrec, 4);
+	assert_int_equal(r[1].type, MT_REC_TAG);
+	assert_int_equal(r[1].a, 1);
+	assert_int_equal(r[1].b, 0);
+	assert_string_equal(r[1].str, "parser");
+	assert_int_equal(r[2].type, MT_REC_TAG);
+	assert_int_equal(r[2].a, 2);
+	assert_int_equal(r[2].b, 1);
+	assert_string_equal(r[2].str, "lexer");
+	assert_int_equal(r[3].type, MT_REC_STACK);
+	assert_int_equal(r[3].ips[0], ip);
+	assert_int_equal(r[3].d, 2);
+	free_decoded(&d);
+}
+
 /* Many events in small chunks: sizes stay under the limit, seq counts. */
 static void test_chunk_size_limit(void **state)
 {
@@ -512,7 +559,7 @@ static void test_chunk_size_limit(void **state)
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	for (unsigned i = 0; i < 5000; i++) {
 		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
 		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
@@ -574,7 +621,7 @@ static void test_time_quantum(void **state)
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
 		assert_int_equal(mt_writer_alloc(w, times[i], 0x1000 + 16 * i, i, 0, threads[i]), 0);
 		assert_int_equal(mt_writer_time(w), want[i]);
@@ -617,7 +664,7 @@ static void test_adaptive_quantum(void **state)
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		assert_int_equal(mt_writer_alloc(w, t[i][0], 0x1000, 1, 0, 0), 0);
 		assert_int_equal(mt_writer_time(w), t[i][1]);
@@ -639,7 +686,7 @@ static void test_addr_history(void **state)
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 1, 0, 0), 0);        /* 1: k 0 */
 	assert_int_equal(mt_writer_alloc(w, 0, 0xb000, 1, 0, 0), 0);        /* 2: k 0 */
 	assert_int_equal(mt_writer_alloc(w, 0, 0xc000, 1, 0, 0), 0);        /* 3: k 0 */
@@ -708,7 +755,7 @@ static void test_deferred(void **state)
 	deferred_w = w;
 	waits = 0;
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	uint64_t seals = 0;
 	for (unsigned i = 0; i < 5000; i++) {
 		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
@@ -758,7 +805,7 @@ static void test_chunk_time_limit(void **state)
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	/* One event every 0.3 s for 3 s: chunks at 0-0.9, 1.2-2.1, 2.4-3.0. */
 	for (uint64_t i = 0; i <= 10; i++)
 		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
@@ -809,7 +856,7 @@ static void test_rss(void **state)
 
 	assert_non_null(w);
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	/* two chunks: 0-0.6 s, 1.2 s-END */
 	for (uint64_t i = 0; i <= 2; i++)
 		assert_int_equal(mt_writer_alloc(w, i * 300000000ull, 0x1000 * (i + 1), 1, 0, 0), 0);
@@ -870,7 +917,7 @@ static void test_seal_old(void **state)
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
 	uint64_t hdr = mt_writer_written(w);
 	assert_int_equal(mt_writer_seal_old(w, 0, 400), 0);    /* nothing open */
-	assert_int_equal(mt_writer_stack(w, 1000, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 1000, 0, 0, 0, &ip, 1), 0);
 	for (uint64_t i = 0; i < 10; i++)
 		assert_int_equal(mt_writer_alloc(w, 1000 + i, 0x1000 * (i + 1), 8, 0, 0), 0);
 	assert_int_equal(mt_writer_seal_old(w, 1399, 400), 0);  /* 399 ns old */
@@ -909,7 +956,7 @@ static void test_recover(void **state)
 	assert_non_null(w);
 	assert_int_equal(mt_writer_recover(w, &off), MT_E_ARG);  /* no error */
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
 	for (uint64_t i = 0; i < 5; i++)
 		assert_int_equal(mt_writer_alloc(w, i, 0x1000 * (i + 1), 8, 0, 0), 0);
 	assert_int_equal(mt_writer_flush(w), 0);
@@ -954,8 +1001,8 @@ static void test_range(void **state)
 	static uint64_t ips[MT_MAX_DEPTH + 1];
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
 	assert_non_null(w);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, ips, MT_MAX_DEPTH + 1), MT_E_RANGE);
-	assert_int_equal(mt_writer_stack(w, 0, 0, 0, ips, MT_MAX_DEPTH), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, ips, MT_MAX_DEPTH + 1), MT_E_RANGE);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, ips, MT_MAX_DEPTH), 0);
 	mt_writer_free(w);
 	mt_writer_free(NULL);
 	assert_int_equal(f->live_allocs, 0);
@@ -966,6 +1013,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_size_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_quantum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adaptive_quantum, setup, teardown),

@@ -31,6 +31,10 @@ struct testlog {
 	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
 	size_t *offsets;
 	size_t noffsets;
+	unsigned version;          /* the header's: which fields STACK has */
+	/* Version 4: the live blocks, for the block a free names. */
+	struct tl_block { uint64_t addr, size; uint32_t stack; } *live;
+	size_t nlive, livecap;
 };
 
 static void tl_put(struct tl_buf *b, const void *p, size_t n)
@@ -95,15 +99,16 @@ static void tl_begin(struct testlog *t)
 	t->chunk_start_len = 0;
 }
 
-struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
+struct testlog *tl_new_version(uint32_t pid, const char *cmdline, size_t len, unsigned version)
 {
 	struct testlog *t = calloc(1, sizeof(*t));
 	uint8_t h[MT_HEADER_FIXED];
 
 	if (!t)
 		abort();
+	t->version = version;
 	memcpy(h, MT_MAGIC, MT_MAGIC_LEN);
-	mt_put_u16(h + 8, TL_VERSION);
+	mt_put_u16(h + 8, (uint16_t)version);
 	h[10] = 8;
 	h[11] = 0;
 	mt_put_u32(h + 12, pid);
@@ -115,6 +120,11 @@ struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
 	return t;
 }
 
+struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len)
+{
+	return tl_new_version(pid, cmdline, len, TL_VERSION);
+}
+
 void tl_free(struct testlog *t)
 {
 	if (!t)
@@ -124,6 +134,7 @@ void tl_free(struct testlog *t)
 	for (int i = 1; i < MT_STREAMS; i++)
 		free(t->side[i].p);
 	free(t->offsets);
+	free(t->live);
 	free(t->hist[0]);
 	free(t->hist[1]);
 	free(t);
@@ -143,7 +154,8 @@ void tl_thread_name(struct testlog *t, uint32_t index, const char *name)
 	tl_str(t, name, strlen(name));
 }
 
-void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
+void tl_stack_tagged(struct testlog *t, uint32_t id, unsigned fn, uint32_t tag, unsigned n,
+		     const uint64_t *ips)
 {
 	uint64_t prev = 0;
 	unsigned i;
@@ -156,6 +168,21 @@ void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uin
 		tl_sv(t, (int64_t)(ips[i] - prev));
 		prev = ips[i];
 	}
+	if (t->version >= 4)
+		tl_uv(t, tag);
+}
+
+void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips)
+{
+	tl_stack_tagged(t, id, fn, 0, n, ips);
+}
+
+void tl_tag(struct testlog *t, uint32_t id, uint32_t parent, const char *name)
+{
+	tl_byte(t, MT_REC_TAG);
+	tl_uv(t, id);
+	tl_uv(t, parent);
+	tl_str(t, name, strlen(name));
 }
 
 /* TIME when dt > 0: the record that follows happens dt ns later. */
@@ -179,15 +206,18 @@ static void tl_switch(struct testlog *t, uint32_t thread)
 	t->has_thread = 1;
 }
 
-/* An ADDR field against history h (format.h); addr then joins history to. */
-static void tl_addr(struct testlog *t, int h, int to, uint64_t addr)
+/* An ADDR field against history h (format.h); addr then joins history to.
+ * Returns its k (0: a delta). */
+static size_t tl_addr(struct testlog *t, int h, int to, uint64_t addr)
 {
+	size_t found;
 	size_t k;
 
 	for (k = 1; k <= t->nhist[h] && k <= MT_ADDR_HISTORY; k++)
 		if (t->hist[h][t->nhist[h] - k] == addr)
 			break;
-	if (k <= t->nhist[h] && k <= MT_ADDR_HISTORY) {
+	found = k <= t->nhist[h] && k <= MT_ADDR_HISTORY ? k : 0;
+	if (found) {
 		tl_field(t, MT_STREAM_KEYS, k);
 	} else {
 		int64_t d = (int64_t)(addr - (t->nhist[to] ? t->hist[to][t->nhist[to] - 1] : 0));
@@ -202,6 +232,52 @@ static void tl_addr(struct testlog *t, int h, int to, uint64_t addr)
 			abort();
 	}
 	t->hist[to][t->nhist[to]++] = addr;
+	return found;
+}
+
+/* Version 4: a block becomes live (one at the address is replaced). */
+static void tl_born(struct testlog *t, uint64_t addr, uint64_t size, uint32_t stack)
+{
+	if (t->version < 4)
+		return;
+	for (size_t i = 0; i < t->nlive; i++) {
+		if (t->live[i].addr == addr) {
+			t->live[i].size = size;
+			t->live[i].stack = stack;
+			return;
+		}
+	}
+	if (t->nlive == t->livecap) {
+		t->livecap = t->livecap ? 2 * t->livecap : 64;
+		t->live = realloc(t->live, t->livecap * sizeof(*t->live));
+		if (!t->live)
+			abort();
+	}
+	t->live[t->nlive].addr = addr;
+	t->live[t->nlive].size = size;
+	t->live[t->nlive++].stack = stack;
+}
+
+/*
+ * Version 4: the block a free of addr ends, its fields written unless k
+ * named it from the allocated history (the writer's rule, lib/writer.c).
+ * A free of an address not live cannot be written in version 4.
+ */
+static void tl_block(struct testlog *t, uint64_t addr, size_t k)
+{
+	size_t i;
+
+	if (t->version < 4)
+		return;
+	for (i = 0; i < t->nlive && t->live[i].addr != addr; i++)
+		;
+	if (i == t->nlive)
+		abort();
+	if (!k) {
+		tl_field(t, MT_STREAM_STACKS, t->live[i].stack);
+		tl_field(t, MT_STREAM_SIZES, t->live[i].size);
+	}
+	t->live[i] = t->live[--t->nlive];
 }
 
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
@@ -213,6 +289,7 @@ void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	tl_field(t, MT_STREAM_STACKS, stack);
 	tl_field(t, MT_STREAM_SIZES, size);
 	tl_addr(t, 1, 0, addr);
+	tl_born(t, addr, size, stack);
 	t->events++;
 }
 
@@ -221,7 +298,7 @@ void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t threa
 	tl_time(t, dt);
 	tl_switch(t, thread);
 	tl_byte(t, MT_REC_FREE);
-	tl_addr(t, 0, 1, addr);
+	tl_block(t, addr, tl_addr(t, 0, 1, addr));
 	t->events++;
 }
 
@@ -233,8 +310,10 @@ void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_
 	tl_byte(t, MT_REC_REALLOC);
 	tl_field(t, MT_STREAM_STACKS, stack);
 	tl_field(t, MT_STREAM_SIZES, size);
-	tl_addr(t, 0, 1, old_addr);
+	size_t k = tl_addr(t, 0, 1, old_addr);
 	tl_addr(t, 1, 0, new_addr);
+	tl_block(t, old_addr, k);
+	tl_born(t, new_addr, size, stack);
 	t->events++;
 }
 

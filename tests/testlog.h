@@ -20,15 +20,21 @@
 
 struct testlog;
 
-/* A log with header pid and cmdline (arguments each ended by a NUL). */
 /*
  * The format version tl_new writes: 3, whose frees name an address only,
  * so that hand-made logs test the replay's live table and its choices for
- * odd frees and allocations (version 4 logs come from lib/writer.c).
+ * odd frees and allocations (which version 4 cannot express).
  */
 #define TL_VERSION 3
 
+/* A log with header pid and cmdline (arguments each ended by a NUL). */
 struct testlog *tl_new(uint32_t pid, const char *cmdline, size_t len);
+/*
+ * The same in another format version, records as that version has them:
+ * from 4 on, STACK's tag, and each free's block (the log keeps its live
+ * blocks for that; a free of an address not live aborts).
+ */
+struct testlog *tl_new_version(uint32_t pid, const char *cmdline, size_t len, unsigned version);
 void tl_free(struct testlog *t);
 
 /*
@@ -39,6 +45,10 @@ void tl_free(struct testlog *t);
 void tl_thread(struct testlog *t, uint32_t index, uint32_t tid);
 void tl_thread_name(struct testlog *t, uint32_t index, const char *name);
 void tl_stack(struct testlog *t, uint32_t id, unsigned fn, unsigned n, const uint64_t *ips);
+/* A STACK with its tag path (format.h; tl_stack's is 0), and a TAG. */
+void tl_stack_tagged(struct testlog *t, uint32_t id, unsigned fn, uint32_t tag, unsigned n,
+		     const uint64_t *ips);
+void tl_tag(struct testlog *t, uint32_t id, uint32_t parent, const char *name);
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	      uint32_t stack, uint32_t thread);
 void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t thread);

@@ -11,7 +11,8 @@
  *   thread INDEX tid=TID
  *   thread_name INDEX name="..."
  *   rss t=T bytes=N
- *   stack ID fn=NAME depth=N 0xIP 0xIP ...
+ *   tag ID parent=ID path="a/b"
+ *   stack ID fn=NAME [tag=ID] depth=N 0xIP 0xIP ...   (tag= when not 0)
  *   alloc seq=S t=T addr=0x.. size=N stack=ID thread=I
  *   free seq=S t=T addr=0x.. size=N stack=ID thread=I
  *   realloc seq=S t=T old=0x.. (or old=untracked) old_size=N new=0x.. size=N stack=ID thread=I
@@ -93,6 +94,15 @@ static void d_thread_name(void *ctx, uint32_t index, const char *name)
 	fputc('\n', d->out);
 }
 
+static void d_tag(void *ctx, uint32_t id, uint32_t parent, const char *path)
+{
+	struct dump *d = ctx;
+
+	fprintf(d->out, "tag %" PRIu32 " parent=%" PRIu32 " path=", id, parent);
+	mt_json_string(d->out, path);
+	fputc('\n', d->out);
+}
+
 static void d_rss(void *ctx, uint64_t t, uint64_t bytes)
 {
 	fprintf(((struct dump *)ctx)->out, "rss t=%" PRIu64 " bytes=%" PRIu64 "\n", t, bytes);
@@ -103,7 +113,10 @@ static void d_stack(void *ctx, const struct mt_stack *s)
 	struct dump *d = ctx;
 	uint32_t i;
 
-	fprintf(d->out, "stack %" PRIu32 " fn=%s depth=%" PRIu32, s->id, mt_fn_name(s->fn), s->depth);
+	fprintf(d->out, "stack %" PRIu32 " fn=%s", s->id, mt_fn_name(s->fn));
+	if (s->tag)
+		fprintf(d->out, " tag=%" PRIu32, s->tag);
+	fprintf(d->out, " depth=%" PRIu32, s->depth);
 	for (i = 0; i < s->depth; i++)
 		fprintf(d->out, " 0x%" PRIx64, s->ips[i]);
 	fputc('\n', d->out);
@@ -178,7 +191,8 @@ static void d_end(void *ctx, const struct mt_end *e)
 
 static const struct mt_replay_ops dump_ops = {
 	.on_header = d_header, .on_module = d_module, .on_unload = d_unload,
-	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_rss = d_rss, .on_stack = d_stack, .on_alloc = d_alloc,
+	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_rss = d_rss, .on_stack = d_stack,
+	.on_tag = d_tag, .on_alloc = d_alloc,
 	.on_free = d_free, .on_snapshot = d_snapshot, .on_end = d_end,
 };
 

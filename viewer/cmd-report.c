@@ -47,12 +47,18 @@ const char cmd_report_usage[] =
 	"  --by-thread             per thread: allocations, frees, bytes allocated,\n"
 	"                          live at the peak and leaked (of the blocks it\n"
 	"                          allocated), and its name\n"
+	"  --by-tag                per tag path (memtrail_tag_push scopes, e.g.\n"
+	"                          parser/lexer; - for none): allocations, bytes\n"
+	"                          allocated, live at the peak and leaked; with\n"
+	"                          --by-thread, per thread and tag path\n"
 	"  --compare OLD           what grew and shrank from the log OLD to FILE at\n"
 	"                          the peak (with --show-leaks: at the end), stacks\n"
 	"                          matched by their symbolized frames\n"
 	"A point is start, peak, end, a snapshot's number or its label.\n"
 	"How to show it:\n"
 	"  --thread TID            trees of the blocks allocated by thread TID only\n"
+	"  --tag PATH              trees of the blocks allocated under tag path PATH\n"
+	"                          or a path inside it (\"\" for untagged) only\n"
 	"  -t, --threshold PCT     fold siblings below PCT percent (default 1)\n"
 	"  --depth N               frames printed per branch (default: all)\n"
 	"  --top N                 top-level entries kept (default: all)\n"
@@ -83,7 +89,7 @@ enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,
 	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
 	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES, O_BY_THREAD,
-	O_THREAD, O_COMPARE,
+	O_THREAD, O_COMPARE, O_BY_TAG, O_TAG,
 	O_SITES, O_TOP_SITES,
 };
 
@@ -100,6 +106,8 @@ static const struct opt options[] = {
 	{ "timeline", 0, 0, O_TIMELINE },
 	{ "by-thread", 0, 0, O_BY_THREAD },
 	{ "thread", 0, 1, O_THREAD },
+	{ "by-tag", 0, 0, O_BY_TAG },
+	{ "tag", 0, 1, O_TAG },
 	{ "compare", 0, 1, O_COMPARE },
 	{ "threshold", 't', 1, O_THRESHOLD },
 	{ "depth", 0, 1, O_DEPTH },
@@ -285,9 +293,10 @@ static int compare(const char *old_file, const char *file, struct mt_report_opts
 	FILE *out = stdout;
 	int rc;
 
-	if (summary || o->show & ~(unsigned)(MT_SHOW_MAXIMUM | MT_SHOW_LEAKS) || o->thread)
+	if (summary || o->show & ~(unsigned)(MT_SHOW_MAXIMUM | MT_SHOW_LEAKS) || o->thread ||
+	    o->tag)
 		die_usage("--compare shows the peak and the leaks only (--show-maximum, "
-			  "--show-leaks); not with --summary, --diff, --thread or other views");
+			  "--show-leaks); not with --summary, --diff, --thread, --tag or other views");
 	if (o->format == MT_FORMAT_MASSIF)
 		die_usage("--compare is written as --format text, json, collapsed or svg");
 	if (!o->show)
@@ -376,6 +385,8 @@ int cmd_report(int argc, char **argv)
 		case O_SIZES: o.show |= MT_SHOW_SIZES; break;
 		case O_BY_THREAD: o.show |= MT_SHOW_THREADS; break;
 		case O_THREAD: o.thread = opt_long(&st, arg, 1, INT32_MAX); break;
+		case O_BY_TAG: o.show |= MT_SHOW_TAGS; break;
+		case O_TAG: o.tag = arg; break;
 		case O_COMPARE: old_file = arg; break;
 		case O_THRESHOLD: o.threshold_pct = parse_percent(&st, arg); break;
 		case O_DEPTH: o.depth = (unsigned)opt_long(&st, arg, 0, 1000000); break;
@@ -415,7 +426,13 @@ int cmd_report(int argc, char **argv)
 			  "or at main");
 	if (old_file)
 		return compare(old_file, file, &o, summary, outpath);
-	if (o.show & MT_SHOW_THREADS && o.format == MT_FORMAT_JSON &&
+	if (o.show & MT_SHOW_TAGS && o.format == MT_FORMAT_JSON &&
+	    (summary || (o.show & ~(unsigned)MT_SHOW_THREADS) != MT_SHOW_TAGS))
+		die_usage("--format json: --by-tag cannot be combined with trees or --summary "
+			  "(one JSON object each)");
+	if (o.show & MT_SHOW_TAGS && o.format != MT_FORMAT_TEXT && o.format != MT_FORMAT_JSON)
+		die_usage("--by-tag is written as --format text or json only");
+	if (o.show & MT_SHOW_THREADS && o.format == MT_FORMAT_JSON && !(o.show & MT_SHOW_TAGS) &&
 	    (summary || o.show != MT_SHOW_THREADS))
 		die_usage("--format json: --by-thread cannot be combined with trees or --summary "
 			  "(one JSON object each)");
@@ -450,6 +467,11 @@ int cmd_report(int argc, char **argv)
 		if (o.thread > 0 && mt_session_only_thread(ses, o.thread) == MT_E_NOTFOUND) {
 			mt_session_free(ses);
 			die("--thread: no thread with tid %lld in %s", (long long)o.thread, file);
+		}
+		/* and so is a tag path it lacks ("" always names the untagged) */
+		if (o.tag && mt_session_only_tag(ses, o.tag) == MT_E_NOTFOUND) {
+			mt_session_free(ses);
+			die("--tag: no tag path %s in %s", o.tag, file);
 		}
 	}
 	/*

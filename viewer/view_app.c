@@ -81,7 +81,7 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 
 	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted ||
-	    app->b_entries != app->entries)
+	    app->b_entries != app->entries || app->b_by_tag != app->by_tag)
 		return 1;
 	if ((app->mode == MT_VIEW_LIVE || app->mode == MT_VIEW_DIFF) &&
 	    !mt_view_point_same(&app->b_cur, cur))
@@ -104,22 +104,22 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	if (!mark)
 		mark = &start;
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
-			       !app->entries, app->sort, &t, &app->total);
+			       !app->entries, app->by_tag, app->sort, &t, &app->total);
 	if (rc < 0) {
 		snprintf(app->msg, sizeof(app->msg), "cannot compute the tree: %s",
 			 mt_strerror(rc));
 		return rc;
 	}
 	relayout = app->built && (app->b_inverted != app->inverted ||
-				  app->b_entries != app->entries);
+				  app->b_entries != app->entries || app->b_by_tag != app->by_tag);
 	if (relayout)
 		mt_view_model_forget(app->model);
 	rc = mt_view_model_set_tree(app->model, t);
 	/* a new view opens on its dominant chain; a new point keeps the user's rows */
 	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode))
 		rc = mt_view_model_dominant(app->model, app->sort);
-	/* the flat list is of callee-first trees only */
-	if (rc == 0 && app->flat_on && app->inverted)
+	/* the flat list is of callee-first trees only, not grouped by tag */
+	if (rc == 0 && app->flat_on && (app->inverted || app->by_tag))
 		app->flat_on = 0;
 	if (rc == 0 && app->flat_on)
 		rc = mt_view_flat_set(app->flat, mt_view_model_tree(app->model));
@@ -131,6 +131,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	app->b_mode = app->mode;
 	app->b_inverted = app->inverted;
 	app->b_entries = app->entries;
+	app->b_by_tag = app->by_tag;
 	app->b_cur = *cur;
 	app->b_mark = *mark;
 	return 0;

@@ -37,13 +37,14 @@ struct mt_view_app {
 	int inverted;
 	int entries;                         /* callee first from the entry points
 					        (malloc...), not the allocation sites */
+	int by_tag;                          /* a first level of tag paths (G) */
 	enum mt_tree_key sort;
 	struct mt_cost total;                /* of the profile the tree shows */
 
 	/* what the current tree was built for; stale when it differs */
 	int built;
 	enum mt_view_mode b_mode;
-	int b_inverted, b_entries;
+	int b_inverted, b_entries, b_by_tag;
 	struct mt_view_point b_cur, b_mark;
 
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */

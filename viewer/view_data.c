@@ -247,10 +247,11 @@ const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const stru
 
 int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		      const struct mt_at *at, const struct mt_at *mark,
-		      int inverted, int sites, enum mt_tree_key key,
+		      int inverted, int sites, int by_tag, enum mt_tree_key key,
 		      struct mt_tree **out, struct mt_cost *total)
 {
-	struct mt_tree_opts o = { .inverted = inverted, .sites = sites && !inverted };
+	struct mt_tree_opts o = { .inverted = inverted, .sites = sites && !inverted,
+				  .by_tag = by_tag };
 	struct mt_profile *own = NULL;
 	const struct mt_profile *p = NULL;
 	int rc = 0;

@@ -66,13 +66,13 @@ const struct mt_profile *mt_view_data_profile(struct mt_view_data *d, const stru
  * Builds the tree for a mode: the profile at `at` (LIVE), at the end
  * (LEAKS), at `at` minus at `mark` (DIFF), the temporary profile
  * (TEMPORARY) or the calls profile (CALLS: per stack, bytes requested and
- * calls as blocks), with inverted and sites as in mt_tree_opts and its
+ * calls as blocks), with inverted, sites and by_tag as in mt_tree_opts and its
  * children sorted by key. *out is owned by the caller; *total gets the
  * profile's total. Returns 0 or a negative MT_E_*.
  */
 int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		      const struct mt_at *at, const struct mt_at *mark,
-		      int inverted, int sites, enum mt_tree_key key,
+		      int inverted, int sites, int by_tag, enum mt_tree_key key,
 		      struct mt_tree **out, struct mt_cost *total);
 
 /*

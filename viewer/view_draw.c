@@ -381,8 +381,9 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		bytes = "temp bytes", blocks = "temps";
 	else if (app->mode == MT_VIEW_CALLS)
 		blocks = "calls", allocs = "avg B";
-	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s, sorted by %s%s",
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s%s, sorted by %s%s",
 		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs,
+		 app->by_tag ? "by tag, " : "",
 		 app->inverted ? "caller first" : app->entries ? "callee first" :
 		 "allocation sites first",
 		 mt_view_sort_name(app->sort),

@@ -37,7 +37,7 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
 	{ "t",                "temporary allocations of the whole run (t: back)" },
 	{ "c",                "every allocation call of the run, most first (c: back)" },
-	{ "T",                "trees of the next thread's blocks only (after the last: all)" },
+	{ "T / G",            "T: the next thread's blocks only (then all); G: group by tag" },
 	{ "?",                "this help (any key closes it)" },
 	{ "q",                "quit (also Ctrl-C)" },
 	{ NULL, NULL },
@@ -278,6 +278,11 @@ int mt_view_key(struct mt_view_app *app, int key)
 				 "the flat list is of callee-first trees: i, then f");
 			break;
 		}
+		if (app->by_tag) {
+			snprintf(app->msg, sizeof(app->msg),
+				 "the flat list is of ungrouped trees: G, then f");
+			break;
+		}
 		mt_view_app_refresh(app);
 		if (mt_view_model_tree(app->model) &&
 		    mt_view_flat_set(app->flat, mt_view_model_tree(app->model)) == 0) {
@@ -342,6 +347,18 @@ int mt_view_key(struct mt_view_app *app, int key)
 		app->built = 0;
 		break;
 	}
+	case 'G':
+		app->by_tag = !app->by_tag;
+		app->flat_on = 0;
+		if (!app->by_tag)
+			snprintf(app->msg, sizeof(app->msg), "not grouped by tag (G: group)");
+		else if (!mt_session_ntags(mt_view_data_session(app->data)))
+			snprintf(app->msg, sizeof(app->msg),
+				 "grouped by tag path: this log has none (memtrail_tag_push)");
+		else
+			snprintf(app->msg, sizeof(app->msg),
+				 "grouped by tag path (G: ungroup)");
+		break;
 	case CTRL('l'):
 		break;
 	default:

@@ -1,7 +1,8 @@
 #!/bin/sh
 # rec_api_names.sh - programs that do not include memtrail.h reach the
 # snapshot API by its own names, which libmemtrail.so exports beside
-# memtrail_snapshot_impl: api_dlsym.c looks "memtrail_snapshot" and
+# memtrail_snapshot_impl (and the tag API's beside memtrail_tag_push_impl
+# and memtrail_tag_pop_impl: exactly these, nothing else): api_dlsym.c looks "memtrail_snapshot" and
 # "memtrail_snapshot_named" up with dlsym(RTLD_DEFAULT) as the original
 # memtrail's header does; api_weak.c declares them weak itself and is
 # linked with api_header.c, which includes memtrail.h (the header's static
@@ -21,7 +22,7 @@ cc -Wall -Wextra -Werror -g -o api_dlsym "$E/api_dlsym.c" -ldl &&
 	mt_skip "cannot build the test programs"
 
 syms=$(nm -D --defined-only "$MT_RECORDER" | sed -n 's/^[0-9a-f]* T \(memtrail_.*\)$/\1/p' | sort | tr '\n' ' ')
-[ "$syms" = "memtrail_snapshot memtrail_snapshot_impl memtrail_snapshot_named " ] &&
+[ "$syms" = "memtrail_snapshot memtrail_snapshot_impl memtrail_snapshot_named memtrail_tag_pop memtrail_tag_pop_impl memtrail_tag_push memtrail_tag_push_impl " ] &&
 	mt_ok "libmemtrail.so exports $syms" || mt_fail "exported API: '$syms'"
 
 # snaps JSON: the summary's snapshots as "index:label:live_bytes:live_blocks" words.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 4; 3 without the blocks of frees, 2 also without THREAD_NAME and
-# RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 4; 3 without the blocks of frees, TAG and STACK's tag; 2 also
+# without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
@@ -58,6 +58,7 @@ def main():
         return any(a <= ips[0] < a + n for a, n in modules[0][2])
     live = {}
     stacks = {}
+    tags = []      # (parent, name) of tag path id - 1
     modules = []   # (path, base, segs, time)
     unloads = []
     alloc_stacks = set()
@@ -147,6 +148,8 @@ def main():
                 sid = uv(); fn = uv(); n = uv(); prev = 0; ips = []
                 for _ in range(n):
                     prev += sv(); ips.append(prev & 0xffffffffffffffff)
+                tag = uv() if ver >= 4 else 0
+                assert tag <= len(tags), ("stack tag", tag)
                 assert sid == len(stacks), ("stack id", sid)
                 stacks[sid] = (fn, ips); st["stacks"] += 1
                 st["maxdepth"] = max(st["maxdepth"], n)
@@ -181,6 +184,12 @@ def main():
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
+            elif ty == 0x11:
+                assert ver >= 4, "TAG before version 4"
+                tid_ = uv(); parent = uv(); name = bstr()
+                assert tid_ == len(tags) + 1 and parent < tid_ and name, ("tag", tid_, parent)
+                tags.append((parent, name.decode(errors="replace")))
+                if verbose: print("TAG", tid_, parent, name.decode(errors="replace"))
             elif ty == 6:
                 idx = uv(); tid = uv()
                 assert idx == st["threads"]; st["threads"] += 1
