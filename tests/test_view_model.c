@@ -138,7 +138,7 @@ static int group_setup(void **state)
 	snprintf(fx->log, sizeof(fx->log), "%s/phases.data", fx->dir);
 	if (read_expect(&fx->ex) < 0 || record(fx) < 0)
 		return 0;          /* the tests skip */
-	if (mt_view_data_open(fx->log, NULL, &d, &off) < 0)
+	if (mt_view_data_open(fx->log, 0, NULL, &d, &off) < 0)
 		return -1;
 	if (mt_view_app_init(&fx->app, fx->log, d, 30, 100) < 0)
 		return -1;

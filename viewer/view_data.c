@@ -34,14 +34,45 @@ struct mt_view_data {
 	struct cached cache[NCACHE];
 	uint64_t clock;
 	long thread;              /* the thread index the trees are of; -1: all */
+	int follow;               /* the log is followed (mt_view_data_poll) */
 };
 
-int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
+/*
+ * The profiles of the run as a whole: at the end, the temporary ones and,
+ * with calls, every allocation call (which no thread restriction changes).
+ */
+static int run_profiles(struct mt_view_data *d, int calls)
+{
+	static const struct mt_at end = { MT_AT_END, 0 };
+	int rc;
+
+	mt_profile_free(d->end_p);
+	mt_profile_free(d->temp_p);
+	d->end_p = d->temp_p = NULL;
+	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	if (rc == 0)
+		rc = mt_session_temporary(d->ses, &d->temp_p);
+	if (rc == 0 && calls) {
+		mt_profile_free(d->calls_p);
+		if (!(d->calls_p = mt_sizes_calls(mt_session_stats(d->ses)->sizes)))
+			rc = MT_E_NOMEM;
+	}
+	return rc;
+}
+
+static void cache_clear(struct mt_view_data *d)
+{
+	for (size_t k = 0; k < NCACHE; k++) {
+		mt_profile_free(d->cache[k].p);
+		d->cache[k].p = NULL;
+	}
+}
+
+int mt_view_data_open(const char *path, int follow, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
-	struct mt_session_opts so = { .time_marks = 1 };
-	static const struct mt_at end = { MT_AT_END, 0 };
+	struct mt_session_opts so = { .time_marks = 1, .follow = follow };
 	int rc;
 
 	*out = NULL;
@@ -54,14 +85,11 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	/* The logs every reader accepts (lib/session.c): one cut inside its
 	 * first chunk opens as an empty run, with report's warning. */
 	d->thread = -1;
+	d->follow = follow;
 	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
-	rc = mt_session_profile(d->ses, &end, &d->end_p);
-	if (rc == 0)
-		rc = mt_session_temporary(d->ses, &d->temp_p);
-	if (rc == 0 && !(d->calls_p = mt_sizes_calls(mt_session_stats(d->ses)->sizes)))
-		rc = MT_E_NOMEM;
+	rc = run_profiles(d, 1);
 	if (rc < 0)
 		goto fail;
 	d->src = mt_session_source(d->ses, &rc);
@@ -89,7 +117,6 @@ void mt_view_data_free(struct mt_view_data *d)
 
 int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 {
-	static const struct mt_at end = { MT_AT_END, 0 };
 	size_t n = mt_session_nthreads(d->ses);
 	struct mt_session_thread t;
 	long i = d->thread + 1;
@@ -103,22 +130,39 @@ int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 	if (rc < 0)
 		return rc;
 	d->thread = i;
-	for (size_t k = 0; k < NCACHE; k++) {
-		mt_profile_free(d->cache[k].p);
-		d->cache[k].p = NULL;
-	}
-	mt_profile_free(d->end_p);
-	mt_profile_free(d->temp_p);
-	d->end_p = d->temp_p = NULL;
-	rc = mt_session_profile(d->ses, &end, &d->end_p);
-	if (rc == 0)
-		rc = mt_session_temporary(d->ses, &d->temp_p);
+	cache_clear(d);
+	rc = run_profiles(d, 0);
 	if (i < 0)
 		snprintf(what, size, "every thread");
 	else
 		snprintf(what, size, "thread %" PRIu32 "%s%s%s", t.tid, t.name ? " (" : "",
 			 t.name ? t.name : "", t.name ? ")" : "");
 	return rc;
+}
+
+int mt_view_data_poll(struct mt_view_data *d)
+{
+	const struct mt_end *e = mt_session_end(d->ses);
+	uint64_t good = e->good_bytes;
+	int clean = e->clean, rc;
+	int64_t n;
+
+	if (!d->follow)
+		return 0;
+	n = mt_session_poll(d->ses);
+	if (n < 0)
+		return (int)n;
+	if (!n && e->clean == clean && e->good_bytes == good)
+		return 0;
+	/* points named by kind (the peak, the end) may have moved on */
+	cache_clear(d);
+	rc = run_profiles(d, 1);
+	return rc < 0 ? rc : 1;
+}
+
+int mt_view_data_following(const struct mt_view_data *d)
+{
+	return d->follow && !mt_session_end(d->ses)->clean;
 }
 
 const char *mt_view_data_command(const struct mt_view_data *d)
