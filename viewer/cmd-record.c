@@ -10,7 +10,10 @@
  * SIGTERM, SIGHUP and SIGQUIT when they were sent to it alone (a terminal's
  * Ctrl-C already reaches the whole process group), and exits with the
  * program's status. With --follow-children it also lists the children's
- * logs FILE.<pid> after its closing line.
+ * logs FILE.<pid> after its closing line. With --view the program gets
+ * its own process group and its output goes to a file while the viewer
+ * (cmd-view.c) follows the log in the terminal; quitting the viewer leaves
+ * the program running unless --kill-on-quit.
  *
  * Not here: the recording itself (recorder/), the summary figures
  * (lib/summary.c).
@@ -75,7 +78,8 @@ const char cmd_record_usage[] =
 	"                           stdout and stderr in a file and its stdin from\n"
 	"                           /dev/null; quitting the viewer leaves PROGRAM\n"
 	"                           running and recording\n"
-	"  -O FILE                  with --view: PROGRAM's output (default memtrail.out)\n"
+	"  -O, --program-output FILE\n"
+	"                           with --view: PROGRAM's output (default memtrail.out)\n"
 	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
 	"                           (SIGTERM), then memtrail closes as usual\n"
 	"  -h, --help               this help\n";

@@ -3,7 +3,9 @@
  * browser (SPEC section 5). This file owns the terminal: it loads the log
  * before curses starts (so a missing or corrupt file is a plain error
  * message), sets curses up, runs the key loop, and puts the terminal back on
- * q, on Ctrl-C and other fatal signals, and on errors.
+ * q, on Ctrl-C and other fatal signals, and on errors. With --follow (and
+ * for record --view) the key loop also looks at the log every FOLLOW_MS,
+ * waiting for keys in between, so that an idle run costs no CPU.
  *
  * Not here: the state (view_app.c and the view_* models), drawing
  * (view_draw.c), the keys (view_keys.c).
