@@ -817,8 +817,8 @@ int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 int64_t mt_session_poll(struct mt_session *s)
 {
 	struct mt_replay_ops ops;
-	uint64_t had = mt_agg_stats(s->agg)->events;
-	size_t nmod;
+	uint64_t had = mt_agg_stats(s->agg)->events, good = s->end.good_bytes;
+	size_t nmod, nthreads = s->nthreads;
 	int rc;
 
 	if (!s->o.follow)
@@ -831,6 +831,9 @@ int64_t mt_session_poll(struct mt_session *s)
 		return rc;
 	if (s->err < 0 || mt_agg_error(s->agg) < 0)
 		return s->err < 0 ? s->err : mt_agg_error(s->agg);
+	/* no chunk came: nothing else did (idle, this poll was an fstat) */
+	if (s->end.good_bytes == good)
+		return 0;
 	/* what the pass found so far, as mt_session_open keeps it */
 	free(s->stacks);
 	s->stacks = NULL;
@@ -841,7 +844,6 @@ int64_t mt_session_poll(struct mt_session *s)
 	rc = keep_stacks(s);
 	if (rc < 0)
 		return rc;
-	nmod = s->nthreads;
 	s->nthreads = mt_replay_nthreads(s->r);
 	/* a thread new to the restriction is not kept */
 	if (s->only) {
@@ -850,8 +852,8 @@ int64_t mt_session_poll(struct mt_session *s)
 		if (!only)
 			return MT_E_NOMEM;
 		s->only = only;
-		if (s->nthreads > nmod)
-			memset(only + nmod, 0, s->nthreads - nmod);
+		if (s->nthreads > nthreads)
+			memset(only + nthreads, 0, s->nthreads - nthreads);
 	}
 	rc = keep_threads(s);
 	if (rc < 0)
