@@ -8,7 +8,9 @@
  * session's index: no replay. A small cache makes going back to a point
  * instant.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@ struct mt_view_data {
 	uint64_t clock;
 	long thread;              /* the thread index the trees are of; -1: all */
 	int follow;               /* the log is followed (mt_view_data_poll) */
+	int gone;                 /* its writer is no longer running */
 };
 
 /*
@@ -152,8 +155,17 @@ int mt_view_data_poll(struct mt_view_data *d)
 	n = mt_session_poll(d->ses);
 	if (n < 0)
 		return (int)n;
-	if (!n && e->clean == clean && e->good_bytes == good)
-		return 0;
+	if (!n && e->clean == clean && e->good_bytes == good) {
+		/* a writer killed outright (SIGKILL) never writes END */
+		pid_t pid = (pid_t)mt_session_header(d->ses)->pid;
+		int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+
+		if (gone == d->gone)
+			return 0;
+		d->gone = gone;
+		return 1;
+	}
+	d->gone = 0;
 	/* points named by kind (the peak, the end) may have moved on */
 	cache_clear(d);
 	rc = run_profiles(d, 1);
@@ -163,6 +175,11 @@ int mt_view_data_poll(struct mt_view_data *d)
 int mt_view_data_following(const struct mt_view_data *d)
 {
 	return d->follow && !mt_session_end(d->ses)->clean;
+}
+
+int mt_view_data_writer_gone(const struct mt_view_data *d)
+{
+	return mt_view_data_following(d) && d->gone;
 }
 
 const char *mt_view_data_command(const struct mt_view_data *d)

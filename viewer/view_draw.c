@@ -5,6 +5,7 @@
  * least a '.', and the cursor column is drawn in reverse video.
  */
 #include <curses.h>
+#include <inttypes.h>
 #include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "fmt.h"
 #include "format.h"
 #include "replay.h"
+#include "session.h"
 #include "view_draw.h"
 #include "view_keys.h"
 
@@ -544,7 +546,10 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
 	/* while the run is recorded, what is live at its end is not leaked yet */
-	if (mt_view_data_following(app->data))
+	if (mt_view_data_writer_gone(app->data))
+		snprintf(rec, sizeof(rec), "no END, pid %" PRIu32 " gone",
+			 mt_session_header(mt_view_data_session(app->data))->pid);
+	else if (mt_view_data_following(app->data))
 		snprintf(rec, sizeof(rec), "%s", utf8 ? "recording\xe2\x80\xa6" : "recording...");
 	else
 		snprintf(rec, sizeof(rec), "%s %s B", stopped ? "live at stop" : "leaked",

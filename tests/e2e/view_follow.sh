@@ -6,7 +6,8 @@
 # figure then appears on the screen within a few seconds of the step (the
 # time is printed), the cursor pinned to now follows it; moved into the
 # past (<) it stays there while the run grows, End pins it to now again;
-# after END the status is the normal one (end, leaked). Also: the viewer's
+# after END the status is the normal one (end, leaked); a program killed
+# outright (no END) is said to be gone. Also: the viewer's
 # CPU time while the program sleeps (idle following costs next to none),
 # and the same run's figures from `memtrail report` afterwards.
 #
@@ -25,7 +26,7 @@ PROG=$MT_SAMPLES/live_phases
 cd "$MT_TMP" || exit 1
 mkdir steps || exit 1
 recpid=
-trap 'mt_tmux_stop; touch steps/go1 steps/go2 steps/go3 steps/go4 2>/dev/null;
+trap 'mt_tmux_stop; touch steps/go1 steps/go2 steps/go3 steps/go4 steps2/go1 steps2/go2 steps2/go3 steps2/go4 2>/dev/null;
       [ -n "$recpid" ] && wait "$recpid"; [ -n "${own_tmp:-}" ] && rm -rf "$MT_TMP"' EXIT
 
 ex() {   # ex KEY: a figure of the expect block
@@ -136,6 +137,41 @@ recpid=
 [ "$rc" = 0 ] || mt_fail "record exited $rc: $(cat rec.err)"
 mt_tmux_keys q
 mt_tmux_wait "view-rc=0" 5 || mt_fail "q did not quit the viewer cleanly"
+
+# ---- a program killed outright never writes END: the status says so -----------
+mkdir steps2 || exit 1
+"$MEMTRAIL" record -o k.data "$PROG" "$MT_TMP/steps2" >k.out 2>k.err &
+recpid=$!
+n=0
+while [ ! -s k.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+touch steps2/go1
+mt_tmux_keys "clear; '$MEMTRAIL' view --follow k.data" Enter
+mt_tmux_wait '^ now [^|]*: 1,000,000 B \| live \|.*recording' 10 ||
+	mt_fail "the second run's phase 1"
+prog=$(python3 - "$recpid" <<'EOF'
+import os, sys
+for p in os.listdir("/proc"):
+    try:
+        st = open(f"/proc/{p}/stat").read()
+    except (OSError, ValueError):
+        continue
+    if st[st.rindex(")") + 2:].split()[1] == sys.argv[1]:
+        print(p)
+EOF
+)
+if [ -n "$prog" ] && kill -KILL "$prog"; then
+	if mt_tmux_wait "^ now [^|]*: 1,000,000 B \| live \| peak 1,000,000 B \| no END, pid $prog gone \| k.data" 10; then
+		mt_ok "the program killed outright: no END, pid $prog gone"
+	else
+		mt_fail "the status after SIGKILL"
+	fi
+else
+	mt_fail "no program under the second recording"
+fi
+wait "$recpid"
+recpid=
+touch steps2/go2 steps2/go3 steps2/go4
+mt_tmux_keys q
 
 # the same log read after the run: the same figures
 "$MEMTRAIL" report --summary --format json live.data >sum.json 2>sum.err ||
