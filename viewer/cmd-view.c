@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,6 +140,11 @@ int view_run(const char *file, int follow)
 	char buf[256];
 	int id, rc, flags, redraw;
 
+	/* Following, the viewer replays what the program records as fast as
+	 * it comes: at a lower priority, it never takes a CPU from the
+	 * program (nor from the recorder's own writing). */
+	if (follow)
+		(void)setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + 10);
 	/* load everything before the screen starts: errors stay readable */
 	if (access(file, R_OK) < 0)
 		die("%s: %s", file, strerror(errno));
