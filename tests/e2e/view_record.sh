@@ -52,7 +52,7 @@ touch s1/go1
 mt_tmux_wait '^ now [^|]*: 1,000,000 B \| live \|.*recording' 10 &&
 	mt_ok "phase 1 at now" || mt_fail "phase 1 never showed"
 mt_tmux_keys q
-if mt_tmux_wait 'rec-rc=' 10 && grep -q '^rec-rc=0$' "$MT_TMP/tmux.cur"; then
+if mt_tmux_wait '^rec-rc=[0-9]+$' 10 && grep -q '^rec-rc=0$' "$MT_TMP/tmux.cur"; then
 	mt_ok "quit: record exits 0"
 else
 	mt_fail "quit: $(grep rec-rc "$MT_TMP/tmux.cur")"
@@ -80,7 +80,7 @@ touch s2/go1
 mt_tmux_wait '^ now [^|]*: 1,000,000 B \| live \|.*recording' 10 &&
 	mt_ok "--kill-on-quit: phase 1 at now" || mt_fail "--kill-on-quit: phase 1 never showed"
 mt_tmux_keys q
-if mt_tmux_wait 'rec-rc=' 10 && grep -q '^rec-rc=143$' "$MT_TMP/tmux.cur"; then
+if mt_tmux_wait '^rec-rc=[0-9]+$' 10 && grep -q '^rec-rc=143$' "$MT_TMP/tmux.cur"; then
 	mt_ok "--kill-on-quit: record exits 143"
 else
 	mt_fail "--kill-on-quit: $(grep rec-rc "$MT_TMP/tmux.cur")"
