@@ -808,6 +808,8 @@ program:
 	}
 	child_pid = pid;
 	close(fds[1]);
+	if (out >= 0)
+		close(out);           /* the program's now */
 	path = shown_path(read_child(fds[0], &exec_errno), tmpl);
 	close(fds[0]);
 	execs = follow ? NULL : xasprintf("%s.execs", path);
