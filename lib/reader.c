@@ -23,7 +23,8 @@
 
 struct mt_reader {
 	FILE *f;
-	uint64_t file_size;       /* at open (logs are regular files) */
+	uint64_t file_size;       /* at open, rewind or refresh (logs are
+				     regular files) */
 	uint64_t data_start;      /* offset of the first chunk */
 	uint64_t pos;             /* offset of the next byte to read */
 	uint64_t good;            /* offset after the last good chunk */
@@ -314,8 +315,36 @@ none:
 	return 0;
 }
 
+/* The file's size now: a log still being written grows. */
+static int stat_size(struct mt_reader *r)
+{
+	struct stat st;
+
+	if (fstat(fileno(r->f), &st) < 0)
+		return MT_E_IO;
+	r->file_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int mt_reader_refresh(struct mt_reader *r)
+{
+	if (stat_size(r) < 0)
+		return MT_E_IO;
+	if ((r->err && r->err != MT_E_TRUNCATED) || r->file_size <= r->good)
+		return 0;
+	/* the chunk cut short, or the end met, is read again from its start */
+	if (fseeko(r->f, (off_t)r->good, SEEK_SET) < 0)
+		return MT_E_IO;
+	clearerr(r->f);
+	r->pos = r->good;
+	r->err = 0;
+	return 1;
+}
+
 int mt_reader_rewind(struct mt_reader *r)
 {
+	if (stat_size(r) < 0)
+		return MT_E_IO;
 	if (fseeko(r->f, (off_t)r->data_start, SEEK_SET) < 0)
 		return MT_E_IO;
 	clearerr(r->f);

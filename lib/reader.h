@@ -75,7 +75,19 @@ uint64_t mt_reader_file_size(const struct mt_reader *r);
 int mt_reader_last_chunk(struct mt_reader *r, const uint8_t **data, size_t *len,
 			 uint64_t *offset);
 
-/* Goes back to the first chunk. Returns 0 or a negative MT_E_*. */
+/*
+ * For a log still being written: takes the file's size again and, when
+ * reading had met the end of the file (mt_reader_next returned 0) or a
+ * chunk cut short by it (MT_E_TRUNCATED: not written whole yet), goes back
+ * to the offset after the last good chunk, so that the next
+ * mt_reader_next reads what was appended (that chunk whole, or the same
+ * error again while it is not). Other errors stay. Returns 1 when there
+ * are bytes after the last good chunk to read, 0 when not, or MT_E_IO.
+ */
+int mt_reader_refresh(struct mt_reader *r);
+
+/* Goes back to the first chunk (and takes the file's size again: a log
+ * still being written grows). Returns 0 or a negative MT_E_*. */
 int mt_reader_rewind(struct mt_reader *r);
 
 /* Closes the file and frees the reader; NULL is a no-op. */

@@ -1635,19 +1635,16 @@ static void reset_run(struct mt_replay *r)
 	r->last_good = 0;
 }
 
-int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+/* Replays the chunks from the reader's place to the end of the log. */
+static int run_chunks(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t total = mt_reader_file_size(r->rd);
-	int ret, rc;
+	int ret;
 
-	reset_run(r);
-	rc = mt_reader_rewind(r->rd);
-	if (rc < 0)
-		return rc;
-	r->end.good_bytes = r->pending_good = mt_reader_good_bytes(r->rd);
 	r->ops = ops;
-	if (ops->on_header)
-		ops->on_header(ctx, &r->hdr);
+	r->in_chunk = 0;
+	r->fin_rc = 0;
+	r->fin_off = 0;
 	ret = stages(r, ops, ctx);
 	if (ret == 0 && r->fin_rc < 0) {
 		r->end.error = r->fin_rc;
@@ -1662,6 +1659,38 @@ int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	if (ops->on_end)
 		ops->on_end(ctx, &r->end);
 	return ret;
+}
+
+int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	int rc;
+
+	reset_run(r);
+	rc = mt_reader_rewind(r->rd);
+	if (rc < 0)
+		return rc;
+	r->end.good_bytes = r->pending_good = mt_reader_good_bytes(r->rd);
+	if (ops->on_header)
+		ops->on_header(ctx, &r->hdr);
+	return run_chunks(r, ops, ctx);
+}
+
+int mt_replay_resume(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
+{
+	int rc;
+
+	if (r->end.stopped)
+		return MT_E_ARG;
+	/* after END, or a chunk that does not check, nothing more comes */
+	if (r->end.clean || (r->end.error && r->end.error != MT_E_TRUNCATED))
+		return 0;
+	rc = mt_reader_refresh(r->rd);
+	if (rc <= 0)
+		return rc;
+	r->end.error = 0;
+	r->end.error_offset = 0;
+	r->pending_good = r->end.good_bytes;
+	return run_chunks(r, ops, ctx);
 }
 
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)

@@ -147,6 +147,19 @@ const struct mt_header *mt_replay_header(const struct mt_replay *r);
  */
 int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx);
 
+/*
+ * For a log still being written: goes on with the last run over the chunks
+ * appended since it ended (the run's tables, live blocks and event numbers
+ * go on as if it had read them in one go), through ops (the run's own, or
+ * ones that carry on its consumers' state), then calls on_end again with
+ * the run's new end. A chunk cut short at the end of the file is one not
+ * written whole yet: it is read again next time, not an error. Nothing
+ * happens (0, no callback) when the file has not grown, after END, or
+ * after a chunk that does not check. Returns as mt_replay_run, or
+ * MT_E_ARG when a callback stopped the last run early.
+ */
+int mt_replay_resume(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx);
+
 /* How the last run ended. */
 const struct mt_end *mt_replay_end(const struct mt_replay *r);
 

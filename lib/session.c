@@ -78,6 +78,11 @@ struct mt_session {
 	uint8_t *only_tag;        /* mt_session_only_tag: per tag path, kept */
 	char *stop_reason;        /* the end's, ours */
 	int err;
+
+	/* following a log still being written (opts.follow, mt_session_poll) */
+	char *path;
+	struct mt_replay *side_r; /* the side replays' own: r carries on the pass */
+	size_t nsym;              /* modules the symbolizer has */
 };
 
 /* ---- the pass ------------------------------------------------------------- */
@@ -222,6 +227,8 @@ static void pass_end(void *ctx, const struct mt_end *e)
 	s->end = *e;
 	/* the replay's string lasts one run; a side replay would end it */
 	s->end.stop_reason = NULL;
+	free(s->stop_reason);
+	s->stop_reason = NULL;
 	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
 		s->err = MT_E_NOMEM;
 }
@@ -304,6 +311,17 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 	return mt_symbols_resolve(s->std.symbols, ip, frames, n);
 }
 
+static void pass_ops(struct mt_replay_ops *ops)
+{
+	memset(ops, 0, sizeof(*ops));
+	ops->on_alloc = pass_alloc;
+	ops->on_free = pass_free;
+	ops->on_snapshot = pass_snapshot;
+	ops->on_end = pass_end;
+	ops->on_rss = pass_rss;
+	ops->on_progress = pass_progress;
+}
+
 int mt_session_open(const char *path, const struct mt_session_opts *o,
 		    struct mt_session **out, uint64_t *err_offset)
 {
@@ -337,6 +355,10 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	rc = mt_agg_request(s->agg, NULL, 0, 0);
 	if (rc < 0)
 		goto fail;
+	if (s->o.follow && (s->o.figures_only || !(s->path = strdup(path)))) {
+		rc = s->o.figures_only ? MT_E_ARG : MT_E_NOMEM;
+		goto fail;
+	}
 	if (s->o.figures_only) {
 		mt_agg_figures_only(s->agg, 1);
 		s->o.time_marks = 0;
@@ -361,13 +383,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		if (rc == 0)
 			pass_end(s, mt_replay_end(s->r));
 	} else {
-		memset(&ops, 0, sizeof(ops));
-		ops.on_alloc = pass_alloc;
-		ops.on_free = pass_free;
-		ops.on_snapshot = pass_snapshot;
-		ops.on_end = pass_end;
-		ops.on_rss = pass_rss;
-		ops.on_progress = pass_progress;
+		pass_ops(&ops);
 		rc = mt_replay_run(s->r, &ops, s);
 	}
 	if (rc < 0)
@@ -388,8 +404,10 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (rc < 0)
 		goto fail;
 	/* Live blocks are the pass's alone: their table goes before the
-	 * trees and the symbolizer come, so the two never add up. */
-	mt_replay_trim(s->r);
+	 * trees and the symbolizer come, so the two never add up (unless the
+	 * pass goes on: mt_session_poll). */
+	if (!s->o.follow)
+		mt_replay_trim(s->r);
 	*out = s;
 	return 0;
 fail:
@@ -408,6 +426,8 @@ void mt_session_free(struct mt_session *s)
 	mt_agg_free(s->agg);
 	mt_series_free(s->series);
 	mt_replay_free(s->r);
+	mt_replay_free(s->side_r);
+	free(s->path);
 	free(s->stacks);
 	free(s->bm);
 	free(s->stop_reason);
@@ -571,6 +591,7 @@ const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 			return NULL;
 		}
 		s->std_ok = 1;
+		s->nsym = mt_replay_nmodules(s->r);
 		s->src.stack = src_stack;
 		s->src.resolve = src_resolve;
 		s->src.tag = src_tag;
@@ -669,20 +690,28 @@ static int side_run(struct mt_session *s)
 {
 	struct mt_replay_ops ops;
 	struct only o = { s, { 0 }, s->side };
+	struct mt_replay *r = s->r;
+	int rc;
 
+	/* a pass that goes on keeps its replay: the side replays get their own */
+	if (s->o.follow) {
+		if (!s->side_r && (rc = mt_replay_open(s->path, &s->side_r, NULL)) < 0)
+			return rc;
+		r = s->side_r;
+	}
 	/* never more live blocks than at the peak: no rehash on the way */
-	(void)mt_replay_expect_blocks(s->r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
+	(void)mt_replay_expect_blocks(r, (uint64_t)mt_agg_stats(s->agg)->peak_blocks);
 	/* the side aggregator keeps per-thread figures; the filter reads owners */
-	mt_replay_owners(s->r, 1);
+	mt_replay_owners(r, 1);
 	mt_agg_ops(&o.in);
 	if (!s->only)
-		return mt_replay_run(s->r, &o.in, s->side);
+		return mt_replay_run(r, &o.in, s->side);
 	memset(&ops, 0, sizeof(ops));
 	ops.on_alloc = only_alloc;
 	ops.on_free = only_free;
 	ops.on_snapshot = only_snapshot;
 	ops.on_end = only_end;
-	return mt_replay_run(s->r, &ops, &o);
+	return mt_replay_run(r, &ops, &o);
 }
 
 static int replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
@@ -945,4 +974,64 @@ int mt_session_calls(struct mt_session *s, struct mt_profile **out)
 	}
 	*out = mt_sizes_calls(mt_agg_stats(a)->sizes);
 	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
+}
+
+/* ---- following a log still being written ------------------------------------ */
+
+int64_t mt_session_poll(struct mt_session *s)
+{
+	struct mt_replay_ops ops;
+	uint64_t had = mt_agg_stats(s->agg)->events, good = s->end.good_bytes;
+	size_t nmod, nthreads = s->nthreads;
+	int rc;
+
+	if (!s->o.follow)
+		return MT_E_ARG;
+	pass_ops(&ops);
+	/* the pass goes on without a progress bar: it was drawn to its end */
+	ops.on_progress = NULL;
+	rc = mt_replay_resume(s->r, &ops, s);
+	if (rc < 0)
+		return rc;
+	if (s->err < 0 || mt_agg_error(s->agg) < 0)
+		return s->err < 0 ? s->err : mt_agg_error(s->agg);
+	/* no chunk came: nothing else did (idle, this poll was an fstat) */
+	if (s->end.good_bytes == good)
+		return 0;
+	/* what the pass found so far, as mt_session_open keeps it */
+	free(s->stacks);
+	s->stacks = NULL;
+	for (size_t i = 0; s->threads && i < s->nthreads; i++)
+		free((char *)s->threads[i].name);
+	free(s->threads);
+	s->threads = NULL;
+	rc = keep_stacks(s);
+	if (rc < 0)
+		return rc;
+	s->nthreads = mt_replay_nthreads(s->r);
+	/* a thread new to the restriction is not kept */
+	if (s->only) {
+		uint8_t *only = realloc(s->only, s->nthreads ? s->nthreads : 1);
+
+		if (!only)
+			return MT_E_NOMEM;
+		s->only = only;
+		if (s->nthreads > nthreads)
+			memset(only + nthreads, 0, s->nthreads - nthreads);
+	}
+	rc = keep_threads(s);
+	if (rc < 0)
+		return rc;
+	nmod = mt_replay_nmodules(s->r);
+	for (; s->std_ok && s->nsym < nmod; s->nsym++) {
+		rc = mt_symbols_add_module(s->std.symbols, mt_replay_module(s->r, s->nsym));
+		if (rc < 0)
+			return rc;
+	}
+	/* the journal's marks may have merged (thin): the cursor starts over */
+	mt_profile_free(s->cursor);
+	s->ncur = 0;
+	if (!(s->cursor = mt_profile_new()))
+		return MT_E_NOMEM;
+	return (int64_t)(mt_agg_stats(s->agg)->events - had);
 }

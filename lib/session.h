@@ -23,6 +23,9 @@
  * hand (its cursor), forward; memory is the frames, which grow with the
  * stacks that change between marks, not with events.
  *
+ * A log still being written (follow) is read on where the pass stopped
+ * by mt_session_poll, as if the pass had read it in one go.
+ *
  * Not here: the log's bytes (lib/replay.h, lib/reader.h), trees and output
  * (lib/tree.h, lib/export.h, lib/report.h), drawing (viewer/).
  */
@@ -68,6 +71,12 @@ struct mt_session_opts {
 	 * the series). 0 keeps everything.
 	 */
 	unsigned skip;
+	/*
+	 * The log may still be growing (a program recording it now): the
+	 * session keeps what its pass needs to go on (the live blocks) for
+	 * mt_session_poll. Not with figures_only (MT_E_ARG).
+	 */
+	int follow;
 };
 #define MT_SESSION_NO_SERIES (1u << 8)
 
@@ -182,6 +191,20 @@ int mt_session_calls(struct mt_session *s, struct mt_profile **out);
 
 /* The index in mt_session_stats()->snapshots of snapshot number idx, or -1. */
 long mt_session_find_snapshot(const struct mt_session *s, uint32_t idx);
+
+/*
+ * With follow: takes the events appended to the log since the open or the
+ * last poll, as the pass would have had it read them in one go: the
+ * figures, the series, the journal and its marks, the stacks, threads and
+ * modules, and the end (mt_session_end: still truncated, no END, until
+ * END arrives) go on. A chunk not yet written whole is left for the next
+ * poll; the file not grown costs an fstat. Pointers and profiles handed
+ * out before stay valid; points named by kind (the end, the peak) may now
+ * be later. Returns the number of new events (0: none; END, a sample or a
+ * thread's name may still have come), or a negative MT_E_* (MT_E_ARG
+ * without follow).
+ */
+int64_t mt_session_poll(struct mt_session *s);
 
 /* Frees the session; NULL is a no-op. */
 void mt_session_free(struct mt_session *s);

@@ -5,7 +5,8 @@
  * from the start captures there (lib/agg.c, tested on its own in
  * test_agg.c): every event number and many times of a generated run with
  * reallocs, several threads, snapshots and a peak in the middle; and the
- * session's figures are the aggregator's.
+ * session's figures are the aggregator's; a session following a log
+ * written in pieces is, after each piece, one that read it in one go.
  *
  * Not for: agg's definitions (test_agg.c), the report's text
  * (test_report.c).
@@ -382,6 +383,149 @@ static void test_only_thread(void **state)
 	mt_session_free(s);
 }
 
+/* The figures, the series and the end of two sessions are the same. */
+static void assert_same_run(struct mt_session *a, struct mt_session *b)
+{
+	const struct mt_agg_stats *x = mt_session_stats(a), *y = mt_session_stats(b);
+	const struct mt_end *ea = mt_session_end(a), *eb = mt_session_end(b);
+	struct mt_series_col ca[64], cb[64];
+
+	assert_int_equal(x->events, y->events);
+	assert_int_equal(x->allocations, y->allocations);
+	assert_int_equal(x->frees, y->frees);
+	assert_int_equal(x->bytes_allocated, y->bytes_allocated);
+	assert_int_equal(x->peak_bytes, y->peak_bytes);
+	assert_int_equal(x->peak_seq, y->peak_seq);
+	assert_int_equal(x->end_bytes, y->end_bytes);
+	assert_int_equal(x->end_time_ns, y->end_time_ns);
+	assert_int_equal(x->nsnapshots, y->nsnapshots);
+	assert_int_equal(mt_session_nthreads(a), mt_session_nthreads(b));
+	assert_int_equal(ea->clean, eb->clean);
+	assert_int_equal(ea->truncated, eb->truncated);
+	assert_int_equal(ea->good_bytes, eb->good_bytes);
+	assert_int_equal(ea->events, eb->events);
+	assert_int_equal(mt_series_bucket_ns(mt_session_series(a)),
+			 mt_series_bucket_ns(mt_session_series(b)));
+	if (!x->end_time_ns)
+		return;
+	assert_int_equal(mt_series_resample(mt_session_series(a), 0, x->end_time_ns + 1, 64,
+					    NULL, ca), 0);
+	assert_int_equal(mt_series_resample(mt_session_series(b), 0, x->end_time_ns + 1, 64,
+					    NULL, cb), 0);
+	for (size_t i = 0; i < 64; i++) {
+		assert_int_equal(ca[i].max_bytes, cb[i].max_bytes);
+		assert_int_equal(ca[i].min_bytes, cb[i].min_bytes);
+		assert_int_equal(ca[i].end_bytes, cb[i].end_bytes);
+		assert_int_equal(ca[i].end_events, cb[i].end_events);
+	}
+}
+
+/* Profiles of the following session a at points of the run so far are
+ * those of b, a session that read the same bytes in one go. */
+static void assert_same_points(struct mt_session *a, struct mt_session *b)
+{
+	const struct mt_agg_stats *st = mt_session_stats(b);
+	struct mt_at at[40];
+	size_t n = 0;
+
+	at[n++] = (struct mt_at){ MT_AT_END, 0 };
+	at[n++] = (struct mt_at){ MT_AT_PEAK, 0 };
+	for (size_t i = 0; i < st->nsnapshots && n < 12; i++)
+		at[n++] = (struct mt_at){ MT_AT_SNAPSHOT, st->snapshots[i].index };
+	for (uint64_t k = 1; k < 14; k++)
+		at[n++] = (struct mt_at){ MT_AT_TIME,
+			mt_session_indexed_time(b, st->end_time_ns * k / 13) };
+	for (uint64_t k = 0; k < 8 && st->events; k++)
+		at[n++] = (struct mt_at){ MT_AT_SEQ, st->events * k / 8 };
+	for (size_t i = 0; i < n; i++) {
+		struct mt_profile *p, *q;
+
+		assert_int_equal(mt_session_profile(a, &at[i], &p), 0);
+		assert_int_equal(mt_session_profile(b, &at[i], &q), 0);
+		assert_same(p, q);
+		mt_profile_free(p);
+		mt_profile_free(q);
+	}
+}
+
+/*
+ * A log written in pieces, cut anywhere (inside a chunk's header, inside
+ * its data, on a boundary), as a recording program writes it: a session
+ * that follows it (mt_session_poll after each piece) has, after each, the
+ * figures, series, end and profiles of a session that reads the same
+ * bytes in one go; a chunk not yet whole is no error, END ends it.
+ */
+static void test_poll(void **state)
+{
+	struct fixture *f = *state;
+	static const struct mt_session_opts follow = { .time_marks = 1, .follow = 1 };
+	struct mt_session *s, *whole;
+	char grow[128];
+	uint64_t seed = 42, had = 0;
+	size_t len, done;
+	uint8_t *img;
+	FILE *in = fopen(f->path, "rb");
+
+	assert_non_null(in);
+	assert_int_equal(fseek(in, 0, SEEK_END), 0);
+	len = (size_t)ftell(in);
+	rewind(in);
+	img = malloc(len);
+	assert_non_null(img);
+	assert_int_equal(fread(img, 1, len, in), len);
+	fclose(in);
+	snprintf(grow, sizeof(grow), "%s/grow", f->dir);
+
+	/* the header and a few bytes: an empty run so far */
+	done = 40;
+	tl_write_file(grow, img, done);
+	assert_int_equal(mt_session_open(grow, &follow, &s, NULL), 0);
+	assert_int_equal(mt_session_stats(s)->events, 0);
+	assert_true(mt_session_end(s)->truncated);
+	assert_int_equal(mt_session_poll(s), 0);
+	for (int step = 0; done < len; step++) {
+		FILE *out = fopen(grow, "ab");
+		size_t n = 1 + (size_t)(tl_rand(&seed) % (len / 5));
+		int64_t got;
+
+		if (n > len - done)
+			n = len - done;
+		assert_non_null(out);
+		assert_int_equal(fwrite(img + done, 1, n, out), n);
+		fclose(out);
+		done += n;
+		got = mt_session_poll(s);
+		assert_true(got >= 0);
+		assert_int_equal(had + (uint64_t)got, mt_session_stats(s)->events);
+		had += (uint64_t)got;
+		assert_int_equal(mt_session_open(grow, &marks, &whole, NULL), 0);
+		assert_same_run(s, whole);
+		if (step % 2)
+			assert_same_points(s, whole);
+		mt_session_free(whole);
+		/* nothing new: nothing taken */
+		assert_int_equal(mt_session_poll(s), 0);
+	}
+	assert_true(mt_session_end(s)->clean);
+	assert_false(mt_session_end(s)->truncated);
+	assert_int_equal(had, f->events);
+	assert_int_equal(mt_session_open(f->path, &marks, &whole, NULL), 0);
+	assert_same_run(s, whole);
+	assert_same_points(s, whole);
+	/* the side replays of a following session read the log too */
+	assert_int_equal(mt_session_only_thread(s, 100), 0);
+	assert_int_equal(mt_session_only_thread(whole, 100), 0);
+	assert_same_points(s, whole);
+	mt_session_free(whole);
+	mt_session_free(s);
+	/* a session that does not follow cannot poll */
+	assert_int_equal(mt_session_open(f->path, &marks, &s, NULL), 0);
+	assert_int_equal(mt_session_poll(s), MT_E_ARG);
+	mt_session_free(s);
+	unlink(grow);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +534,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_points, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_indexed_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_poll, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,9 @@
  * per-function figures from the arithmetic in its header comment (cited at
  * each check). Without a recorder or the sample, every test is skipped.
  *
+ * Following a log still being written (view --follow) is tested on a log
+ * of its own, written chunk by chunk.
+ *
  * Not here: drawing and keys (tests/e2e/view_*.sh drive the real program).
  */
 #include <setjmp.h>
@@ -138,7 +141,7 @@ static int group_setup(void **state)
 	snprintf(fx->log, sizeof(fx->log), "%s/phases.data", fx->dir);
 	if (read_expect(&fx->ex) < 0 || record(fx) < 0)
 		return 0;          /* the tests skip */
-	if (mt_view_data_open(fx->log, NULL, &d, &off) < 0)
+	if (mt_view_data_open(fx->log, 0, NULL, &d, &off) < 0)
 		return -1;
 	if (mt_view_app_init(&fx->app, fx->log, d, 30, 100) < 0)
 		return -1;
@@ -927,6 +930,99 @@ static void test_diff_end(void **state)
 	app->mode = MT_VIEW_LIVE;
 }
 
+/* Appends bytes [from, to) of img to the file at path. */
+static void append(const char *path, const uint8_t *img, size_t from, size_t to)
+{
+	FILE *f = fopen(path, "ab");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(img + from, 1, to - from, f), to - from);
+	fclose(f);
+}
+
+/*
+ * A log followed while it is written, one chunk at a time (a log of its
+ * own, made with tests/testlog.c: 1,000 B allocated in the first chunk,
+ * 2,000 B in the second, the first block freed and END in the third): the
+ * cursor opens on "now" and stays pinned there, its tree following the
+ * run; moved into the past it keeps its point while the run grows; End
+ * pins it again; END ends the following ("end", no longer "now").
+ */
+static void test_follow(void **state)
+{
+	struct mt_view_data *d;
+	struct mt_view_app app;
+	struct mt_view_point past;
+	char path[160], what[64];
+	const uint8_t *img;
+	size_t len;
+	uint64_t off;
+	struct testlog *t = tl_new(7, "live", 5);
+	uint64_t ips[1] = { 0x1234 };
+
+	(void)state;
+	tl_thread(t, 0, 70);
+	tl_stack(t, 0, MT_FN_MALLOC, 1, ips);
+	tl_alloc(t, 1000000, 0x10000, 1000, 0, 0);
+	tl_flush(t);
+	tl_alloc(t, 1000000, 0x20000, 2000, 0, 0);
+	tl_flush(t);
+	tl_free_block(t, 1000000, 0x10000, 0);
+	tl_end(t, 1000, MT_END_EXIT, 0);
+	img = tl_image(t, &len);
+	assert_int_equal(tl_nchunks(t), 3);
+	snprintf(path, sizeof(path), "%s/follow.data", fx->dir);
+	tl_write_file(path, img, tl_chunk_offset(t, 1));
+
+	assert_int_equal(mt_view_data_open(path, 1, NULL, &d, &off), 0);
+	assert_int_equal(mt_view_app_init(&app, path, d, 30, 100), 0);
+	assert_true(mt_view_data_following(d));
+	assert_int_equal(mt_view_timeline_cursor(app.tl)->kind, MT_VIEW_AT_END);
+	mt_view_timeline_describe(app.tl, mt_view_timeline_cursor(app.tl), what, sizeof(what));
+	assert_string_equal(what, "now");
+	assert_int_equal(mt_view_app_refresh(&app), 0);
+	assert_int_equal(app.total.bytes, 1000);
+	/* nothing new: nothing to redraw */
+	assert_int_equal(mt_view_app_poll(&app), 0);
+
+	/* the second chunk: now has 3,000 B */
+	append(path, img, tl_chunk_offset(t, 1), tl_chunk_offset(t, 2));
+	assert_int_equal(mt_view_app_poll(&app), MT_REDRAW);
+	assert_true(mt_view_app_stale(&app));
+	assert_int_equal(mt_view_app_refresh(&app), 0);
+	assert_int_equal(app.total.bytes, 3000);
+	assert_int_equal(mt_view_timeline_cursor(app.tl)->kind, MT_VIEW_AT_END);
+
+	/* into the past: a quarter of the run back, between the allocations
+	 * (at 1 and 2 ms) */
+	assert_int_equal(mt_view_timeline_move(app.tl, -(long)mt_view_timeline_ncols(app.tl) / 4), 1);
+	assert_int_equal(mt_view_timeline_cursor(app.tl)->kind, MT_VIEW_AT_COLUMN);
+	past = *mt_view_timeline_cursor(app.tl);
+	assert_int_equal(mt_view_app_refresh(&app), 0);
+	assert_int_equal(app.total.bytes, 1000);
+
+	/* the rest, END with it: the cursor in the past stays put */
+	append(path, img, tl_chunk_offset(t, 2), len);
+	assert_int_equal(mt_view_app_poll(&app), MT_REDRAW);
+	assert_false(mt_view_data_following(d));
+	assert_true(mt_view_data_end(d)->clean);
+	assert_true(mt_view_point_same(mt_view_timeline_cursor(app.tl), &past));
+	assert_false(mt_view_app_stale(&app));
+	assert_int_equal(app.total.bytes, 1000);
+	assert_int_equal(mt_view_data_stats(d)->peak_bytes, 3000);
+
+	/* End: the end of the run, no longer "now" */
+	assert_int_equal(mt_view_timeline_end(app.tl), 1);
+	mt_view_timeline_describe(app.tl, mt_view_timeline_cursor(app.tl), what, sizeof(what));
+	assert_string_equal(what, "end");
+	assert_int_equal(mt_view_app_refresh(&app), 0);
+	assert_int_equal(app.total.bytes, 2000);
+	assert_int_equal(mt_view_app_poll(&app), 0);
+	mt_view_app_fini(&app);
+	tl_free(t);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -946,6 +1042,7 @@ int main(void)
 		cmocka_unit_test_setup(test_diff, setup),
 		cmocka_unit_test_setup(test_diff_end, setup),
 		cmocka_unit_test_setup(test_columns_indexed, setup),
+		cmocka_unit_test(test_follow),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -10,7 +10,10 @@
  * SIGTERM, SIGHUP and SIGQUIT when they were sent to it alone (a terminal's
  * Ctrl-C already reaches the whole process group), and exits with the
  * program's status. With --follow-children it also lists the children's
- * logs FILE.<pid> after its closing line.
+ * logs FILE.<pid> after its closing line. With --view the program gets
+ * its own process group and its output goes to a file while the viewer
+ * (cmd-view.c) follows the log in the terminal; quitting the viewer leaves
+ * the program running unless --kill-on-quit.
  *
  * Not here: the recording itself (recorder/), the summary figures
  * (lib/summary.c).
@@ -42,7 +45,8 @@
 const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
-	"                       [--keep-runtime] [--] PROGRAM [ARGS...]\n"
+	"                       [--keep-runtime] [--view [-O FILE] [--kill-on-quit]]\n"
+	"                       [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
 	"to FILE (default memtrail.data) and exits with PROGRAM's exit status.\n"
@@ -69,9 +73,19 @@ const char cmd_record_usage[] =
 	"                           (counted as leaked, as memcheck's\n"
 	"                           --run-libc-freeres=no --run-cxx-freeres=no);\n"
 	"                           MEMTRAIL_FREERES=0 does the same\n"
+	"  --view                   watch the run live in the terminal (memtrail view\n"
+	"                           --follow on the log) while PROGRAM runs with its\n"
+	"                           stdout and stderr in a file and its stdin from\n"
+	"                           /dev/null; quitting the viewer leaves PROGRAM\n"
+	"                           running and recording\n"
+	"  -O, --program-output FILE\n"
+	"                           with --view: PROGRAM's output (default memtrail.out)\n"
+	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
+	"                           (SIGTERM), then memtrail closes as usual\n"
 	"  -h, --help               this help\n";
 
-enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_HELP };
+enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
+       O_KILL, O_HELP };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
@@ -80,6 +94,9 @@ static const struct opt options[] = {
 	{ "snapshot-signal", 0, 1, O_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
+	{ "view", 0, 0, O_VIEW },
+	{ "program-output", 'O', 1, O_VIEW_OUT },
+	{ "kill-on-quit", 0, 0, O_KILL },
 	{ "help", 'h', 0, O_HELP },
 	{ NULL, 0, 0, 0 },
 };
@@ -311,14 +328,23 @@ static char *shown_path(char *abs, const char *tmpl)
 	return abs;
 }
 
-/* In the child: never returns. */
+/* In the child: never returns. out >= 0: --view's output file. */
 static void run_child(int fd, const char *tmpl, const char *prog_path, char **argv,
-		      const char *lib, int follow)
+		      const char *lib, int follow, int out)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *path, *esc, num[32];
-	int err;
+	int err, in;
 
+	if (out >= 0) {
+		/* The terminal is the viewer's: the program gets none, and its
+		 * own process group, so the terminal's Ctrl-C is not for it. */
+		in = open("/dev/null", O_RDONLY);
+		if (in < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+		    dup2(out, STDERR_FILENO) < 0)
+			_exit(127);
+		setpgid(0, 0);
+	}
 	if (follow) {
 		/* This pid writes FILE; every other process FILE.<pid>. */
 		snprintf(num, sizeof(num), "%ld", (long)getpid());
@@ -449,6 +475,62 @@ static void report(const char *path, pid_t pid, const char *prog)
 	else
 		(void)closing_line(path, "", r);
 	mt_replay_free(r);
+}
+
+/* ---- --view ------------------------------------------------------------------------ */
+
+/* Has pid ended? (It stays a zombie for the caller's waitpid.) */
+static int ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid != 0;
+}
+
+/*
+ * --view: once the recorder in pid has written the log's header, the
+ * viewer follows the log until the user quits it. Returns 1 when the
+ * program has ended, or was ended (--kill-on-quit), for the usual closing;
+ * 0 when it goes on running, as a line says.
+ */
+static int watch(const char *path, pid_t pid, const char *prog, const char *out,
+		 int kill_on_quit)
+{
+	struct timespec nap = { 0, 20000000 };
+	struct mt_replay *r;
+	int ours = 0;
+
+	/* the recorder writes the header as the program starts (10 s at most:
+	 * a program that never loads it gets the usual warning at its end) */
+	for (int i = 0; i < 500 && !ours; i++) {
+		if (mt_replay_open(path, &r, NULL) == 0) {
+			ours = mt_replay_header(r)->pid == (uint32_t)pid;
+			mt_replay_free(r);
+		}
+		if (!ours && ended(pid))
+			break;
+		if (!ours)
+			nanosleep(&nap, NULL);
+	}
+	if (!ours) {
+		if (!ended(pid))
+			warning("%s wrote no log to %s yet: waiting for it to end", prog, path);
+		return 1;
+	}
+	if (kill_on_quit)
+		view_quit_kill = pid;
+	(void)view_run(path, 1);
+	view_quit_kill = 0;
+	if (ended(pid))
+		return 1;
+	if (kill_on_quit) {
+		kill(pid, SIGTERM);
+		return 1;
+	}
+	note("%s goes on running (pid %ld), recording into %s; its output goes to %s", prog,
+	     (long)pid, path, out);
+	return 0;
 }
 
 /* ---- programs that ran unrecorded ------------------------------------------------ */
@@ -625,7 +707,8 @@ int cmd_record(int argc, char **argv)
 	const char *tmpl = NULL, *arg, *prog;
 	char num[32], sig[32], *prog_path, *lib, *path, *execs;
 	struct opt_state st;
-	int id, fds[2], status, code, exec_errno, follow = 0;
+	int id, fds[2], status, code, exec_errno, follow = 0, view = 0, kill_on_quit = 0, out = -1;
+	const char *view_out = NULL;
 	struct timespec began;
 	pid_t pid;
 
@@ -662,6 +745,17 @@ int cmd_record(int argc, char **argv)
 		case O_KEEP:
 			set_env("MEMTRAIL_FREERES", "0");
 			break;
+		case O_VIEW:
+			view = 1;
+			break;
+		case O_VIEW_OUT:
+			if (!*arg)
+				die_usage("-O: empty file name");
+			view_out = arg;
+			break;
+		case O_KILL:
+			kill_on_quit = 1;
+			break;
 		case O_HELP:
 			help_command("record");
 		}
@@ -685,24 +779,47 @@ program:
 	lib = find_recorder();
 	arg = getenv("MEMTRAIL_FOLLOW_CHILDREN");
 	follow = arg && *arg && strcmp(arg, "0") != 0;
+	if ((view_out || kill_on_quit) && !view)
+		die_usage("%s goes with --view", view_out ? "-O" : "--kill-on-quit");
+	if (view) {
+		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+			die_usage("--view needs a terminal");
+		if (!view_out)
+			view_out = "memtrail.out";
+		out = open(view_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (out < 0)
+			die_usage("cannot write %s: %s", view_out, strerror(errno));
+	}
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		die("pipe: %s", strerror(errno));
 	fflush(NULL);
-	set_forwarding(1);
+	/* with --view the viewer takes the signals (the program has its own
+	 * process group) */
+	if (!view)
+		set_forwarding(1);
 	clock_gettime(CLOCK_REALTIME, &began);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
-		run_child(fds[1], tmpl, prog_path, st.argv + st.i, lib, follow);
+		run_child(fds[1], tmpl, prog_path, st.argv + st.i, lib, follow, out);
 	}
 	child_pid = pid;
 	close(fds[1]);
+	if (out >= 0)
+		close(out);           /* the program's now */
 	path = shown_path(read_child(fds[0], &exec_errno), tmpl);
 	close(fds[0]);
 	execs = follow ? NULL : xasprintf("%s.execs", path);
+	if (view && !exec_errno && !watch(path, pid, prog, view_out, kill_on_quit)) {
+		free(execs);
+		free(path);
+		free(lib);
+		free(prog_path);
+		return 0;
+	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			die("waitpid: %s", strerror(errno));

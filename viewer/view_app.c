@@ -23,6 +23,11 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 		mt_view_app_fini(app);
 		return MT_E_NOMEM;
 	}
+	/* a run being recorded opens on "now", and stays there */
+	if (mt_view_data_following(d)) {
+		mt_view_timeline_live(app->tl, 1);
+		mt_view_timeline_end(app->tl);
+	}
 	return mt_view_app_resize(app, lines, cols);
 }
 
@@ -75,6 +80,31 @@ int mt_view_app_resize(struct mt_view_app *app, int lines, int cols)
 	return mt_view_timeline_layout(app->tl, w > 1 ? (size_t)w : 1);
 }
 
+/* A point whose profile a growing run changes: the end or the peak. */
+static int moves(const struct mt_view_point *p)
+{
+	return p && (p->kind == MT_VIEW_AT_END || p->kind == MT_VIEW_AT_PEAK);
+}
+
+int mt_view_app_poll(struct mt_view_app *app)
+{
+	int rc = mt_view_data_poll(app->data);
+
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		snprintf(app->msg, sizeof(app->msg), "cannot read the log on: %s",
+			 mt_strerror(rc));
+		return MT_REDRAW;
+	}
+	app->gen++;
+	mt_view_timeline_live(app->tl, mt_view_data_following(app->data));
+	rc = mt_view_timeline_grow(app->tl);
+	if (rc < 0)
+		snprintf(app->msg, sizeof(app->msg), "out of memory");
+	return MT_REDRAW;
+}
+
 int mt_view_app_stale(const struct mt_view_app *app)
 {
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
@@ -82,6 +112,11 @@ int mt_view_app_stale(const struct mt_view_app *app)
 
 	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted ||
 	    app->b_entries != app->entries || app->b_by_tag != app->by_tag)
+		return 1;
+	/* the run grew: trees of the whole run, of the end or the peak change */
+	if (app->b_gen != app->gen &&
+	    ((app->mode != MT_VIEW_LIVE && app->mode != MT_VIEW_DIFF) || moves(cur) ||
+	     (app->mode == MT_VIEW_DIFF && moves(mark))))
 		return 1;
 	if ((app->mode == MT_VIEW_LIVE || app->mode == MT_VIEW_DIFF) &&
 	    !mt_view_point_same(&app->b_cur, cur))
@@ -97,7 +132,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 	struct mt_view_point start = { .kind = MT_VIEW_AT_COLUMN, .at = { MT_AT_START, 0 } };
 	struct mt_tree *t;
-	int rc, relayout;
+	int rc, relayout, was_empty;
 
 	if (!mt_view_app_stale(app))
 		return 0;
@@ -112,11 +147,13 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	}
 	relayout = app->built && (app->b_inverted != app->inverted ||
 				  app->b_entries != app->entries || app->b_by_tag != app->by_tag);
+	/* a run followed from its start: its first tree opens as a new view */
+	was_empty = app->built && !app->b_total.blocks && !app->b_total.allocs;
 	if (relayout)
 		mt_view_model_forget(app->model);
 	rc = mt_view_model_set_tree(app->model, t);
 	/* a new view opens on its dominant chain; a new point keeps the user's rows */
-	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode))
+	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode || was_empty))
 		rc = mt_view_model_dominant(app->model, app->sort);
 	/* the flat list is of callee-first trees only, not grouped by tag */
 	if (rc == 0 && app->flat_on && (app->inverted || app->by_tag))
@@ -134,6 +171,8 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	app->b_by_tag = app->by_tag;
 	app->b_cur = *cur;
 	app->b_mark = *mark;
+	app->b_gen = app->gen;
+	app->b_total = app->total;
 	return 0;
 }
 

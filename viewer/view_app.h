@@ -46,6 +46,9 @@ struct mt_view_app {
 	enum mt_view_mode b_mode;
 	int b_inverted, b_entries, b_by_tag;
 	struct mt_view_point b_cur, b_mark;
+	unsigned gen, b_gen;                 /* times a followed log grew: now, and
+					        when the tree was built */
+	struct mt_cost b_total;              /* the built tree's total */
 
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */
 	int help;                            /* the help screen is up */
@@ -85,7 +88,16 @@ int mt_view_app_resize(struct mt_view_app *app, int lines, int cols);
 /* The layout of the current screen size. */
 void mt_view_app_layout(const struct mt_view_app *app, struct mt_view_layout *l);
 
-/* 1 when the tree does not match the current mode, points or inversion. */
+/*
+ * A followed log (view_data.h): takes what it gained; the timeline grows
+ * (the cursor pinned to "now" stays there, one in the past stays put) and
+ * trees that depend on the run's end become stale. Returns MT_REDRAW when
+ * something came (or the message line says what failed), else 0.
+ */
+int mt_view_app_poll(struct mt_view_app *app);
+
+/* 1 when the tree does not match the current mode, points or inversion
+ * (or the run grew under a tree of its end, its peak or the whole run). */
 int mt_view_app_stale(const struct mt_view_app *app);
 
 /*

@@ -8,7 +8,9 @@
  * session's index: no replay. A small cache makes going back to a point
  * instant.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +35,35 @@ struct mt_view_data {
 	struct cached cache[NCACHE];
 	uint64_t clock;
 	long thread;              /* the thread index the trees are of; -1: all */
+	int follow;               /* the log is followed (mt_view_data_poll) */
+	int gone;                 /* its writer is no longer running */
 };
 
-int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
+/*
+ * The profile at the end, made again (a followed run moves it on); the
+ * temporary and calls profiles go, to be made when their view is shown
+ * (see mt_view_data_open).
+ */
+static int run_profiles(struct mt_view_data *d)
+{
+	static const struct mt_at end = { MT_AT_END, 0 };
+
+	mt_profile_free(d->end_p);
+	mt_profile_free(d->temp_p);
+	mt_profile_free(d->calls_p);
+	d->end_p = d->temp_p = d->calls_p = NULL;
+	return mt_session_profile(d->ses, &end, &d->end_p);
+}
+
+static void cache_clear(struct mt_view_data *d)
+{
+	for (size_t k = 0; k < NCACHE; k++) {
+		mt_profile_free(d->cache[k].p);
+		d->cache[k].p = NULL;
+	}
+}
+
+int mt_view_data_open(const char *path, int follow, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset)
 {
 	struct mt_view_data *d = calloc(1, sizeof(*d));
@@ -45,8 +73,8 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	struct mt_session_opts so = {
 		.time_marks = 1,
 		.skip = MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY | MT_TALLY_NO_CALLS,
+		.follow = follow,
 	};
-	static const struct mt_at end = { MT_AT_END, 0 };
 	int rc;
 
 	*out = NULL;
@@ -59,10 +87,11 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	/* The logs every reader accepts (lib/session.c): one cut inside its
 	 * first chunk opens as an empty run, with report's warning. */
 	d->thread = -1;
+	d->follow = follow;
 	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
-	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	rc = run_profiles(d);
 	if (rc < 0)
 		goto fail;
 	d->src = mt_session_source(d->ses, &rc);
@@ -90,7 +119,6 @@ void mt_view_data_free(struct mt_view_data *d)
 
 int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 {
-	static const struct mt_at end = { MT_AT_END, 0 };
 	size_t n = mt_session_nthreads(d->ses);
 	struct mt_session_thread t;
 	long i = d->thread + 1;
@@ -104,21 +132,53 @@ int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 	if (rc < 0)
 		return rc;
 	d->thread = i;
-	for (size_t k = 0; k < NCACHE; k++) {
-		mt_profile_free(d->cache[k].p);
-		d->cache[k].p = NULL;
-	}
-	mt_profile_free(d->end_p);
-	mt_profile_free(d->temp_p);
-	mt_profile_free(d->calls_p);
-	d->end_p = d->temp_p = d->calls_p = NULL;
-	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	cache_clear(d);
+	rc = run_profiles(d);
 	if (i < 0)
 		snprintf(what, size, "every thread");
 	else
 		snprintf(what, size, "thread %" PRIu32 "%s%s%s", t.tid, t.name ? " (" : "",
 			 t.name ? t.name : "", t.name ? ")" : "");
 	return rc;
+}
+
+int mt_view_data_poll(struct mt_view_data *d)
+{
+	const struct mt_end *e = mt_session_end(d->ses);
+	uint64_t good = e->good_bytes;
+	int clean = e->clean, rc;
+	int64_t n;
+
+	if (!d->follow)
+		return 0;
+	n = mt_session_poll(d->ses);
+	if (n < 0)
+		return (int)n;
+	if (!n && e->clean == clean && e->good_bytes == good) {
+		/* a writer killed outright (SIGKILL) never writes END */
+		pid_t pid = (pid_t)mt_session_header(d->ses)->pid;
+		int gone = pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+
+		if (gone == d->gone)
+			return 0;
+		d->gone = gone;
+		return 1;
+	}
+	d->gone = 0;
+	/* points named by kind (the peak, the end) may have moved on */
+	cache_clear(d);
+	rc = run_profiles(d);
+	return rc < 0 ? rc : 1;
+}
+
+int mt_view_data_following(const struct mt_view_data *d)
+{
+	return d->follow && !mt_session_end(d->ses)->clean;
+}
+
+int mt_view_data_writer_gone(const struct mt_view_data *d)
+{
+	return mt_view_data_following(d) && d->gone;
 }
 
 const char *mt_view_data_command(const struct mt_view_data *d)

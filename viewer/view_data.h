@@ -35,15 +35,37 @@ enum mt_view_mode {
 };
 
 /*
- * Opens and replays the log at path. On failure returns a negative MT_E_*
+ * Opens and replays the log at path; with follow, one still being written
+ * (mt_view_data_poll takes what it gains). On failure returns a negative MT_E_*
  * and, when err_offset is not NULL, the byte offset of the problem (0 when
  * there is none). A log cut short loads up to its last good chunk: see
  * mt_view_data_end() for how it ended (the same logs as `memtrail report`
  * reads: one with no readable event at all is an empty run). progress,
  * when not NULL, hears of the load replay's progress.
  */
-int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
+int mt_view_data_open(const char *path, int follow, const struct mt_progress_cb *progress,
 		      struct mt_view_data **out, uint64_t *err_offset);
+
+/*
+ * A followed log: takes the events written since the open or the last
+ * poll (mt_session_poll); the run's figures, series, end and the profiles
+ * at the end, temporary and calls then include them, and the cache goes.
+ * Returns 1 when something came (events, a chunk, END) or the writer was
+ * found gone (mt_view_data_writer_gone), 0 when nothing changed (or the
+ * log is not followed), or a negative MT_E_*.
+ */
+int mt_view_data_poll(struct mt_view_data *d);
+
+/* 1 while the log is followed and its END has not come yet. */
+int mt_view_data_following(const struct mt_view_data *d);
+
+/*
+ * Following, nothing new at the last poll, and the process that writes the
+ * log (the header's pid) no longer exists: killed outright, it will never
+ * write END (a pid of another pid namespace can look gone too: the poll
+ * goes on all the same).
+ */
+int mt_view_data_writer_gone(const struct mt_view_data *d);
 
 /* The command line recorded in the log. */
 const char *mt_view_data_command(const struct mt_view_data *d);

@@ -5,6 +5,8 @@
  * least a '.', and the cursor column is drawn in reverse video.
  */
 #include <curses.h>
+#include <inttypes.h>
+#include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "fmt.h"
 #include "format.h"
 #include "replay.h"
+#include "session.h"
 #include "view_draw.h"
 #include "view_keys.h"
 
@@ -58,10 +61,14 @@ static const struct {
 
 static attr_t attrs[C_COUNT];
 
+/* The terminal takes UTF-8 (the locale says so): an ellipsis is one. */
+static int utf8;
+
 void mt_view_draw_init(void)
 {
 	int color = has_colors() && !getenv("NO_COLOR");
 
+	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (color) {
 		start_color();
 		if (use_default_colors() == ERR)
@@ -525,7 +532,7 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 {
 	const struct mt_agg_stats *st = mt_view_data_stats(app->data);
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
-	char line[1024], what[128], t[32], live[32], pk[32], lk[32];
+	char line[1024], what[128], t[32], live[32], pk[32], lk[32], rec[64];
 	const char *base = strrchr(app->file, '/');
 
 	fill(l->status_row, 0, C_STATUS);
@@ -539,14 +546,22 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 	int stopped = e->clean && e->how == MT_END_STOPPED;
 
 	mt_view_timeline_describe(app->tl, cur, what, sizeof(what));
-	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | %s %s B | %s | %s | ?: help",
+	/* while the run is recorded, what is live at its end is not leaked yet */
+	if (mt_view_data_writer_gone(app->data))
+		snprintf(rec, sizeof(rec), "no END, pid %" PRIu32 " gone",
+			 mt_session_header(mt_view_data_session(app->data))->pid);
+	else if (mt_view_data_following(app->data))
+		snprintf(rec, sizeof(rec), "%s", utf8 ? "recording\xe2\x80\xa6" : "recording...");
+	else
+		snprintf(rec, sizeof(rec), "%s %s B", stopped ? "live at stop" : "leaked",
+			 mt_fmt_signed(lk, sizeof(lk), st->end_bytes, 0));
+	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | %s | %s | %s | ?: help",
 		 what,
 		 mt_fmt_time_short(t, sizeof(t), cur->time_ns),
 		 mt_fmt_count(live, sizeof(live), cursor_bytes(app)),
 		 stopped && app->mode == MT_VIEW_LEAKS ? "live at stop" : mt_view_mode_name(app->mode),
 		 mt_fmt_signed(pk, sizeof(pk), st->peak_bytes, 0),
-		 stopped ? "live at stop" : "leaked",
-		 mt_fmt_signed(lk, sizeof(lk), st->end_bytes, 0),
+		 rec,
 		 base ? base + 1 : app->file,
 		 mt_view_data_command(app->data));
 	if (computing)

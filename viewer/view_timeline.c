@@ -22,6 +22,7 @@ struct mt_view_timeline {
 	struct mt_view_point cur, mark;
 	size_t cur_col, mark_col;
 	int has_mark;
+	int live;                 /* the run is still being recorded */
 };
 
 static void point_peak(const struct mt_view_timeline *tl, struct mt_view_point *p)
@@ -99,7 +100,8 @@ static size_t point_col(const struct mt_view_timeline *tl, const struct mt_view_
 	return mt_view_timeline_col_of(tl, p->time_ns);
 }
 
-int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
+/* The columns of the whole run so far in width columns, and their peak. */
+static int resample(struct mt_view_timeline *tl, size_t width)
 {
 	struct mt_series_col *cols;
 	int rc;
@@ -112,6 +114,7 @@ int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
 			return MT_E_NOMEM;
 		tl->cols = cols;
 	}
+	tl->t1 = tl->st->end_time_ns + 1;
 	rc = mt_series_resample(tl->s, 0, tl->t1, width,
 				tl->st->peak_at_start ? NULL : &tl->st->peak_time_ns, tl->cols);
 	if (rc < 0)
@@ -125,11 +128,49 @@ int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
 		if (tl->cols[i].has_peak)
 			tl->peak_col = i;
 	}
+	return 0;
+}
+
+int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width)
+{
+	int rc = resample(tl, width);
+
+	if (rc < 0)
+		return rc;
 	tl->cur_col = point_col(tl, &tl->cur);
 	if (tl->cur.kind == MT_VIEW_AT_COLUMN)  /* the same time in a new width */
 		column_point(tl, tl->cur_col, &tl->cur);
 	tl->mark_col = point_col(tl, &tl->mark);
 	return 0;
+}
+
+/* A point named by kind (the peak, the end) where the run now has it. */
+static void point_again(const struct mt_view_timeline *tl, struct mt_view_point *p)
+{
+	if (p->kind == MT_VIEW_AT_PEAK)
+		point_peak(tl, p);
+	else if (p->kind == MT_VIEW_AT_END)
+		p->time_ns = tl->t1 - 1;
+}
+
+int mt_view_timeline_grow(struct mt_view_timeline *tl)
+{
+	int rc = resample(tl, tl->ncols);
+
+	if (rc < 0)
+		return rc;
+	point_again(tl, &tl->cur);
+	tl->cur_col = point_col(tl, &tl->cur);
+	if (tl->has_mark) {
+		point_again(tl, &tl->mark);
+		tl->mark_col = point_col(tl, &tl->mark);
+	}
+	return 0;
+}
+
+void mt_view_timeline_live(struct mt_view_timeline *tl, int on)
+{
+	tl->live = on;
 }
 
 size_t mt_view_timeline_ncols(const struct mt_view_timeline *tl)
@@ -288,7 +329,7 @@ char *mt_view_timeline_describe(const struct mt_view_timeline *tl,
 		snprintf(buf, size, "peak");
 		break;
 	case MT_VIEW_AT_END:
-		snprintf(buf, size, "end");
+		snprintf(buf, size, tl->live ? "now" : "end");
 		break;
 	case MT_VIEW_AT_SNAPSHOT:
 		sn = p->snapshot < tl->st->nsnapshots ? &tl->st->snapshots[p->snapshot] : NULL;

@@ -52,6 +52,16 @@ struct mt_view_timeline *mt_view_timeline_new(const struct mt_session *ses);
  */
 int mt_view_timeline_layout(struct mt_view_timeline *tl, size_t width);
 
+/*
+ * The run has grown (a followed log): resamples it at the same width. The
+ * cursor and the mark keep their points: one in the past stays where it
+ * was, the peak and the end go where the run now has them.
+ */
+int mt_view_timeline_grow(struct mt_view_timeline *tl);
+
+/* The run is still being recorded (on) or has ended: the end is "now". */
+void mt_view_timeline_live(struct mt_view_timeline *tl, int on);
+
 /* The columns of the last layout. */
 size_t mt_view_timeline_ncols(const struct mt_view_timeline *tl);
 const struct mt_series_col *mt_view_timeline_col(const struct mt_view_timeline *tl, size_t i);
@@ -87,7 +97,8 @@ int mt_view_timeline_snapshot(struct mt_view_timeline *tl, int dir);
 void mt_view_timeline_set_mark(struct mt_view_timeline *tl);
 
 /*
- * Describes point p for the status line: "peak", "end", "snapshot 1 grown",
+ * Describes point p for the status line: "peak", "end" ("now" while the
+ * run is recorded), "snapshot 1 grown",
  * or "t=0.512s". Returns buf.
  */
 char *mt_view_timeline_describe(const struct mt_view_timeline *tl,

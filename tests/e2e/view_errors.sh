@@ -46,7 +46,7 @@ PY
 fi
 
 "$MEMTRAIL" view --help >help.txt 2>&1 </dev/null
-if [ $? = 0 ] && grep -q '^usage: memtrail view \[FILE\]' help.txt; then
+if [ $? = 0 ] && grep -q '^usage: memtrail view \[--follow\] \[FILE\]' help.txt; then
 	mt_ok "view --help"
 else
 	mt_fail "view --help: $(head -n 2 help.txt)"
