@@ -1,6 +1,6 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 3 (readers
- * also take version 2, which lacks THREAD_NAME).
+ * format.h - the memtrail event log (memtrail.data), version 4 (readers
+ * also take versions 2, which lacks THREAD_NAME, and 3, which lacks LEAK).
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
@@ -147,6 +147,23 @@
  *        set, else the program's name), read when the thread exited, or
  *        at END for a thread still running then. At most one per thread;
  *        a later one replaces an earlier. Version 3 on.
+ *   0x10 LEAK         uv n, n x uv ((address - prev) << 2 | kind), uv last,
+ *                     and when last = 1: 4 x (uv bytes, uv blocks)
+ *        A leak check (version 4 on): which of the blocks live at this
+ *        point of the log the program could still reach, memcheck's way
+ *        (enum mt_leak_kind). A check is one or more LEAK records in a
+ *        row; together they list every block that is not reachable, in
+ *        increasing address order, each with its kind (0 definitely, 1
+ *        indirectly, 2 possibly lost); prev is the address listed before
+ *        it in the same record (0 for the record's first). At most
+ *        MT_LEAK_PER_RECORD addresses a record; the last (last = 1) ends
+ *        the check with its totals, bytes and blocks per kind in enum
+ *        order (reachable: the live blocks not listed). Every listed
+ *        address is a live block. The recorder writes one check just
+ *        before END(EXIT); none where it could not scan (other ends, a
+ *        thread that would not stop), and readers then say "not
+ *        classified". Readers need no table of their own: a replay has
+ *        the live blocks, hence each listed block's size and stack.
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  */
@@ -159,7 +176,7 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     3
+#define MT_FORMAT_VERSION     4
 #define MT_FORMAT_VERSION_MIN 2     /* the oldest a reader takes */
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12
@@ -187,7 +204,30 @@ enum mt_record {
 	MT_REC_SWITCH      = 0x0D,
 	MT_REC_THREAD_NAME = 0x0E,  /* version 3 on */
 	MT_REC_RSS         = 0x0F,  /* version 3 on */
+	MT_REC_LEAK        = 0x10,  /* version 4 on */
 };
+
+/*
+ * The kinds of a leak check (LEAK records), valgrind memcheck's: in the
+ * order reports give them.
+ */
+enum mt_leak_kind {
+	MT_LEAK_DEFINITE = 0,   /* no pointer to it anywhere reachable */
+	MT_LEAK_INDIRECT = 1,   /* pointed to only from lost blocks */
+	MT_LEAK_POSSIBLE = 2,   /* only pointers into its middle */
+	MT_LEAK_REACHABLE = 3,  /* a pointer to its start from a root, or a
+				 * reachable block */
+	MT_LEAK_KINDS
+};
+
+/* A leak check's totals (the LEAK record that ends it), per kind. */
+struct mt_leak_totals {
+	uint64_t bytes[MT_LEAK_KINDS];
+	uint64_t blocks[MT_LEAK_KINDS];
+};
+
+/* Blocks one LEAK record lists at most (so that it fits any chunk). */
+#define MT_LEAK_PER_RECORD    1000
 
 /* The streams of a chunk (see CHUNK above). */
 enum mt_stream {

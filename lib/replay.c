@@ -121,6 +121,13 @@ struct mt_replay {
 	struct mt_end end;
 	char *stop_reason;
 
+	/* The leak check being read: its blocks so far. */
+	struct mt_leak_block *leak;
+	size_t nleak, leakcap;
+	uint64_t leak_last;   /* the highest address listed, for order */
+	int leak_open;        /* a check's records have begun */
+	uint64_t leak_seq;    /* events before the latest check */
+
 	/* Decoding state of the current run. */
 	uint64_t events;
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
@@ -203,6 +210,25 @@ static void unpack(struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *
 	*thread = r->big[i].thread;
 	r->big[i].next = r->big_free;
 	r->big_free = i;
+}
+
+/* The size, stack and thread of a value, left in the table. */
+static void peek(const struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *stack,
+		 uint32_t *thread)
+{
+	uint32_t st = (uint32_t)(val >> SIZE_BITS) & STACK_ESC;
+	uint32_t i;
+
+	if (st != STACK_ESC) {
+		*size = val & ((1ull << SIZE_BITS) - 1);
+		*stack = st;
+		*thread = (uint32_t)(val >> (SIZE_BITS + STACK_BITS));
+		return;
+	}
+	i = (uint32_t)(val & ((1ull << SIZE_BITS) - 1));
+	*size = r->big[i].size;
+	*stack = r->big[i].stack;
+	*thread = r->big[i].thread;
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -331,6 +357,7 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->names);
 	mt_livetab_fini(&r->live);
 	free(r->big);
+	free(r->leak);
 	free(r->stop_reason);
 	free(r);
 }
@@ -619,6 +646,69 @@ static int rec_thread_name(struct mt_replay *r, struct cur *c, const struct mt_r
 	return 0;
 }
 
+/*
+ * LEAK (version 4 on): a piece of a leak check; its last calls
+ * on_leak_check. Every listed address must be live (the tail alone, which
+ * has no live table, takes them on trust and keeps the totals only).
+ */
+static int rec_leak(struct mt_replay *r, struct cur *c, const struct mt_replay_ops *ops, void *ctx)
+{
+	uint64_t n, v, last, prev = 0, val;
+	struct mt_leak_check lc;
+
+	if (r->hdr.version < 4 || get_uv(c, &n) < 0 || n > MT_LEAK_PER_RECORD)
+		return MT_E_CORRUPT;
+	if (!r->leak_open) {
+		r->leak_open = 1;
+		r->nleak = 0;
+		r->leak_last = 0;
+	}
+	if (!r->tail && grow_array((void **)&r->leak, &r->leakcap, r->nleak + n,
+				   sizeof(*r->leak)) < 0)
+		return MT_E_NOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct mt_leak_block *b;
+
+		if (get_uv(c, &v) < 0 || (v & 3) == MT_LEAK_REACHABLE || (i && v >> 2 == 0) ||
+		    prev + (v >> 2) < prev)
+			return MT_E_CORRUPT;
+		prev += v >> 2;
+		/* increasing addresses over the whole check */
+		if (r->nleak && prev <= r->leak_last)
+			return MT_E_CORRUPT;
+		r->leak_last = prev;
+		if (r->tail) {
+			r->nleak++;
+			continue;
+		}
+		if (!mt_livetab_get(&r->live, prev, &val))
+			return MT_E_CORRUPT;
+		b = &r->leak[r->nleak++];
+		b->addr = prev;
+		b->kind = (unsigned)(v & 3);
+		peek(r, val, &b->size, &b->stack, &b->thread);
+	}
+	if (get_uv(c, &last) < 0 || last > 1)
+		return MT_E_CORRUPT;
+	if (!last)
+		return 0;
+	memset(&lc, 0, sizeof(lc));
+	for (int k = 0; k < MT_LEAK_KINDS; k++)
+		if (get_uv(c, &lc.tot.bytes[k]) < 0 || get_uv(c, &lc.tot.blocks[k]) < 0)
+			return MT_E_CORRUPT;
+	r->leak_open = 0;
+	lc.seq = r->events;
+	lc.time_ns = r->time;
+	lc.n = r->tail ? 0 : r->nleak;
+	lc.lost = r->leak;
+	r->end.classified = 1;
+	r->end.leaks = lc.tot;
+	r->leak_seq = r->events;
+	if (ops->on_leak_check)
+		ops->on_leak_check(ctx, &lc);
+	return 0;
+}
+
 static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 {
 	if (get_u32(c, t, UINT32_MAX) < 0)
@@ -895,6 +985,9 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 		case MT_REC_MODULE:
 			err = rec_module(r, &c, ops, ctx);
 			break;
+		case MT_REC_LEAK:
+			err = rec_leak(r, &c, ops, ctx);
+			break;
 		case MT_REC_UNLOAD:
 			if (get_uv(&c, &a) < 0)
 				return MT_E_CORRUPT;
@@ -925,6 +1018,11 @@ static int decode_chunk(struct mt_replay *r, const uint8_t *data, size_t len,
 			if (r->tail && c.p < c.end)
 				return MT_E_CORRUPT;
 			r->end.clean = 1;
+			/* END is classified by a check with no event after it */
+			if (r->end.classified && (r->leak_seq != r->events || r->leak_open)) {
+				r->end.classified = 0;
+				memset(&r->end.leaks, 0, sizeof(r->end.leaks));
+			}
 			r->end.how = (int)a;
 			r->end.code = d1;
 			break;
@@ -990,6 +1088,8 @@ static void reset_run(struct mt_replay *r)
 	r->big_free = UINT32_MAX;
 	r->qh = r->qn = 0;
 	memset(&r->end, 0, sizeof(r->end));
+	r->leak_open = 0;
+	r->nleak = 0;
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
@@ -1058,6 +1158,15 @@ int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)
 {
+	int classified;
+	struct mt_leak_totals lk;
+
+	return mt_replay_end_leaks(r, how, tot, &classified, &lk);
+}
+
+int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *tot,
+			int *classified, struct mt_leak_totals *leaks)
+{
 	static const struct mt_replay_ops none;
 	struct mt_replay *t;
 	const uint8_t *data;
@@ -1085,6 +1194,9 @@ int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *t
 	if (rc) {
 		*how = (unsigned)t->end.how;
 		*tot = t->end.totals;
+		/* a check only counts for END when it came just before */
+		*classified = t->end.classified;
+		*leaks = t->end.leaks;
 	}
 out:
 	mt_replay_free(t);

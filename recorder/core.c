@@ -110,6 +110,7 @@ static struct {
 	pid_t pid;            /* of the recorded process */
 	struct rec_thread *thr; /* per thread index: for THREAD_NAME (mmap'ed) */
 	uint32_t thr_cap;
+	uintptr_t exit_sp;    /* the exit handler's caller's frame (leak scan) */
 	pthread_key_t exit_key; /* its destructor names a thread as it exits */
 	int exit_key_ok;
 } S = { .fd = -1 };
@@ -833,6 +834,23 @@ static void start_helper(void)
  * (a handler on a thread outside memtrail: the holder is another thread,
  * which lets go within microseconds), else it only tries once.
  */
+/*
+ * A normal exit's leak check (leakscan.c), both locks held: no event can
+ * come in between, and the scan allocates nothing. Where it cannot
+ * classify, nothing is written, and readers say "not classified".
+ */
+static void leak_check(void)
+{
+	struct mt_leakscan_result res;
+	long helper = S.helper_on ? __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE) : 0;
+
+	if (mt_leakscan(mt_live_table(S.live), S.exit_sp, helper, mt_real.malloc_usable_size,
+			&res) < 0)
+		return;
+	check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
+	mt_leakscan_done(&res);
+}
+
 static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 {
 	if (blocking) {
@@ -860,6 +878,8 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 	}
 	if (mt_rec_active) {
 		name_running_threads();
+		if (how == MT_END_EXIT && blocking && S.exit_sp)
+			leak_check();
 		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());
 		mt_rec_active = 0;
@@ -911,6 +931,9 @@ static int runtime_alone(void)
 static void on_exit_cb(int status, void *arg)
 {
 	(void)arg;
+	/* The leak scan's roots on this stack start above this frame: the
+	 * recorder's frames below are not the program's. */
+	S.exit_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 	/* exit() from a signal handler that interrupted one of our hooks on
 	 * this thread: the log lock may be ours already, so only try it. */
 	int blocking = mt_tls.guard == 0;

@@ -15,6 +15,7 @@
  *   children.c following children: each process's file, the environment
  *              of an exec, the fork lock around dl_iterate_phdr.
  *   freeres.c  the C and C++ runtimes' own memory, freed at a normal exit.
+ *   leakscan.c which live blocks are still reachable at exit (leak kinds).
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -176,6 +177,15 @@ int mt_live_add(struct mt_live *l, uint64_t addr, uint64_t size);
 int mt_live_remove(struct mt_live *l, uint64_t addr, uint64_t *size);
 uint64_t mt_live_bytes(const struct mt_live *l);
 uint64_t mt_live_blocks(const struct mt_live *l);
+/* The table itself, for the leak scan (read only). */
+struct mt_livetab;
+const struct mt_livetab *mt_live_table(const struct mt_live *l);
+/*
+ * The recorder's own pages (every mmap of tables.c), which a leak scan
+ * leaves out of its roots: copies up to max (lo, hi) pairs into ranges and
+ * returns how many there are (more than max: the copy is short).
+ */
+size_t mt_mem_owned(uint64_t *ranges, size_t max);
 
 /* ---- modules.c ----------------------------------------------------------- */
 
@@ -261,6 +271,27 @@ int mt_freeres_safe(long helper_tid);
 /* Calls libstdc++'s __gnu_cxx::__freeres() and glibc's __libc_freeres(),
  * those present; with the guard at 0 their frees are recorded. */
 void mt_freeres_run(void);
+
+/* ---- leakscan.c ----------------------------------------------------------- */
+
+struct mt_leakscan_result {
+	struct mt_leak_totals tot;
+	uint64_t *lost;       /* address | kind of each lost block, by address */
+	size_t nlost;
+	size_t lost_len;      /* bytes mapped at lost */
+	uint64_t words;       /* words scanned */
+	uint64_t ns;          /* time taken */
+};
+/*
+ * Classifies the live blocks of tab (address -> requested size), other
+ * threads stopped meanwhile (all but helper, the recorder's thread, 0 if
+ * none); the calling thread's stack is a root from own_sp up. usable is
+ * the allocator's malloc_usable_size (NULL: unknown). 0 and *res (release
+ * with mt_leakscan_done), or -1 when it could not classify.
+ */
+int mt_leakscan(const struct mt_livetab *tab, uint64_t own_sp, long helper,
+		size_t (*usable)(void *), struct mt_leakscan_result *res);
+void mt_leakscan_done(struct mt_leakscan_result *res);
 
 /* The in-program API's entry point (include/memtrail.h binds to it), and
  * the same under the API's own names (core.c). */
