@@ -226,6 +226,23 @@ struct mt_leak_totals {
 	uint64_t blocks[MT_LEAK_KINDS];
 };
 
+/* A kind's name in reports ("definitely lost:") and its JSON key stem. */
+static inline const char *mt_leak_kind_label(unsigned k)
+{
+	static const char *const l[MT_LEAK_KINDS] = {
+		"definitely lost:", "indirectly lost:", "possibly lost:", "still reachable:",
+	};
+	return k < MT_LEAK_KINDS ? l[k] : "?";
+}
+
+static inline const char *mt_leak_kind_key(unsigned k)
+{
+	static const char *const l[MT_LEAK_KINDS] = {
+		"definitely_lost", "indirectly_lost", "possibly_lost", "reachable",
+	};
+	return k < MT_LEAK_KINDS ? l[k] : "?";
+}
+
 /* Blocks one LEAK record lists at most (so that it fits any chunk). */
 #define MT_LEAK_PER_RECORD    1000
 

@@ -73,6 +73,8 @@ struct mt_session {
 	struct mt_session_thread *threads; /* nthreads of them; names ours */
 	uint8_t *only;            /* mt_session_only_thread: per index, kept */
 	char *stop_reason;        /* the end's, ours */
+	struct mt_leak_block *lost; /* the latest leak check's lost blocks */
+	size_t nlost;
 	int err;
 };
 
@@ -217,6 +219,24 @@ static void pass_end(void *ctx, const struct mt_end *e)
 		s->err = MT_E_NOMEM;
 }
 
+/* A leak check: its lost blocks are kept (the latest check's; only the
+ * one just before END classifies the end: mt_end.classified). */
+static void pass_leak(void *ctx, const struct mt_leak_check *lc)
+{
+	struct mt_session *s = ctx;
+	struct mt_leak_block *b = NULL;
+
+	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
+		s->err = MT_E_NOMEM;
+		return;
+	}
+	if (lc->n)
+		memcpy(b, lc->lost, lc->n * sizeof(*b));
+	free(s->lost);
+	s->lost = b;
+	s->nlost = lc->n;
+}
+
 static void pass_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_session *s = ctx;
@@ -333,6 +353,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		ops.on_snapshot = pass_snapshot;
 		ops.on_end = pass_end;
 		ops.on_rss = pass_rss;
+		ops.on_leak_check = pass_leak;
 		ops.on_progress = pass_progress;
 		rc = mt_replay_run(s->r, &ops, s);
 	}
@@ -379,6 +400,7 @@ void mt_session_free(struct mt_session *s)
 		free((char *)s->threads[i].name);
 	free(s->threads);
 	free(s->only);
+	free(s->lost);
 	free(s);
 }
 
@@ -781,4 +803,43 @@ int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
 	}
 	*out = mt_agg_temporary_profile(s->agg);
 	return *out ? 0 : MT_E_NOMEM;
+}
+
+/* ---- leak kinds ------------------------------------------------------------------ */
+
+int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profile **out)
+{
+	struct mt_profile *p = NULL;
+	int rc;
+
+	*out = NULL;
+	if (kind >= MT_LEAK_KINDS)
+		return MT_E_ARG;
+	if (!s->end.classified || s->o.figures_only)
+		return MT_E_NOTFOUND;
+	if (kind == MT_LEAK_REACHABLE) {
+		/* what is live at the end, less the lost blocks */
+		struct mt_at end = { MT_AT_END, 0 };
+
+		rc = mt_session_profile(s, &end, &p);
+		if (rc < 0)
+			return rc;
+	} else if (!(p = mt_profile_new())) {
+		return MT_E_NOMEM;
+	}
+	for (size_t i = 0; i < s->nlost; i++) {
+		const struct mt_leak_block *b = &s->lost[i];
+		int64_t sign = kind == MT_LEAK_REACHABLE ? -1 : 1;
+		struct mt_cost c = { sign * (int64_t)b->size, sign, 0 };
+
+		if ((kind != MT_LEAK_REACHABLE && b->kind != kind) ||
+		    (s->only && !kept(s, b->thread)))
+			continue;
+		if (mt_profile_add(p, b->stack, &c) < 0) {
+			mt_profile_free(p);
+			return MT_E_NOMEM;
+		}
+	}
+	*out = p;
+	return 0;
 }

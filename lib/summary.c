@@ -131,6 +131,14 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		mt_fmt_count(b, sizeof(b), i->leaked_blocks));
 	if (i->stopped)
 		fprintf(out, "stopped early:    %s\n", i->stop_reason ? i->stop_reason : "");
+	else if (!i->classified)
+		fprintf(out, " not classified   (no leak check at exit)\n");
+	else
+		for (k = 0; k < MT_LEAK_KINDS; k++)
+			fprintf(out, " %-17s%s B (%s) in %s blocks\n", mt_leak_kind_label(k),
+				mt_fmt_count(a, sizeof(a), i->leaks.bytes[k]),
+				mt_fmt_size(h, sizeof(h), i->leaks.bytes[k]),
+				mt_fmt_count(b, sizeof(b), i->leaks.blocks[k]));
 	fprintf(out, "threads:          %zu\n", i->threads);
 	fprintf(out, "snapshots:        %zu\n", i->nsnapshots);
 	for (k = 0; k < i->nsnapshots; k++) {
@@ -233,8 +241,14 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		mt_json_string(out, i->stop_reason ? i->stop_reason : "");
 		fputs(", \"snapshots\": [", out);
 	} else {
-		fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-			", \"snapshots\": [", i->leaked_bytes, i->leaked_blocks);
+		fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64,
+			i->leaked_bytes, i->leaked_blocks);
+		if (i->classified)
+			for (k = 0; k < MT_LEAK_KINDS; k++)
+				fprintf(out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64,
+					mt_leak_kind_key(k), i->leaks.bytes[k],
+					mt_leak_kind_key(k), i->leaks.blocks[k]);
+		fputs(", \"snapshots\": [", out);
 	}
 	for (k = 0; k < i->nsnapshots; k++) {
 		const struct mt_summary_snapshot *sn = &i->snapshots[k];
@@ -298,6 +312,8 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 	s->info.peak_rss_time_ns = st->peak_rss_time_ns;
 	s->info.leaked_bytes = (uint64_t)st->end_bytes;
 	s->info.leaked_blocks = (uint64_t)st->end_blocks;
+	s->info.classified = e->classified;
+	s->info.leaks = e->leaks;
 	on_end(s, e);
 	return s->nomem ? MT_E_NOMEM : 0;
 }

@@ -12,6 +12,10 @@
  *                 time 0 and has_peak = 0.
  *   leaked        live at the end of the log (live when recording stopped,
  *                 for a recording that stopped early: see `stopped`).
+ *   leak kinds    the recorder's leak check at exit (format.h LEAK):
+ *                 definitely, indirectly, possibly lost and reachable,
+ *                 bytes and blocks; classified = 0 when the log has none
+ *                 just before END ("not classified").
  *   duration      time of the last record read.
  *   peak RSS      the largest resident-set sample the recorder wrote
  *                 (about one a second, and one as each chunk begins).
@@ -23,6 +27,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "format.h"
 
 struct mt_summary;
 
@@ -43,6 +49,8 @@ struct mt_summary_info {
 	uint64_t peak_seq;      /* seq of the peak event; 0 when !has_peak */
 	int has_peak;
 	uint64_t leaked_bytes, leaked_blocks;
+	int classified;
+	struct mt_leak_totals leaks;   /* when classified */
 	size_t nsnapshots;
 	const struct mt_summary_snapshot *snapshots;
 	size_t threads;

@@ -374,8 +374,10 @@ static char *read_child(int fd, int *exec_errno)
  */
 static int closing_line(const char *path, const char *who, struct mt_replay *r)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32];
+	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "";
 	struct mt_session_opts so = { .figures_only = 1 };
+	struct mt_leak_totals lk;
+	int classified = 0;
 	const struct mt_summary_info *i;
 	struct mt_summary *s = NULL;
 	struct mt_session *ses = NULL;
@@ -384,7 +386,7 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 	unsigned how;
 	int err, stopped;
 
-	if (mt_replay_end_totals(r, &how, &tot) == 1 && how != MT_END_STOPPED) {
+	if (mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
 		stopped = 0;
 	} else {
 		err = mt_session_open(path, &so, &ses, NULL);
@@ -405,17 +407,26 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		tot.leaked_bytes = i->leaked_bytes;
 		tot.leaked_blocks = i->leaked_blocks;
 		stopped = i->stopped;
+		classified = i->classified;
+		lk = i->leaks;
 		mt_summary_free(s);
 		mt_session_free(ses);
 	}
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
-	note("%s%s allocations, %s peak, %s %s in %s blocks, %s written (%s)", who,
+	/* the leak check at exit, when the recorder could make it */
+	if (classified && !stopped) {
+		char d[32];
+
+		snprintf(lost, sizeof(lost), " (%s definitely lost)",
+			 mt_fmt_size(d, sizeof(d), lk.bytes[MT_LEAK_DEFINITE]));
+	}
+	note("%s%s allocations, %s peak, %s %s in %s blocks%s, %s written (%s)", who,
 	     mt_fmt_count(a, sizeof(a), tot.allocations),
 	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
 	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
 	     stopped ? "live when recording stopped" : "leaked",
-	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks),
+	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost,
 	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 0;
 }
