@@ -878,7 +878,7 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 	}
 	if (mt_rec_active) {
 		name_running_threads();
-		if (how == MT_END_EXIT && blocking && S.exit_sp)
+		if (how == MT_END_EXIT && blocking && S.exit_sp && S.cfg.leak_check)
 			leak_check();
 		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());

@@ -430,41 +430,73 @@ static void unpark_all(int sig, const struct sigaction *old)
 
 /* ---- blocks ----------------------------------------------------------------- */
 
-/* LSD radix sort of blocks by start, 12 bits a pass over bits 0..59. */
-static void sort_blocks(struct block *a, struct block *tmp, size_t n, size_t *count)
+/*
+ * LSD radix sort of blocks by start, 12 bits a pass: bits 4..51 (blocks
+ * are 16-aligned with glibc, and user addresses stay below 2^52), then
+ * whatever the addresses still differ in. A pass whose digit is the same
+ * for every block is skipped. Returns the sorted array: a or tmp.
+ */
+static struct block *sort_blocks(struct block *a, struct block *tmp, size_t n, size_t *count)
 {
-	for (int shift = 0; shift < 60; shift += 12) {
+	uint64_t lowbits = 0;
+	for (size_t i = 0; i < n; i++)
+		lowbits |= a[i].start;
+	int shift = lowbits & 15 ? 0 : 4;
+	for (; shift < 64; shift += 12) {
 		memset(count, 0, 4097 * sizeof(size_t));
 		for (size_t i = 0; i < n; i++)
 			count[((a[i].start >> shift) & 4095) + 1]++;
-		if (count[1] == n)   /* all in one bucket: nothing to move */
+		if (count[1 + ((a[0].start >> shift) & 4095)] == n)
 			continue;
 		for (size_t b = 0; b < 4096; b++)
 			count[b + 1] += count[b];
 		for (size_t i = 0; i < n; i++)
 			tmp[count[(a[i].start >> shift) & 4095]++] = a[i];
-		memcpy(a, tmp, n * sizeof(*a));
+		struct block *t = a;
+		a = tmp;
+		tmp = t;
 	}
+	return a;
 }
 
+#define FANOUT 32
+
 struct scan {
+	uint64_t *coarse;     /* b[k * FANOUT].start, k < ncoarse */
+	size_t ncoarse;
 	struct block *b;
 	uint8_t *st;
 	uint32_t *stack;
 	size_t n, sp, cap;
 	uint64_t lo, hi;      /* lowest start, highest end */
 	uint64_t words;
+	uint64_t pops;        /* blocks scanned: the clock is read every 65,536 */
 	uint64_t deadline;
 	int over;             /* out of time or stack room */
 	size_t (*usable)(void *);
 };
 
-/* The block containing p, or -1. */
+/* The block containing p, or -1. The coarse index (every FANOUT-th
+ * block's start, small enough to stay in the caches) narrows the search
+ * to FANOUT neighbouring blocks first: a binary search of millions of
+ * blocks would miss the caches at nearly every step. */
 static long find(const struct scan *s, uint64_t p)
 {
 	size_t lo = 0, hi = s->n;
 	if (p < s->lo || p >= s->hi)
 		return -1;
+	if (s->coarse) {
+		size_t clo = 0, chi = s->ncoarse;
+		while (chi - clo > 1) {
+			size_t mid = (clo + chi) / 2;
+			if (s->coarse[mid] <= p)
+				clo = mid;
+			else
+				chi = mid;
+		}
+		lo = clo * FANOUT;
+		hi = lo + FANOUT < s->n ? lo + FANOUT : s->n;
+	}
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 		if (s->b[mid].start <= p)
@@ -547,7 +579,7 @@ static void drain(struct scan *s, long clique)
 		if (e > a)
 			scan_words(s, (const uint64_t *)(uintptr_t)a, (size_t)((e - a) / 8), prior,
 				   clique);
-		if ((s->words & ~((1ull << 20) - 1)) && mono() > s->deadline)
+		if (!(++s->pops & 65535) && mono() > s->deadline)
 			s->over = 1;
 	}
 }
@@ -704,7 +736,11 @@ int mt_leakscan(const struct mt_livetab *tab, uint64_t own_sp, long helper,
 	}
 	if (k != n)
 		goto out;
-	sort_blocks(s.b, tmp, n, count);
+	if (n && sort_blocks(s.b, tmp, n, count) == tmp) {
+		struct block *t = s.b;
+		s.b = tmp;
+		tmp = t;
+	}
 	unscratch(tmp, (n + 1) * sizeof(struct block));
 	tmp = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -714,6 +750,15 @@ int mt_leakscan(const struct mt_livetab *tab, uint64_t own_sp, long helper,
 			s.lo = s.b[i].start;
 		if (s.b[i].start + s.b[i].size + (s.b[i].size == 0) > s.hi)
 			s.hi = s.b[i].start + s.b[i].size + (s.b[i].size == 0);
+	}
+
+	s.ncoarse = (n + FANOUT - 1) / FANOUT;
+	if (s.ncoarse > 1) {
+		s.coarse = scratch(s.ncoarse * sizeof(uint64_t));
+		if (!s.coarse)
+			goto out;
+		for (size_t i = 0; i < s.ncoarse; i++)
+			s.coarse[i] = s.b[i * FANOUT].start;
 	}
 
 	if (helper && !(helper_sp = task_syscall_sp(helper)))
@@ -854,6 +899,8 @@ out:
 		unscratch(tmp, (n + 1) * sizeof(struct block));
 	if (s.st)
 		unscratch(s.st, n + 1);
+	if (s.coarse)
+		unscratch(s.coarse, s.ncoarse * sizeof(uint64_t));
 	if (s.stack)
 		unscratch(s.stack, s.cap * sizeof(uint32_t));
 	if (count)

@@ -217,6 +217,7 @@ struct mt_config {
 	char output[4096];        /* expanded path: this process's own file */
 	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
 	int freeres;              /* MEMTRAIL_FREERES (default 1; 0: keep the runtimes' memory) */
+	int leak_check;           /* MEMTRAIL_LEAK_CHECK (default 1; 0: no scan at exit) */
 	int unwind;               /* MEMTRAIL_UNWIND: enum mt_unwind_mode (unwind.h) */
 };
 
