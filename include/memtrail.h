@@ -5,11 +5,17 @@
  *   ...
  *   memtrail_snapshot();                 // snapshot 0, 1, 2... in order
  *   memtrail_snapshot_named("loaded");   // the same, with a label
+ *   memtrail_leak_check();               // a snapshot that also classifies
+ *   memtrail_leak_check_named("warm");   // what is live, as memcheck's
+ *                                        // VALGRIND_DO_LEAK_CHECK
  *
  * Header only: a program that includes it needs no link flag, and when it
  * runs without memtrail (no libmemtrail.so preloaded) the calls do nothing.
  * Under `memtrail record` each call appends a numbered snapshot marker to the
- * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr.
+ * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr; a
+ * leak check also scans the process for which live blocks are still
+ * reachable (definitely, indirectly, possibly lost, still reachable) and
+ * prints `memtrail: leak check N: LIVE bytes live: D definitely lost, ...`.
  *
  * How: the preloaded library exports memtrail_snapshot_impl(). This header
  * declares it as a weak symbol, which the dynamic linker binds at load time
@@ -43,6 +49,20 @@ static inline void memtrail_snapshot_named(const char *label)
 static inline void memtrail_snapshot(void)
 {
 	memtrail_snapshot_named("");
+}
+
+extern void memtrail_leak_check_impl(const char *label) __attribute__((weak));
+
+/* A snapshot whose live blocks are classified; a no-op without memtrail. */
+static inline void memtrail_leak_check_named(const char *label)
+{
+	if (memtrail_leak_check_impl)
+		memtrail_leak_check_impl(label ? label : "");
+}
+
+static inline void memtrail_leak_check(void)
+{
+	memtrail_leak_check_named("");
 }
 
 #ifdef __cplusplus

@@ -127,6 +127,8 @@ struct mt_replay {
 	uint64_t leak_last;   /* the highest address listed, for order */
 	int leak_open;        /* a check's records have begun */
 	uint64_t leak_seq;    /* events before the latest check */
+	struct mt_leak_check_at *checks;  /* every check of the run */
+	size_t nchecks, checkcap;
 
 	/* Decoding state of the current run. */
 	uint64_t events;
@@ -358,6 +360,7 @@ void mt_replay_free(struct mt_replay *r)
 	mt_livetab_fini(&r->live);
 	free(r->big);
 	free(r->leak);
+	free(r->checks);
 	free(r->stop_reason);
 	free(r);
 }
@@ -704,6 +707,14 @@ static int rec_leak(struct mt_replay *r, struct cur *c, const struct mt_replay_o
 	r->end.classified = 1;
 	r->end.leaks = lc.tot;
 	r->leak_seq = r->events;
+	if (!r->tail) {
+		if (grow_array((void **)&r->checks, &r->checkcap, r->nchecks + 1,
+			       sizeof(*r->checks)) < 0)
+			return MT_E_NOMEM;
+		r->checks[r->nchecks].seq = lc.seq;
+		r->checks[r->nchecks].time_ns = lc.time_ns;
+		r->checks[r->nchecks++].tot = lc.tot;
+	}
 	if (ops->on_leak_check)
 		ops->on_leak_check(ctx, &lc);
 	return 0;
@@ -1090,6 +1101,7 @@ static void reset_run(struct mt_replay *r)
 	memset(&r->end, 0, sizeof(r->end));
 	r->leak_open = 0;
 	r->nleak = 0;
+	r->nchecks = 0;
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
@@ -1154,6 +1166,12 @@ int mt_replay_run(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	if (ops->on_end)
 		ops->on_end(ctx, &r->end);
 	return ret;
+}
+
+size_t mt_replay_leak_checks(const struct mt_replay *r, const struct mt_leak_check_at **out)
+{
+	*out = r->checks;
+	return r->nchecks;
 }
 
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)

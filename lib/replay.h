@@ -94,6 +94,13 @@ struct mt_leak_check {
 	const struct mt_leak_block *lost;
 };
 
+/* Where a leak check came in the log, and its totals. */
+struct mt_leak_check_at {
+	uint64_t seq;         /* events before it (a check after a snapshot: its seq + 1) */
+	uint64_t time_ns;
+	struct mt_leak_totals tot;
+};
+
 /* How the log ended. */
 struct mt_end {
 	int clean;            /* 1 if an END record was read */
@@ -211,6 +218,10 @@ void mt_replay_trim(struct mt_replay *r);
  * reader; the state of the last run is untouched.
  */
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot);
+
+/* Every leak check the last run read, in log order; owned by the replay
+ * until the next run. */
+size_t mt_replay_leak_checks(const struct mt_replay *r, const struct mt_leak_check_at **out);
 
 /*
  * mt_replay_end_totals, and whether a leak check came just before END

@@ -75,6 +75,8 @@ struct mt_session {
 	char *stop_reason;        /* the end's, ours */
 	struct mt_leak_block *lost; /* the latest leak check's lost blocks */
 	size_t nlost;
+	struct mt_leak_check_at *checks; /* every check of the pass */
+	size_t nchecks;
 	int err;
 };
 
@@ -213,6 +215,21 @@ static void pass_end(void *ctx, const struct mt_end *e)
 		series_ops.on_end(s->series, e);
 	}
 	s->end = *e;
+	/* the checks of the pass: a side replay starts the replay's over */
+	{
+		const struct mt_leak_check_at *c;
+		size_t n = mt_replay_leak_checks(s->r, &c);
+
+		free(s->checks);
+		s->checks = NULL;
+		s->nchecks = 0;
+		if (n && !(s->checks = malloc(n * sizeof(*c))))
+			s->err = MT_E_NOMEM;
+		else if (n) {
+			memcpy(s->checks, c, n * sizeof(*c));
+			s->nchecks = n;
+		}
+	}
 	/* the replay's string lasts one run; a side replay would end it */
 	s->end.stop_reason = NULL;
 	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
@@ -401,6 +418,7 @@ void mt_session_free(struct mt_session *s)
 	free(s->threads);
 	free(s->only);
 	free(s->lost);
+	free(s->checks);
 	free(s);
 }
 
@@ -842,4 +860,10 @@ int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profi
 	}
 	*out = p;
 	return 0;
+}
+
+size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_check_at **out)
+{
+	*out = s->checks;
+	return s->nchecks;
 }

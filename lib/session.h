@@ -143,6 +143,9 @@ uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t);
  */
 int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profile **out);
 
+/* Every leak check of the log (replay.h), in log order; owned by s. */
+size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_check_at **out);
+
 /* The profile of temporary allocations over the whole run (agg.h). */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
 

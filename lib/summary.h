@@ -37,6 +37,8 @@ struct mt_summary_snapshot {
 	const char *label;      /* "" when unnamed */
 	uint64_t seq, time_ns;
 	uint64_t live_bytes, live_blocks;
+	int classified;         /* a leak check came with it (memtrail_leak_check) */
+	struct mt_leak_totals leaks;
 };
 
 /* The figures; strings and arrays are owned by the struct mt_summary. */

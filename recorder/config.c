@@ -152,6 +152,9 @@ void mt_config_read(struct mt_config *cfg)
 	cfg->snapshot_signal = 0;
 	if ((s = mt_env("MEMTRAIL_SNAPSHOT_SIGNAL")) && *s)
 		cfg->snapshot_signal = mt_config_signal(s);
+	cfg->leak_check_signal = 0;
+	if ((s = mt_env("MEMTRAIL_LEAK_CHECK_SIGNAL")) && *s)
+		cfg->leak_check_signal = mt_config_signal(s);
 	cfg->snapshot_interval_ns = 0;
 	if ((s = mt_env("MEMTRAIL_SNAPSHOT_INTERVAL")) && *s)
 		cfg->snapshot_interval_ns = parse_seconds(s);

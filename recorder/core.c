@@ -103,6 +103,7 @@ static struct {
 	sem_t snap_sem;
 	int helper_on;
 	int helper_busy;      /* the helper is between waits (atomic) */
+	int check_pending;    /* the leak-check signal came (atomic) */
 	long helper_tid;      /* its thread id, once it runs (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
@@ -727,10 +728,113 @@ MT_EXPORT void memtrail_snapshot_named(const char *label)
 	memtrail_snapshot_impl(label ? label : "");
 }
 
+/*
+ * The helper thread's id: 0 when there is none, -1 when it has not
+ * published it within a second (it does when it first runs; a process
+ * may get here before that).
+ */
+static long helper_id(void)
+{
+	struct timespec nap = { 0, 1000000 };
+	long helper = 0;
+
+	if (!S.helper_on)
+		return 0;
+	for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
+		nanosleep(&nap, NULL);
+	return helper ? helper : -1;
+}
+
+/*
+ * A snapshot that also classifies what is live then (leakscan.c), as
+ * valgrind's VALGRIND_DO_LEAK_CHECK does: SNAPSHOT, then the LEAK
+ * records. Both locks are held across the scan: a thread parked while it
+ * writes a chunk would leave the writer waiting for it. own_sp: the
+ * calling thread's stack is a root from there up; 0 (the helper thread,
+ * for the leak-check signal): its stack is not the program's.
+ */
+static void take_check(const char *label, uintptr_t own_sp)
+{
+	struct mt_leakscan_result res;
+	char a[24], b[24], k[MT_LEAK_KINDS][24];
+	uint64_t seals, live;
+	uint32_t idx;
+	long helper = 0;
+	int ok;
+
+	mt_tls.guard++;
+	pthread_mutex_lock(&log_lock);
+	io_take();
+	if (!mt_rec_active) {
+		io_give();
+		pthread_mutex_unlock(&log_lock);
+		mt_tls.guard--;
+		return;
+	}
+	seals = mt_writer_seals(S.w);
+	idx = S.nsnap++;
+	live = mt_live_bytes(S.live);
+	S.prev_live = live;
+	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
+	if (own_sp)
+		helper = helper_id();
+	ok = helper >= 0 && mt_leakscan(mt_live_table(S.live), own_sp, helper,
+					mt_real.malloc_usable_size, &res) == 0;
+	if (ok) {
+		check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
+		for (int i = 0; i < MT_LEAK_KINDS; i++)
+			mt_fmt_i64(k[i], (int64_t)res.tot.bytes[i]);
+		mt_leakscan_done(&res);
+	}
+	io_give();
+	pthread_mutex_unlock(&log_lock);
+	if (S.w && mt_writer_seals(S.w) != seals)
+		write_sealed();
+	mt_fmt_i64(a, idx);
+	mt_fmt_i64(b, (int64_t)live);
+	if (ok)
+		mt_say("leak check ", a, ": ", b, " bytes live: ", k[0], " definitely lost, ", k[1],
+		       " indirectly lost, ", k[2], " possibly lost, ", k[3], " still reachable", NULL);
+	else
+		mt_say("leak check ", a, ": ", b, " bytes live, not classified", NULL);
+	mt_tls.guard--;
+}
+
+/*
+ * The in-program API's leak check (include/memtrail.h). The calling
+ * thread's roots: its stack from this frame up, which holds the caller's
+ * callee-saved registers where this function saved them, and those
+ * registers as they are now, copied into a local first. Caller-saved
+ * registers are dead at a call (the ABI), and scanning them would find
+ * whatever pointer a callee last left there.
+ */
+MT_EXPORT __attribute__((noinline)) void memtrail_leak_check_impl(const char *label)
+{
+	uint64_t regs[12] = { 0 };
+
+	mt_rec_init();
+	if (mt_tls.guard)
+		return;
+#if defined(__x86_64__)
+	__asm__ volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"
+			 "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"
+			 : : "r"(regs) : "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("stp x19, x20, [%0]\n\tstp x21, x22, [%0, #16]\n\t"
+			 "stp x23, x24, [%0, #32]\n\tstp x25, x26, [%0, #48]\n\t"
+			 "stp x27, x28, [%0, #64]\n\tstp x29, x30, [%0, #80]"
+			 : : "r"(regs) : "memory");
+#endif
+	take_check(label, (uintptr_t)regs);
+	__asm__ volatile("" : : "r"(regs) : "memory");
+}
+
 static void on_snapshot_signal(int sig)
 {
 	int saved = errno;
-	(void)sig;
+	/* the leak-check signal: the helper makes the check */
+	if (sig == S.cfg.leak_check_signal)
+		__atomic_store_n(&S.check_pending, 1, __ATOMIC_RELEASE);
 	sem_post(&S.snap_sem);
 	errno = saved;
 }
@@ -778,7 +882,10 @@ static void *helper_main(void *arg)
 		if (!mt_rec_active)
 			return NULL;
 		if (r == 0) {
-			take_snapshot("signal");
+			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
+				take_check("leak check", 0);
+			else
+				take_snapshot("signal");
 			continue;
 		}
 		if (e != ETIMEDOUT)
@@ -813,6 +920,14 @@ static void start_helper(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(S.cfg.snapshot_signal, &sa, NULL);
 	}
+	if (S.cfg.leak_check_signal && S.cfg.leak_check_signal != S.cfg.snapshot_signal) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_snapshot_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(S.cfg.leak_check_signal, &sa, NULL);
+	}
 	/* The thread starts with every signal blocked: none of the
 	 * program's may be delivered to it, not even before it runs. */
 	sigfillset(&all);
@@ -842,10 +957,10 @@ static void start_helper(void)
 static void leak_check(void)
 {
 	struct mt_leakscan_result res;
-	long helper = S.helper_on ? __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE) : 0;
+	long helper = helper_id();
 
-	if (mt_leakscan(mt_live_table(S.live), S.exit_sp, helper, mt_real.malloc_usable_size,
-			&res) < 0)
+	if (helper < 0 || mt_leakscan(mt_live_table(S.live), S.exit_sp, helper,
+				      mt_real.malloc_usable_size, &res) < 0)
 		return;
 	check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
 	mt_leakscan_done(&res);
@@ -906,14 +1021,10 @@ void mt_rec_exit_now(int status)
  */
 static int runtime_alone(void)
 {
-	long helper = 0;
-	if (S.helper_on) {
-		struct timespec nap = { 0, 1000000 };
-		for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
-			nanosleep(&nap, NULL);
-		if (!helper)
-			return 0;
-	}
+	long helper = helper_id();
+
+	if (helper < 0)
+		return 0;
 	return mt_freeres_safe(helper);
 }
 
@@ -945,8 +1056,12 @@ static void on_exit_cb(int status, void *arg)
 		struct timespec nap = { 0, 1000000 };
 		for (int i = 0; i < 200 && __atomic_load_n(&S.helper_busy, __ATOMIC_ACQUIRE); i++)
 			nanosleep(&nap, NULL);
-		while (sem_trywait(&S.snap_sem) == 0)
-			take_snapshot("signal");
+		while (sem_trywait(&S.snap_sem) == 0) {
+			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
+				take_check("leak check", S.exit_sp);
+			else
+				take_snapshot("signal");
+		}
 	}
 	if (blocking && S.cfg.freeres && mt_rec_active && !mt_rec_foreign() && runtime_alone()) {
 		mt_tls.guard--;
@@ -999,7 +1114,7 @@ int mt_rec_handler_ours(void (*handler)(int))
 /* Does the recorder take sig over while it is at SIG_DFL? */
 static int takes_over(int sig)
 {
-	if (sig == S.cfg.snapshot_signal)
+	if (sig == S.cfg.snapshot_signal || sig == S.cfg.leak_check_signal)
 		return 0;
 	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
 		return 1;

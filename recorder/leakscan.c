@@ -701,6 +701,7 @@ int mt_leakscan(const struct mt_livetab *tab, uint64_t own_sp, long helper,
 	struct sigaction old;
 	long self = syscall(SYS_gettid);
 	uint64_t helper_sp = 0;
+	uint64_t here = (uintptr_t)__builtin_frame_address(0);
 
 	memset(res, 0, sizeof(*res));
 	memset(&old, 0, sizeof(old));
@@ -848,6 +849,8 @@ int mt_leakscan(const struct mt_livetab *tab, uint64_t own_sp, long helper,
 			skip = 1;
 		if (own_sp >= a && own_sp < e)
 			from = own_sp;
+		if (!own_sp && here >= a && here < e)
+			skip = 1;     /* the recorder's helper thread: its own stack */
 		for (size_t j = 0; j < P.n; j++)
 			if (P.slots[j].sp >= a && P.slots[j].sp < e)
 				from = P.slots[j].sp - REDZONE > a ? P.slots[j].sp - REDZONE : a;

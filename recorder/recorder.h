@@ -213,6 +213,7 @@ int mt_modules_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi);
 struct mt_config {
 	unsigned depth;
 	int snapshot_signal;      /* 0: none */
+	int leak_check_signal;    /* MEMTRAIL_LEAK_CHECK_SIGNAL; 0: none */
 	uint64_t snapshot_interval_ns; /* 0: none */
 	char output[4096];        /* expanded path: this process's own file */
 	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
@@ -286,7 +287,8 @@ struct mt_leakscan_result {
 /*
  * Classifies the live blocks of tab (address -> requested size), other
  * threads stopped meanwhile (all but helper, the recorder's thread, 0 if
- * none); the calling thread's stack is a root from own_sp up. usable is
+ * none); the calling thread's stack is a root from own_sp up (0: not at
+ * all, the caller is the helper thread itself). usable is
  * the allocator's malloc_usable_size (NULL: unknown). 0 and *res (release
  * with mt_leakscan_done), or -1 when it could not classify.
  */
@@ -299,6 +301,7 @@ void mt_leakscan_done(struct mt_leakscan_result *res);
 void memtrail_snapshot_impl(const char *label);
 void memtrail_snapshot(void);
 void memtrail_snapshot_named(const char *label);
+void memtrail_leak_check_impl(const char *label);
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */
 

@@ -138,12 +138,14 @@ def parse_memcheck(path):
     if re.search(r"^==%s==\s+All heap blocks were freed" % pid, text, re.M):
         for _, key in kinds:
             r[key + "_bytes"] = r[key + "_blocks"] = 0
+    # the last LEAK SUMMARY: the one at exit (a VALGRIND_DO_LEAK_CHECK
+    # during the run prints one of its own before)
     for label, key in kinds:
-        m = re.search(r"^==%s==\s+%s: ([\d,]+) bytes in ([\d,]+) blocks" % (pid, label),
-                      text, re.M)
+        m = re.findall(r"^==%s==\s+%s: ([\d,]+) bytes in ([\d,]+) blocks" % (pid, label),
+                       text, re.M)
         if m:
-            r[key + "_bytes"] = num(m.group(1))
-            r[key + "_blocks"] = num(m.group(2))
+            r[key + "_bytes"] = num(m[-1][0])
+            r[key + "_blocks"] = num(m[-1][1])
     return r
 
 

@@ -42,6 +42,7 @@
 const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
+	"                       [--leak-check-signal SIG]\n"
 	"                       [--keep-runtime] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
@@ -51,7 +52,8 @@ const char cmd_record_usage[] =
 	"freed their own memory (glibc's __libc_freeres, libstdc++'s\n"
 	"__gnu_cxx::__freeres), as valgrind memcheck counts it. The runtimes\n"
 	"keep it (counted as leaked) while other threads still run at exit,\n"
-	"and at _exit, a fatal signal or an exec; see memtrail(1).\n"
+	"and at _exit, a fatal signal or an exec; see memtrail(1). At a normal\n"
+	"exit the leaks are classified as memcheck's --leak-check=full does.\n"
 	"\n"
 	"  -o FILE                  the log; %p pid, %e program name, %t unix time,\n"
 	"                           %n smallest counter whose file does not exist,\n"
@@ -65,19 +67,23 @@ const char cmd_record_usage[] =
 	"                           FILE.PID written (SIZE)\n"
 	"  --snapshot-signal SIG    take a snapshot on signal SIG (e.g. USR2)\n"
 	"  --snapshot-interval S    take a snapshot every S seconds (e.g. 0.5)\n"
+	"  --leak-check-signal SIG  on signal SIG, a snapshot that also classifies\n"
+	"                           what is live (definitely, indirectly, possibly\n"
+	"                           lost, still reachable), as at exit\n"
 	"  --keep-runtime           leave the runtimes' memory allocated at exit\n"
 	"                           (counted as leaked, as memcheck's\n"
 	"                           --run-libc-freeres=no --run-cxx-freeres=no);\n"
 	"                           MEMTRAIL_FREERES=0 does the same\n"
 	"  -h, --help               this help\n";
 
-enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_HELP };
+enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_HELP, O_LEAK_SIGNAL };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
 	{ "depth", 0, 1, O_DEPTH },
 	{ "follow-children", 0, 0, O_FOLLOW },
 	{ "snapshot-signal", 0, 1, O_SIGNAL },
+	{ "leak-check-signal", 0, 1, O_LEAK_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
 	{ "help", 'h', 0, O_HELP },
@@ -664,6 +670,14 @@ int cmd_record(int argc, char **argv)
 				die_usage("--snapshot-signal: '%s' is not a signal that can be caught", arg);
 			snprintf(num, sizeof(num), "%d", id);
 			set_env("MEMTRAIL_SNAPSHOT_SIGNAL", num);
+			break;
+		case O_LEAK_SIGNAL:
+			id = signal_number(arg);
+			if (!id || id == SIGKILL || id == SIGSTOP)
+				die_usage("--leak-check-signal: '%s' is not a signal that can be caught",
+					  arg);
+			snprintf(num, sizeof(num), "%d", id);
+			set_env("MEMTRAIL_LEAK_CHECK_SIGNAL", num);
 			break;
 		case O_INTERVAL:
 			if (!valid_seconds(arg))

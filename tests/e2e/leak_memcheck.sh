@@ -6,7 +6,8 @@
 # overwritten pointer, a lost list with an indirectly lost tail, an
 # interior pointer only, blocks reachable only from an mmap'ed region and
 # from TLS; leak_thread.c: a block reachable only from another thread's
-# stack; phases.c) and on real programs (python3, perl, sqlite3, git).
+# stack; leak_check.c: a check during the run, memtrail_leak_check() and
+# VALGRIND_DO_LEAK_CHECK; phases.c) and on real programs (python3, perl, sqlite3, git).
 # Each log's LEAK records are also checked by the independent decoder
 # (tests/e2e/rec_decode.py: every listed block live, the totals theirs).
 # Where the recorder cannot scan (_exit, a fatal signal) the summary says
@@ -88,6 +89,38 @@ check leak_thread --run-libc-freeres=no --run-cxx-freeres=no -- "$MT_SAMPLES/lea
 	"77 1 0 0 "*" 1 333 2") mt_ok "leak_thread: 77 B definitely lost, 33 + 300 B reachable" ;;
 	*) mt_fail "leak_thread: not the sample's figures: $(kinds "$MT_TMP/leak_thread.mt.json")" ;;
 	esac
+# A check during the run (memtrail_leak_check, VALGRIND_DO_LEAK_CHECK at
+# the same point): memcheck's first LEAK SUMMARY is the snapshot's kinds.
+check leak_check -- "$MT_SAMPLES/leak_check" &&
+	[ "$(kinds "$MT_TMP/leak_check.mt.json")" = "1048 2 96 2 0 0 0 0" ] &&
+	mt_ok "leak_check: the kinds at exit are the sample's" ||
+	mt_fail "leak_check: at exit $(kinds "$MT_TMP/leak_check.mt.json")"
+vgmid=$(python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+f = lambda l: [x.replace(",", "") for x in re.findall(l + r": ([\d,]+) bytes in ([\d,]+) blocks", t)[0]]
+print(" ".join(" ".join(f(l)) for l in ("definitely lost", "indirectly lost", "possibly lost", "still reachable")))' \
+	"$MT_TMP/leak_check.vg.log")
+mtmid=$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["snapshots"][0]
+print(" ".join(str(s.get(k)) for k in sys.argv[2].split()))' "$MT_TMP/leak_check.mt.json" "$KINDS")
+[ "$vgmid" = "$mtmid" ] && [ "$mtmid" = "1048 2 96 2 0 0 10 1" ] &&
+	mt_ok "leak_check: memcheck's check during the run = the snapshot's: $mtmid" ||
+	mt_fail "leak_check: during the run memcheck '$vgmid' vs memtrail '$mtmid' (sample: 1048 2 96 2 0 0 10 1)"
+grep -q '^memtrail: leak check 0: 1154 bytes live: 1048 definitely lost, 96 indirectly lost, 0 possibly lost, 10 still reachable$' \
+	"$MT_TMP/leak_check.rec.err" && mt_ok "leak_check: record's line for the check" ||
+	mt_fail "leak_check: $(grep 'leak check' "$MT_TMP/leak_check.rec.err")"
+
+# --leak-check-signal: the helper thread makes the check, from outside.
+printf '#include <signal.h>\n#include <stdlib.h>\nvoid *volatile k;\nint main(void) { k = malloc(100); k = malloc(5); raise(SIGUSR2); return 0; }\n' >"$MT_TMP/sig.c"
+cc -O0 -o "$MT_TMP/sig" "$MT_TMP/sig.c" || mt_fail "cannot build the signal program"
+MT_RECORD_ENV="$MT_RECORD_ENV MEMTRAIL_LEAK_CHECK_SIGNAL=12" mt_record "$MT_TMP/sig.data" "$MT_TMP/sig.rec" "$MT_TMP/sig"
+grep -q '^memtrail: leak check 0: 105 bytes live: 100 definitely lost, 0 indirectly lost, 0 possibly lost, 5 still reachable$' \
+	"$MT_TMP/sig.rec.err" && [ "$(cat "$MT_TMP/sig.rec.rc")" = 0 ] &&
+	mt_ok "leak check signal: 100 B definitely lost, 5 B reachable; exit status 0" ||
+	mt_fail "leak check signal: $(cat "$MT_TMP/sig.rec.err"), status $(cat "$MT_TMP/sig.rec.rc")"
+
 check phases -- "$MT_SAMPLES/phases" &&
 	[ "$(kinds "$MT_TMP/phases.mt.json")" = "8192 2 0 0 0 0 1024 1" ] &&
 	mt_ok "phases: rows 14, 15 lost, the config reachable" ||
