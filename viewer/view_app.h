@@ -38,12 +38,15 @@ struct mt_view_app {
 	int entries;                         /* callee first from the entry points
 					        (malloc...), not the allocation sites */
 	enum mt_tree_key sort;
+	int leak_kind;                       /* the leaks view: -1 every block
+						live at the end, else the blocks
+						of that enum mt_leak_kind (K) */
 	struct mt_cost total;                /* of the profile the tree shows */
 
 	/* what the current tree was built for; stale when it differs */
 	int built;
 	enum mt_view_mode b_mode;
-	int b_inverted, b_entries;
+	int b_inverted, b_entries, b_leak_kind;
 	struct mt_view_point b_cur, b_mark;
 
 	int focus_timeline;                  /* Left/Right move the cursor, not the tree */

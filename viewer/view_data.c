@@ -29,6 +29,8 @@ struct cached {
 struct mt_view_data {
 	struct mt_session *ses;
 	struct mt_profile *end_p, *temp_p, *calls_p;
+	struct mt_profile *kind_p; /* the leak kind's blocks (leak_kind >= 0) */
+	int leak_kind;            /* -1: every block live at the end */
 	const struct mt_tree_source *src;
 
 	struct cached cache[NCACHE];
@@ -54,6 +56,7 @@ int mt_view_data_open(const char *path, const struct mt_progress_cb *progress,
 	/* The logs every reader accepts (lib/session.c): one cut inside its
 	 * first chunk opens as an empty run, with report's warning. */
 	d->thread = -1;
+	d->leak_kind = -1;
 	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
@@ -83,6 +86,7 @@ void mt_view_data_free(struct mt_view_data *d)
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
 	mt_profile_free(d->calls_p);
+	mt_profile_free(d->kind_p);
 	mt_session_free(d->ses);
 	free(d);
 }
@@ -113,6 +117,13 @@ int mt_view_data_next_thread(struct mt_view_data *d, char *what, size_t size)
 	rc = mt_session_profile(d->ses, &end, &d->end_p);
 	if (rc == 0)
 		rc = mt_session_temporary(d->ses, &d->temp_p);
+	/* the leak kind's blocks, of this thread now */
+	if (rc == 0 && d->leak_kind >= 0) {
+		int kind = d->leak_kind;
+
+		d->leak_kind = -1;
+		rc = mt_view_data_leak_kind(d, kind);
+	}
 	if (i < 0)
 		snprintf(what, size, "every thread");
 	else
@@ -258,7 +269,7 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	*out = NULL;
 	switch (mode) {
 	case MT_VIEW_LEAKS:
-		p = d->end_p;
+		p = d->leak_kind >= 0 ? d->kind_p : d->end_p;
 		break;
 	case MT_VIEW_TEMPORARY:
 		p = d->temp_p;
@@ -300,4 +311,20 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	}
 	mt_profile_free(own);
 	return rc;
+}
+
+int mt_view_data_leak_kind(struct mt_view_data *d, int kind)
+{
+	struct mt_profile *p = NULL;
+	int rc;
+
+	if (kind >= 0) {
+		rc = mt_session_leak_profile(d->ses, (unsigned)kind, &p);
+		if (rc < 0)
+			return rc;
+	}
+	mt_profile_free(d->kind_p);
+	d->kind_p = p;
+	d->leak_kind = kind;
+	return 0;
 }
