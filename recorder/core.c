@@ -1039,12 +1039,17 @@ static int runtime_alone(void)
  * interrupted a hook, which may be inside malloc, and not while other
  * threads run), and END follows: what is live then is the program's own.
  */
+static uintptr_t exit_caller_sp(void);
+
 static void on_exit_cb(int status, void *arg)
 {
 	(void)arg;
-	/* The leak scan's roots on this stack start above this frame: the
-	 * recorder's frames below are not the program's. */
-	S.exit_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
+	/* The leak scan's roots on this stack: from exit()'s caller up (see
+	 * exit_caller_sp), else from above this frame (the recorder's frames
+	 * below are not the program's). */
+	S.exit_sp = exit_caller_sp();
+	if (!S.exit_sp)
+		S.exit_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 	/* exit() from a signal handler that interrupted one of our hooks on
 	 * this thread: the log lock may be ours already, so only try it. */
 	int blocking = mt_tls.guard == 0;
@@ -1506,6 +1511,45 @@ int (*mt_backtrace)(void **buf, int size) = no_backtrace;
  * (a C program loading C++ code: libstdc++ would bind _Unwind_RaiseException
  * to it). (While the Makefile still links -lunwind, this finds that copy.)
  */
+/* libunwind's frame walk (load_unwinder), for the caller of exit(). */
+static struct {
+	int (*getcontext)(unw_context_t *);
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
+} U;
+
+/*
+ * The stack pointer of the function that called exit() (after a return
+ * from main: main's caller), where the exiting thread's roots begin for
+ * the leak scan. The frames below it, exit's own and its handlers', lie
+ * over frames the program has left (main's, after it returned), whose
+ * slots they do not all write: those still hold what the program put
+ * there, which memcheck, knowing them undefined, skips. 0 when the walk
+ * cannot tell (no unwinder, exit not within 64 frames).
+ */
+static uintptr_t exit_caller_sp(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_proc_info_t pi;
+	unw_word_t sp;
+	uintptr_t ex = (uintptr_t)&exit;
+
+	if (!U.getcontext || !U.init_local || !U.step || !U.get_reg || !U.get_proc_info)
+		return 0;
+	if (U.getcontext(&uc) < 0 || U.init_local(&c, &uc) < 0)
+		return 0;
+	for (int i = 0; i < 64; i++) {
+		if (U.get_proc_info(&c, &pi) == 0 && pi.start_ip == ex)
+			return U.step(&c) > 0 && U.get_reg(&c, UNW_REG_SP, &sp) == 0 ? (uintptr_t)sp : 0;
+		if (U.step(&c) <= 0)
+			return 0;
+	}
+	return 0;
+}
+
 static void load_unwinder(void)
 {
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -1525,6 +1569,11 @@ static void load_unwinder(void)
 	}
 	if (policy && as)
 		policy(*as, UNW_CACHE_PER_THREAD);
+	U.getcontext = (int (*)(unw_context_t *))dlsym(h, MT_STR(unw_tdep_getcontext));
+	U.init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(h, MT_STR(unw_init_local));
+	U.step = (int (*)(unw_cursor_t *))dlsym(h, MT_STR(unw_step));
+	U.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, MT_STR(unw_get_reg));
+	U.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))dlsym(h, MT_STR(unw_get_proc_info));
 	mt_backtrace = mt_unwind_setup(bt, S.cfg.unwind);
 }
 
