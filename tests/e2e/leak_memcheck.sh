@@ -7,7 +7,7 @@
 # interior pointer only, blocks reachable only from an mmap'ed region and
 # from TLS; leak_thread.c: a block reachable only from another thread's
 # stack; leak_check.c: a check during the run, memtrail_leak_check() and
-# VALGRIND_DO_LEAK_CHECK; phases.c) and on real programs (python3, perl, sqlite3, git).
+# VALGRIND_DO_LEAK_CHECK; cxx_new.cpp; phases.c) and on real programs (python3, perl, sqlite3, git).
 # Each log's LEAK records are also checked by the independent decoder
 # (tests/e2e/rec_decode.py: every listed block live, the totals theirs).
 # Where the recorder cannot scan (_exit, a fatal signal) the summary says
@@ -121,6 +121,12 @@ grep -q '^memtrail: leak check 0: 105 bytes live: 100 definitely lost, 0 indirec
 	mt_ok "leak check signal: 100 B definitely lost, 5 B reachable; exit status 0" ||
 	mt_fail "leak check signal: $(cat "$MT_TMP/sig.rec.err"), status $(cat "$MT_TMP/sig.rec.rc")"
 
+# C++: the orphan Node's only pointer was a local of main, dead once main
+# returned (exit's frames lie over main's: the scan starts at exit's caller).
+check cxx_new -- "$MT_SAMPLES/cxx_new" &&
+	[ "$(kinds "$MT_TMP/cxx_new.mt.json")" = "24 1 0 0 0 0 0 0" ] &&
+	mt_ok "cxx_new: the orphan Node definitely lost" ||
+	mt_fail "cxx_new: $(kinds "$MT_TMP/cxx_new.mt.json")"
 check phases -- "$MT_SAMPLES/phases" &&
 	[ "$(kinds "$MT_TMP/phases.mt.json")" = "8192 2 0 0 0 0 1024 1" ] &&
 	mt_ok "phases: rows 14, 15 lost, the config reachable" ||
