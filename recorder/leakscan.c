@@ -355,7 +355,8 @@ static int park_all(long self, long helper, int *sig_out, struct sigaction *old)
 			if (syscall(SYS_tgkill, (long)getpid(), tids[i], sig) < 0) {
 				if (errno != ESRCH)
 					goto out;
-				P.slots[P.n - 1].arrived = 1;   /* gone: nothing to scan */
+				/* gone: nothing to scan, nothing to wait for */
+				P.slots[P.n - 1].arrived = 2;
 				P.slots[P.n - 1].nregs = 0;
 				P.slots[P.n - 1].sp = 0;
 			}
