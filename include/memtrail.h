@@ -9,11 +9,17 @@
  *   ...                                  // this thread, are tagged "parser"
  *   memtrail_tag_pop();                  // (nested: "parser/lexer")
  *   { memtrail::tag_scope t("parser"); ... }   // C++: pops at scope end
+ *   memtrail_leak_check();               // a snapshot that also classifies
+ *   memtrail_leak_check_named("warm");   // what is live, as memcheck's
+ *                                        // VALGRIND_DO_LEAK_CHECK
  *
  * Header only: a program that includes it needs no link flag, and when it
  * runs without memtrail (no libmemtrail.so preloaded) the calls do nothing.
  * Under `memtrail record` each call appends a numbered snapshot marker to the
- * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr.
+ * log and prints `memtrail: snapshot N: LIVE bytes (+DELTA)` on stderr; a
+ * leak check also scans the process for which live blocks are still
+ * reachable (definitely, indirectly, possibly lost, still reachable) and
+ * prints `memtrail: leak check N: LIVE bytes live: D definitely lost, ...`.
  *
  * Tags: each thread has a stack of scopes; every allocation carries the
  * path of the scopes open on its thread when it was made ("parser/lexer"),
@@ -75,6 +81,20 @@ static inline void memtrail_tag_pop(void)
 {
 	if (memtrail_tag_pop_impl)
 		memtrail_tag_pop_impl();
+}
+
+extern void memtrail_leak_check_impl(const char *label) __attribute__((weak));
+
+/* A snapshot whose live blocks are classified; a no-op without memtrail. */
+static inline void memtrail_leak_check_named(const char *label)
+{
+	if (memtrail_leak_check_impl)
+		memtrail_leak_check_impl(label ? label : "");
+}
+
+static inline void memtrail_leak_check(void)
+{
+	memtrail_leak_check_named("");
 }
 
 #ifdef __cplusplus

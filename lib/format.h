@@ -171,12 +171,32 @@
  *        Written when a thread first pushes that path, before any STACK
  *        names it. Readers show the path as the names from the outermost
  *        joined with "/". Version 4 on.
+ *   0x10 LEAK         uv n, n x (uv ((address - prev) << 2 | kind), uv stack,
+ *                     uv size), uv last, and when last = 1: 4 x (uv bytes,
+ *                     uv blocks)
+ *        A leak check (version 4 on): which of the blocks live at this
+ *        point of the log the program could still reach, memcheck's way
+ *        (enum mt_leak_kind). A check is one or more LEAK records in a
+ *        row; together they list every block that is not reachable, in
+ *        increasing address order, each with its kind (0 definitely, 1
+ *        indirectly, 2 possibly lost), its stack id and its requested
+ *        size (as a FREE names its block, so that readers need no table of
+ *        live blocks); prev is the address listed before
+ *        it in the same record (0 for the record's first). At most
+ *        MT_LEAK_PER_RECORD addresses a record; the last (last = 1) ends
+ *        the check with its totals, bytes and blocks per kind in enum
+ *        order (reachable: the live blocks not listed). Every listed
+ *        address is a live block. The recorder writes one check just
+ *        before END(EXIT); none where it could not scan (other ends, a
+ *        thread that would not stop), and readers then say "not
+ *        classified".
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
  * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
- * (BLOCK above); TAG, and STACK's tag. 3: THREAD_NAME and RSS; frees
- * name an address only, no tags. 2: neither. Readers take all three.
+ * (BLOCK above); LEAK; TAG, and STACK's tag. 3: THREAD_NAME and RSS;
+ * frees name an address only; no leak kinds, no tags. 2: neither.
+ * Readers take all three.
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -215,12 +235,52 @@ enum mt_record {
 	MT_REC_SWITCH      = 0x0D,
 	MT_REC_THREAD_NAME = 0x0E,  /* version 3 on */
 	MT_REC_RSS         = 0x0F,  /* version 3 on */
+	MT_REC_LEAK        = 0x10,  /* version 4 on */
 	MT_REC_TAG         = 0x11,  /* version 4 on */
 };
 
 /* Tag paths a log may define (ids 1 .. MT_MAX_TAGS), and their depth. */
 #define MT_MAX_TAGS           (1u << 20)
 #define MT_MAX_TAG_DEPTH      64
+
+/*
+ * The kinds of a leak check (LEAK records), valgrind memcheck's: in the
+ * order reports give them.
+ */
+enum mt_leak_kind {
+	MT_LEAK_DEFINITE = 0,   /* no pointer to it anywhere reachable */
+	MT_LEAK_INDIRECT = 1,   /* pointed to only from lost blocks */
+	MT_LEAK_POSSIBLE = 2,   /* only pointers into its middle */
+	MT_LEAK_REACHABLE = 3,  /* a pointer to its start from a root, or a
+				 * reachable block */
+	MT_LEAK_KINDS
+};
+
+/* A leak check's totals (the LEAK record that ends it), per kind. */
+struct mt_leak_totals {
+	uint64_t bytes[MT_LEAK_KINDS];
+	uint64_t blocks[MT_LEAK_KINDS];
+};
+
+/* A kind's name in reports ("definitely lost:") and its JSON key stem. */
+static inline const char *mt_leak_kind_label(unsigned k)
+{
+	static const char *const l[MT_LEAK_KINDS] = {
+		"definitely lost:", "indirectly lost:", "possibly lost:", "still reachable:",
+	};
+	return k < MT_LEAK_KINDS ? l[k] : "?";
+}
+
+static inline const char *mt_leak_kind_key(unsigned k)
+{
+	static const char *const l[MT_LEAK_KINDS] = {
+		"definitely_lost", "indirectly_lost", "possibly_lost", "reachable",
+	};
+	return k < MT_LEAK_KINDS ? l[k] : "?";
+}
+
+/* Blocks one LEAK record lists at most (so that it fits any chunk). */
+#define MT_LEAK_PER_RECORD    300
 
 /* The streams of a chunk (see CHUNK above). */
 enum mt_stream {

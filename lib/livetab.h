@@ -134,6 +134,25 @@ static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t v
 	return 0;
 }
 
+/* The value of the block at addr, left in place: 1, or 0 when not live. */
+static inline int mt_livetab_get(const struct mt_livetab *t, uint64_t addr, uint64_t *val)
+{
+	size_t i, mask;
+
+	if (!addr) {
+		*val = t->zero_val;
+		return t->zero_live;
+	}
+	if (!t->cap)
+		return 0;
+	mask = t->cap - 1;
+	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
+		if (!t->slots[i].addr)
+			return 0;
+	*val = t->slots[i].val;
+	return 1;
+}
+
 /* Removes the block at addr: 1 and its value in *val, or 0 when not live. */
 static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val)
 {

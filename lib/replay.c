@@ -109,6 +109,7 @@ enum {
 	IT_THREAD,            /* stack: the index, thread: the tid */
 	IT_THREAD_NAME,       /* stack: the index, p: the name (malloc'd) */
 	IT_TAG,               /* stack: the id, thread: the parent, p: the path */
+	IT_LEAK,              /* time, p: the check (struct leakrec, malloc'd) */
 	IT_RSS,               /* time, size: bytes */
 	IT_UNLOAD,            /* time, a: the base */
 	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
@@ -140,6 +141,7 @@ struct endrec {
 	int how;
 	int64_t code;
 	struct mt_totals totals;
+	int leak_open;        /* a leak check's records had begun, not ended */
 };
 #define SLICE 4096
 #define NSLICE 8              /* slices between the stages when threaded */
@@ -213,6 +215,15 @@ struct mt_replay {
 
 	struct mt_end end;
 	char *stop_reason;
+
+	/* The leak check being read: its blocks so far. */
+	struct mt_leak_block *leak;
+	size_t nleak, leakcap;
+	uint64_t leak_last;   /* the highest address listed, for order */
+	int leak_open;        /* a check's records have begun */
+	uint64_t leak_seq;    /* events before the latest check */
+	struct mt_leak_check_at *checks;  /* every check of the run */
+	size_t nchecks, checkcap;
 
 	/* Decoding state of the current run. */
 	uint64_t events;
@@ -476,6 +487,8 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->names);
 	mt_livetab_fini(&r->live);
 	free(r->big);
+	free(r->leak);
+	free(r->checks);
 	free(r->stop_reason);
 	free(r);
 }
@@ -845,6 +858,82 @@ static int rec_thread_name(struct mt_replay *r, struct cur *c, struct slice *sl)
 	return 0;
 }
 
+/* A leak check as decoded, and the blocks it lists (IT_LEAK). */
+struct leakrec {
+	struct mt_leak_check lc;
+	struct mt_leak_block b[];
+};
+
+/*
+ * LEAK (version 4 on): a piece of a leak check; its last makes an IT_LEAK
+ * item (the applier gives it its seq and the blocks' threads). Each listed
+ * block must be one its stack can have live (the tail alone, which knows
+ * no stacks, takes them on trust and keeps the totals only).
+ */
+static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
+{
+	uint64_t n, v, last, prev = 0, stack, size;
+	struct leakrec *lr;
+	struct item *it;
+
+	if (r->hdr.version < 4 || get_uv(c, &n) < 0 || n > MT_LEAK_PER_RECORD)
+		return MT_E_CORRUPT;
+	if (!r->leak_open) {
+		r->leak_open = 1;
+		r->nleak = 0;
+		r->leak_last = 0;
+	}
+	if (!r->tail && grow_array((void **)&r->leak, &r->leakcap, r->nleak + n,
+				   sizeof(*r->leak)) < 0)
+		return MT_E_NOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct mt_leak_block *b;
+
+		if (get_uv(c, &v) < 0 || (v & 3) == MT_LEAK_REACHABLE || (i && v >> 2 == 0) ||
+		    prev + (v >> 2) < prev || get_uv(c, &stack) < 0 || stack >= r->nstacks ||
+		    get_uv(c, &size) < 0)
+			return MT_E_CORRUPT;
+		prev += v >> 2;
+		/* increasing addresses over the whole check */
+		if (r->nleak && prev <= r->leak_last)
+			return MT_E_CORRUPT;
+		r->leak_last = prev;
+		if (r->tail) {
+			r->nleak++;
+			continue;
+		}
+		if (!r->sblocks[stack] || r->sbytes[stack] < size)
+			return MT_E_CORRUPT;
+		b = &r->leak[r->nleak++];
+		b->addr = prev;
+		b->kind = (unsigned)(v & 3);
+		b->size = size;
+		b->stack = (uint32_t)stack;
+		b->thread = 0;
+	}
+	if (get_uv(c, &last) < 0 || last > 1)
+		return MT_E_CORRUPT;
+	if (!last)
+		return 0;
+	n = r->tail ? 0 : r->nleak;
+	lr = calloc(1, sizeof(*lr) + n * sizeof(lr->b[0]));
+	if (!lr)
+		return MT_E_NOMEM;
+	for (int k = 0; k < MT_LEAK_KINDS; k++)
+		if (get_uv(c, &lr->lc.tot.bytes[k]) < 0 || get_uv(c, &lr->lc.tot.blocks[k]) < 0) {
+			free(lr);
+			return MT_E_CORRUPT;
+		}
+	r->leak_open = 0;
+	memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
+	lr->lc.n = n;
+	lr->lc.lost = lr->b;
+	it = put(sl, IT_LEAK);
+	it->time = r->time;
+	it->p = lr;
+	return 0;
+}
+
 static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 {
 	if (get_u32(c, t, UINT32_MAX) < 0)
@@ -1155,6 +1244,8 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		return rec_thread_name(r, c, sl);
 	case MT_REC_TAG:
 		return rec_tag(r, c, sl);
+	case MT_REC_LEAK:
+		return rec_leak(r, c, sl);
 	case MT_REC_RSS:
 		if (r->hdr.version < 3 || get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
@@ -1191,6 +1282,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 			return MT_E_CORRUPT;
 		e.how = (int)a;
 		e.code = d1;
+		e.leak_open = r->leak_open;
 		it = put(sl, IT_END);
 		it->p = malloc(sizeof(e));
 		if (!it->p)
@@ -1294,7 +1386,8 @@ static void discard(struct slice *sl, size_t i)
 	for (; i < sl->n; i++) {
 		int k = sl->it[i].kind;
 
-		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END)
+		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
+		    k == IT_LEAK)
 			free(sl->it[i].p);
 	}
 	sl->n = 0;
@@ -1309,6 +1402,38 @@ static int thread_seen(struct mt_replay *r, uint32_t index)
 		r->names[r->nnames++] = NULL;
 	free(r->names[index]);
 	r->names[index] = NULL;
+	return 0;
+}
+
+/*
+ * IT_LEAK: the check comes after the events applied so far (its seq), its
+ * blocks' threads from the owners' table when kept (else thread 0's); it
+ * classifies END if nothing comes between. 0 or MT_E_NOMEM.
+ */
+static int leak_check(struct mt_replay *r, struct item *it, const struct mt_replay_ops *ops,
+		      void *ctx)
+{
+	struct leakrec *lr = it->p;
+	uint64_t val;
+
+	lr->lc.seq = r->seq;
+	lr->lc.time_ns = it->time;
+	for (size_t i = 0; r->owners && i < lr->lc.n; i++)
+		if (mt_livetab_get(&r->live, lr->b[i].addr, &val))
+			lr->b[i].thread = (uint32_t)val;
+	r->end.classified = 1;
+	r->end.leaks = lr->lc.tot;
+	r->leak_seq = r->seq;
+	if (!r->tail) {
+		if (grow_array((void **)&r->checks, &r->checkcap, r->nchecks + 1,
+			       sizeof(*r->checks)) < 0)
+			return MT_E_NOMEM;
+		r->checks[r->nchecks].seq = lr->lc.seq;
+		r->checks[r->nchecks].time_ns = lr->lc.time_ns;
+		r->checks[r->nchecks++].tot = lr->lc.tot;
+	}
+	if (ops->on_leak_check)
+		ops->on_leak_check(ctx, &lr->lc);
 	return 0;
 }
 
@@ -1367,6 +1492,9 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			if (ops->on_tag)
 				ops->on_tag(ctx, it->stack, it->thread, it->p);
 			break;
+		case IT_LEAK:
+			rc = leak_check(r, it, ops, ctx);
+			break;
 		case IT_RSS:
 			if (ops->on_rss)
 				ops->on_rss(ctx, it->time, it->size);
@@ -1388,6 +1516,11 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		case IT_END: {
 			const struct endrec *e = it->p;
 
+			/* END is classified by a check with no event after it */
+			if (r->end.classified && (r->leak_seq != r->seq || e->leak_open)) {
+				r->end.classified = 0;
+				memset(&r->end.leaks, 0, sizeof(r->end.leaks));
+			}
 			r->end.clean = 1;
 			r->end.how = e->how;
 			r->end.code = e->code;
@@ -1430,7 +1563,8 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 	}
 	/* snapshot labels were lent to the consumer, END's figures copied */
 	for (size_t k = 0; k < i; k++)
-		if (sl->it[k].kind == IT_SNAPSHOT || sl->it[k].kind == IT_END)
+		if (sl->it[k].kind == IT_SNAPSHOT || sl->it[k].kind == IT_END ||
+		    sl->it[k].kind == IT_LEAK)
 			free(sl->it[k].p);
 	discard(sl, i);
 	return ret;
@@ -1623,6 +1757,9 @@ static void reset_run(struct mt_replay *r)
 	r->nbig = 0;
 	r->big_free = UINT32_MAX;
 	memset(&r->end, 0, sizeof(r->end));
+	r->leak_open = 0;
+	r->nleak = 0;
+	r->nchecks = 0;
 	free(r->stop_reason);
 	r->stop_reason = NULL;
 	r->events = 0;
@@ -1693,7 +1830,22 @@ int mt_replay_resume(struct mt_replay *r, const struct mt_replay_ops *ops, void 
 	return run_chunks(r, ops, ctx);
 }
 
+size_t mt_replay_leak_checks(const struct mt_replay *r, const struct mt_leak_check_at **out)
+{
+	*out = r->checks;
+	return r->nchecks;
+}
+
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot)
+{
+	int classified;
+	struct mt_leak_totals lk;
+
+	return mt_replay_end_leaks(r, how, tot, &classified, &lk);
+}
+
+int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *tot,
+			int *classified, struct mt_leak_totals *leaks)
 {
 	static const struct mt_replay_ops none;
 	struct mt_replay *t;
@@ -1728,6 +1880,9 @@ int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *t
 	if (rc) {
 		*how = (unsigned)t->end.how;
 		*tot = t->end.totals;
+		/* a check only counts for END when it came just before */
+		*classified = t->end.classified;
+		*leaks = t->end.leaks;
 	}
 out:
 	mt_replay_free(t);

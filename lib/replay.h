@@ -75,6 +75,35 @@ struct mt_snapshot {
 	uint64_t time_ns;
 };
 
+/* A block a leak check lists (format.h LEAK), as the replay knows it. */
+struct mt_leak_block {
+	uint64_t addr;
+	uint64_t size;        /* requested size */
+	uint32_t stack;       /* stack id that allocated it */
+	uint32_t thread;      /* thread index that allocated it */
+	unsigned kind;        /* enum mt_leak_kind, never MT_LEAK_REACHABLE */
+};
+
+/*
+ * A leak check (format.h LEAK): the live blocks at this point of the log
+ * that are not reachable, by address, and the totals per kind (the
+ * reachable ones: every live block not listed).
+ */
+struct mt_leak_check {
+	uint64_t seq;         /* events before it */
+	uint64_t time_ns;
+	struct mt_leak_totals tot;
+	size_t n;
+	const struct mt_leak_block *lost;
+};
+
+/* Where a leak check came in the log, and its totals. */
+struct mt_leak_check_at {
+	uint64_t seq;         /* events before it (a check after a snapshot: its seq + 1) */
+	uint64_t time_ns;
+	struct mt_leak_totals tot;
+};
+
 /* How the log ended. */
 struct mt_end {
 	int clean;            /* 1 if an END record was read */
@@ -89,6 +118,8 @@ struct mt_end {
 	int error;            /* MT_E_* that stopped reading (0: none, or only END missing) */
 	uint64_t error_offset; /* file offset of the chunk (or record) at fault */
 	int stopped;          /* a callback stopped the run early: clean/truncated unknown */
+	int classified;       /* a leak check came just before END ... */
+	struct mt_leak_totals leaks; /* ... with these totals */
 };
 
 /*
@@ -111,6 +142,11 @@ struct mt_replay_ops {
 	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int  (*on_free)(void *ctx, const struct mt_event *ev);
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
+	/*
+	 * A leak check, once its last LEAK record is read (every event
+	 * before it applied; the blocks are still live).
+	 */
+	void (*on_leak_check)(void *ctx, const struct mt_leak_check *lc);
 	/* A sample of the process's resident set, in bytes (RSS record). */
 	void (*on_rss)(void *ctx, uint64_t time_ns, uint64_t bytes);
 	/* Called once at the end, also after truncation or an early stop. */
@@ -227,6 +263,17 @@ void mt_replay_trim(struct mt_replay *r);
  * reader; the state of the last run is untouched.
  */
 int mt_replay_end_totals(struct mt_replay *r, unsigned *how, struct mt_totals *tot);
+
+/* Every leak check the last run read, in log order; owned by the replay
+ * until the next run. */
+size_t mt_replay_leak_checks(const struct mt_replay *r, const struct mt_leak_check_at **out);
+
+/*
+ * mt_replay_end_totals, and whether a leak check came just before END
+ * (*classified) with its totals (*leaks).
+ */
+int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *tot,
+			int *classified, struct mt_leak_totals *leaks);
 
 /* Frees the replay; NULL is a no-op. */
 void mt_replay_free(struct mt_replay *r);

@@ -699,6 +699,70 @@ static int json_sizes(struct report *rp)
 	return 0;
 }
 
+int mt_leak_kinds_parse(const char *text, unsigned *bits)
+{
+	static const char *const names[MT_LEAK_KINDS] = {
+		"definite", "indirect", "possible", "reachable",
+	};
+	unsigned b = 0;
+
+	if (!strcmp(text, "all")) {
+		*bits = (1u << MT_LEAK_KINDS) - 1;
+		return 0;
+	}
+	while (*text) {
+		size_t n = strcspn(text, ",");
+		unsigned k;
+
+		for (k = 0; k < MT_LEAK_KINDS; k++)
+			if (strlen(names[k]) == n && !strncmp(text, names[k], n))
+				break;
+		if (k == MT_LEAK_KINDS)
+			return MT_E_ARG;
+		b |= 1u << k;
+		text += n;
+		if (*text == ',' && *++text == '\0')
+			return MT_E_ARG;
+	}
+	if (!b)
+		return MT_E_ARG;
+	*bits = b;
+	return 0;
+}
+
+/*
+ * After the leaked tree of a classified log: one tree per kind asked for
+ * that has blocks, in enum order (definitely lost first), titled as the
+ * summary names the kind.
+ */
+static int text_leak_kinds(struct report *rp)
+{
+	unsigned want = rp->o->leak_kinds ? rp->o->leak_kinds : MT_LEAK_KINDS_DEFAULT;
+
+	if (!mt_session_end(rp->ses)->classified)
+		return 0;
+	for (unsigned k = 0; k < MT_LEAK_KINDS; k++) {
+		struct mt_profile *p = NULL;
+		char name[32];
+		int rc;
+
+		if (!(want & 1u << k))
+			continue;
+		rc = mt_session_leak_profile(rp->ses, k, &p);
+		if (rc < 0)
+			return rc;
+		if (mt_profile_total(p).blocks > 0) {
+			snprintf(name, sizeof(name), "%s", mt_leak_kind_label(k));
+			name[strlen(name) - 1] = '\0';   /* the tree header adds ':' */
+			rc = text_tree(rp, name, p, 0, LIVE);
+		}
+		mt_profile_free(p);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int write_text(struct report *rp)
 {
 	const struct mt_report_opts *o = rp->o;
@@ -720,6 +784,8 @@ static int write_text(struct report *rp)
 	    (rc = text_at(rp, mt_session_end(rp->ses)->how == MT_END_STOPPED &&
 			  mt_session_end(rp->ses)->clean ? "live when recording stopped" : "leaked",
 			  &end)) < 0)
+		return rc;
+	if (o->show & MT_SHOW_LEAKS && (rc = text_leak_kinds(rp)) < 0)
 		return rc;
 	if (o->show & (MT_SHOW_SNAPSHOTS | MT_SHOW_DELTAS) && !st->nsnapshots) {
 		section(rp);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "agg.h"
+#include "format.h"
 
 struct mt_session;
 
@@ -42,6 +43,17 @@ enum mt_report_format {
 };
 
 
+/* memcheck's default for full checks: every kind but the reachable. */
+#define MT_LEAK_KINDS_DEFAULT ((1u << MT_LEAK_DEFINITE) | (1u << MT_LEAK_INDIRECT) | \
+			       (1u << MT_LEAK_POSSIBLE))
+
+/*
+ * The kinds named in text ("definite,indirect,possible,reachable", any
+ * of them, comma-separated; "all" for every kind) as leak_kinds bits:
+ * 0 and *bits, or MT_E_ARG.
+ */
+int mt_leak_kinds_parse(const char *text, unsigned *bits);
+
 struct mt_report_opts {
 	unsigned show;              /* MT_SHOW_* bits; never 0 when called */
 	enum mt_report_format format;
@@ -57,6 +69,10 @@ struct mt_report_opts {
 	const char *include_function, *exclude_function;  /* POSIX extended regexes or NULL */
 	const char *include_module, *exclude_module;
 	struct mt_at diff_a, diff_b;   /* START, PEAK, END or SNAPSHOT (mt_at_parse) */
+	unsigned leak_kinds;        /* with MT_SHOW_LEAKS on a classified log: a
+				       tree per non-empty kind of these (bit 1 <<
+				       enum mt_leak_kind) after the leaked tree;
+				       0: MT_LEAK_KINDS_DEFAULT */
 	int64_t thread;             /* trees of the blocks allocated by the thread(s)
 				       with this kernel tid; 0: every thread */
 	const char *tag;            /* trees of the stacks of this tag path and the

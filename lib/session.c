@@ -77,6 +77,10 @@ struct mt_session {
 	size_t ntags;
 	uint8_t *only_tag;        /* mt_session_only_tag: per tag path, kept */
 	char *stop_reason;        /* the end's, ours */
+	struct mt_leak_block *lost; /* the latest leak check's lost blocks */
+	size_t nlost;
+	struct mt_leak_check_at *checks; /* every check of the pass */
+	size_t nchecks;
 	int err;
 
 	/* following a log still being written (opts.follow, mt_session_poll) */
@@ -225,12 +229,45 @@ static void pass_end(void *ctx, const struct mt_end *e)
 			series_ops.on_end(s->series, e);
 	}
 	s->end = *e;
+	/* the checks of the pass: a side replay starts the replay's over */
+	{
+		const struct mt_leak_check_at *c;
+		size_t n = mt_replay_leak_checks(s->r, &c);
+
+		free(s->checks);
+		s->checks = NULL;
+		s->nchecks = 0;
+		if (n && !(s->checks = malloc(n * sizeof(*c))))
+			s->err = MT_E_NOMEM;
+		else if (n) {
+			memcpy(s->checks, c, n * sizeof(*c));
+			s->nchecks = n;
+		}
+	}
 	/* the replay's string lasts one run; a side replay would end it */
 	s->end.stop_reason = NULL;
 	free(s->stop_reason);
 	s->stop_reason = NULL;
 	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
 		s->err = MT_E_NOMEM;
+}
+
+/* A leak check: its lost blocks are kept (the latest check's; only the
+ * one just before END classifies the end: mt_end.classified). */
+static void pass_leak(void *ctx, const struct mt_leak_check *lc)
+{
+	struct mt_session *s = ctx;
+	struct mt_leak_block *b = NULL;
+
+	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
+		s->err = MT_E_NOMEM;
+		return;
+	}
+	if (lc->n)
+		memcpy(b, lc->lost, lc->n * sizeof(*b));
+	free(s->lost);
+	s->lost = b;
+	s->nlost = lc->n;
 }
 
 static void pass_progress(void *ctx, uint64_t done, uint64_t total)
@@ -319,6 +356,7 @@ static void pass_ops(struct mt_replay_ops *ops)
 	ops->on_snapshot = pass_snapshot;
 	ops->on_end = pass_end;
 	ops->on_rss = pass_rss;
+	ops->on_leak_check = pass_leak;
 	ops->on_progress = pass_progress;
 }
 
@@ -368,15 +406,20 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	mt_agg_size_buckets(s->agg, s->o.size_buckets);
 	{
 		/* END knows how many blocks will be live at the peak: the
-		 * live table is made that large at once (a hint only). */
+		 * live table is made that large at once (a hint only); and
+		 * whether the blocks live at the end are classified. */
 		struct mt_totals tot;
+		struct mt_leak_totals lk;
 		unsigned how;
+		int classified = 0;
 
-		if (mt_replay_end_totals(s->r, &how, &tot) == 1)
+		if (mt_replay_end_leaks(s->r, &how, &tot, &classified, &lk) == 1)
 			(void)mt_replay_expect_blocks(s->r, tot.peak_blocks);
+		/* whose blocks frees end: per-thread figures ask, and so does
+		 * a thread restriction of the end's leak kinds */
+		mt_replay_owners(s->r, !s->o.figures_only &&
+				 (!(s->o.skip & MT_TALLY_NO_THREADS) || classified));
 	}
-	/* whose blocks frees end: only per-thread figures ask */
-	mt_replay_owners(s->r, !s->o.figures_only && !(s->o.skip & MT_TALLY_NO_THREADS));
 	if (s->o.figures_only) {
 		/* the aggregator alone, straight from the replay */
 		rc = mt_agg_run(s->agg, s->r, NULL, 0, NULL, &s->o.progress);
@@ -437,6 +480,8 @@ void mt_session_free(struct mt_session *s)
 	free(s->only);
 	free(s->tags);
 	free(s->only_tag);
+	free(s->lost);
+	free(s->checks);
 	free(s);
 }
 
@@ -1034,4 +1079,49 @@ int64_t mt_session_poll(struct mt_session *s)
 	if (!(s->cursor = mt_profile_new()))
 		return MT_E_NOMEM;
 	return (int64_t)(mt_agg_stats(s->agg)->events - had);
+}
+
+/* ---- leak kinds ------------------------------------------------------------------ */
+
+int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profile **out)
+{
+	struct mt_profile *p = NULL;
+	int rc;
+
+	*out = NULL;
+	if (kind >= MT_LEAK_KINDS)
+		return MT_E_ARG;
+	if (!s->end.classified || s->o.figures_only)
+		return MT_E_NOTFOUND;
+	if (kind == MT_LEAK_REACHABLE) {
+		/* what is live at the end, less the lost blocks */
+		struct mt_at end = { MT_AT_END, 0 };
+
+		rc = mt_session_profile(s, &end, &p);
+		if (rc < 0)
+			return rc;
+	} else if (!(p = mt_profile_new())) {
+		return MT_E_NOMEM;
+	}
+	for (size_t i = 0; i < s->nlost; i++) {
+		const struct mt_leak_block *b = &s->lost[i];
+		int64_t sign = kind == MT_LEAK_REACHABLE ? -1 : 1;
+		struct mt_cost c = { sign * (int64_t)b->size, sign, 0 };
+
+		if ((kind != MT_LEAK_REACHABLE && b->kind != kind) ||
+		    (s->only && !kept(s, b->thread)))
+			continue;
+		if (mt_profile_add(p, b->stack, &c) < 0) {
+			mt_profile_free(p);
+			return MT_E_NOMEM;
+		}
+	}
+	*out = p;
+	return 0;
+}
+
+size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_check_at **out)
+{
+	*out = s->checks;
+	return s->nchecks;
 }

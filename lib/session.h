@@ -179,6 +179,19 @@ int mt_session_replay_points(struct mt_session *s, const struct mt_at *at, size_
 uint64_t mt_session_indexed_time(const struct mt_session *s, uint64_t t);
 
 /*
+ * The blocks live at the end of one kind (enum mt_leak_kind) of the leak
+ * check the recorder made just before END: per stack, bytes and blocks
+ * (allocs 0 but for the reachable, which are the end's profile less the
+ * lost blocks). A new profile owned by the caller; 0, or MT_E_NOTFOUND
+ * when the end is not classified (mt_end.classified; and for a
+ * figures_only session), or MT_E_NOMEM.
+ */
+int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profile **out);
+
+/* Every leak check of the log (replay.h), in log order; owned by s. */
+size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_check_at **out);
+
+/*
  * The profile of temporary allocations over the whole run (agg.h), and of
  * every allocation call (lib/sizes.h's calls: calls and bytes requested
  * per stack), restricted as profiles are; new profiles owned by the

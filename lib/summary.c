@@ -131,6 +131,14 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 		mt_fmt_count(b, sizeof(b), i->leaked_blocks));
 	if (i->stopped)
 		fprintf(out, "stopped early:    %s\n", i->stop_reason ? i->stop_reason : "");
+	else if (!i->classified)
+		fprintf(out, " not classified   (no leak check at exit)\n");
+	else
+		for (k = 0; k < MT_LEAK_KINDS; k++)
+			fprintf(out, " %-17s%s B (%s) in %s blocks\n", mt_leak_kind_label(k),
+				mt_fmt_count(a, sizeof(a), i->leaks.bytes[k]),
+				mt_fmt_size(h, sizeof(h), i->leaks.bytes[k]),
+				mt_fmt_count(b, sizeof(b), i->leaks.blocks[k]));
 	fprintf(out, "threads:          %zu\n", i->threads);
 	fprintf(out, "snapshots:        %zu\n", i->nsnapshots);
 	for (k = 0; k < i->nsnapshots; k++) {
@@ -147,6 +155,11 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 			mt_json_string(out, sn->label);
 		}
 		fprintf(out, "\n");
+		for (unsigned kd = 0; sn->classified && kd < MT_LEAK_KINDS; kd++)
+			fprintf(out, "   %-16s %s B (%s) in %s blocks\n", mt_leak_kind_label(kd),
+				mt_fmt_count(a, sizeof(a), sn->leaks.bytes[kd]),
+				mt_fmt_size(h, sizeof(h), sn->leaks.bytes[kd]),
+				mt_fmt_count(b, sizeof(b), sn->leaks.blocks[kd]));
 	}
 	return ferror(out) ? MT_E_IO : 0;
 }
@@ -233,8 +246,14 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		mt_json_string(out, i->stop_reason ? i->stop_reason : "");
 		fputs(", \"snapshots\": [", out);
 	} else {
-		fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-			", \"snapshots\": [", i->leaked_bytes, i->leaked_blocks);
+		fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64,
+			i->leaked_bytes, i->leaked_blocks);
+		if (i->classified)
+			for (k = 0; k < MT_LEAK_KINDS; k++)
+				fprintf(out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64,
+					mt_leak_kind_key(k), i->leaks.bytes[k],
+					mt_leak_kind_key(k), i->leaks.blocks[k]);
+		fputs(", \"snapshots\": [", out);
 	}
 	for (k = 0; k < i->nsnapshots; k++) {
 		const struct mt_summary_snapshot *sn = &i->snapshots[k];
@@ -243,8 +262,13 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		mt_json_string(out, sn->label);
 		fputs(", \"time_s\": ", out);
 		json_secs(out, sn->time_ns);
-		fprintf(out, ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64 "}",
+		fprintf(out, ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64,
 			sn->live_bytes, sn->live_blocks);
+		for (unsigned kd = 0; sn->classified && kd < MT_LEAK_KINDS; kd++)
+			fprintf(out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64,
+				mt_leak_kind_key(kd), sn->leaks.bytes[kd],
+				mt_leak_kind_key(kd), sn->leaks.blocks[kd]);
+		fputs("}", out);
 	}
 	fprintf(out, "], \"threads\": %zu}\n", i->threads);
 	return ferror(out) ? MT_E_IO : 0;
@@ -255,6 +279,8 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 	const struct mt_agg_stats *st = mt_session_stats(ses);
 	const struct mt_end *e = mt_session_end(ses);
 	const struct mt_header *h = mt_session_header(ses);
+	const struct mt_leak_check_at *checks;
+	size_t nchecks = mt_session_leak_checks(ses, &checks);
 
 	reset(s);
 	if (h)
@@ -280,6 +306,13 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 		n->time_ns = a->time_ns;
 		n->live_bytes = (uint64_t)a->live_bytes;
 		n->live_blocks = (uint64_t)a->live_blocks;
+		/* a leak check right after the snapshot classifies its blocks */
+		n->classified = 0;
+		for (size_t c = 0; c < nchecks; c++)
+			if (checks[c].seq == a->seq + 1) {
+				n->classified = 1;
+				n->leaks = checks[c].tot;
+			}
 		s->info.nsnapshots++;
 	}
 	s->info.allocations = st->allocations;
@@ -298,6 +331,8 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 	s->info.peak_rss_time_ns = st->peak_rss_time_ns;
 	s->info.leaked_bytes = (uint64_t)st->end_bytes;
 	s->info.leaked_blocks = (uint64_t)st->end_blocks;
+	s->info.classified = e->classified;
+	s->info.leaks = e->leaks;
 	on_end(s, e);
 	return s->nomem ? MT_E_NOMEM : 0;
 }

@@ -12,6 +12,10 @@
  *                 time 0 and has_peak = 0.
  *   leaked        live at the end of the log (live when recording stopped,
  *                 for a recording that stopped early: see `stopped`).
+ *   leak kinds    the recorder's leak check at exit (format.h LEAK):
+ *                 definitely, indirectly, possibly lost and reachable,
+ *                 bytes and blocks; classified = 0 when the log has none
+ *                 just before END ("not classified").
  *   duration      time of the last record read.
  *   peak RSS      the largest resident-set sample the recorder wrote
  *                 (about one a second, and one as each chunk begins).
@@ -24,6 +28,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format.h"
+
 struct mt_summary;
 
 struct mt_summary_snapshot {
@@ -31,6 +37,8 @@ struct mt_summary_snapshot {
 	const char *label;      /* "" when unnamed */
 	uint64_t seq, time_ns;
 	uint64_t live_bytes, live_blocks;
+	int classified;         /* a leak check came with it (memtrail_leak_check) */
+	struct mt_leak_totals leaks;
 };
 
 /* The figures; strings and arrays are owned by the struct mt_summary. */
@@ -43,6 +51,8 @@ struct mt_summary_info {
 	uint64_t peak_seq;      /* seq of the peak event; 0 when !has_peak */
 	int has_peak;
 	uint64_t leaked_bytes, leaked_blocks;
+	int classified;
+	struct mt_leak_totals leaks;   /* when classified */
 	size_t nsnapshots;
 	const struct mt_summary_snapshot *snapshots;
 	size_t threads;

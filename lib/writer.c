@@ -765,6 +765,41 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 	return 0;
 }
 
+int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
+		   const struct mt_leak_totals *tot)
+{
+	size_t i = 0;
+
+	do {
+		size_t k = n - i > MT_LEAK_PER_RECORD ? MT_LEAK_PER_RECORD : n - i;
+		int last = i + k == n;
+		uint64_t prev = 0;
+		uint8_t *p = begin(w, t, 1 + (3 * k + 2 + 2 * MT_LEAK_KINDS) * MT_MAX_VARINT);
+
+		if (!p)
+			return werr(w);
+		*p++ = MT_REC_LEAK;
+		p += mt_put_uv(p, k);
+		for (size_t j = 0; j < k; j++) {
+			uint64_t a = lost[i + j].addr_kind & ~(uint64_t)3;
+
+			p += mt_put_uv(p, (a - prev) << 2 | (lost[i + j].addr_kind & 3));
+			p += mt_put_uv(p, lost[i + j].stack);
+			p += mt_put_uv(p, lost[i + j].size);
+			prev = a;
+		}
+		p += mt_put_uv(p, (uint64_t)last);
+		if (last)
+			for (int kind = 0; kind < MT_LEAK_KINDS; kind++) {
+				p += mt_put_uv(p, tot->bytes[kind]);
+				p += mt_put_uv(p, tot->blocks[kind]);
+			}
+		END_RECORD(w, p);
+		i += k;
+	} while (i < n);
+	return 0;
+}
+
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason)
 {
 	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);

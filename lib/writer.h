@@ -119,6 +119,19 @@ int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const ch
 /* END with the run's figures (format.h END; the caller counts them). */
 int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 		  const struct mt_totals *tot);
+/*
+ * A leak check (format.h LEAK): lost[0..n) are the blocks that are not
+ * reachable, by increasing address, each address | its enum mt_leak_kind
+ * (addresses are at least 4-aligned), with its stack and size; tot the
+ * totals per kind. Written as as many LEAK records as it takes.
+ */
+struct mt_leak_entry {
+	uint64_t addr_kind;
+	uint64_t size;
+	uint32_t stack;
+};
+int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
+		   const struct mt_leak_totals *tot);
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
 
 /*

@@ -152,12 +152,18 @@ void mt_config_read(struct mt_config *cfg)
 	cfg->snapshot_signal = 0;
 	if ((s = mt_env("MEMTRAIL_SNAPSHOT_SIGNAL")) && *s)
 		cfg->snapshot_signal = mt_config_signal(s);
+	cfg->leak_check_signal = 0;
+	if ((s = mt_env("MEMTRAIL_LEAK_CHECK_SIGNAL")) && *s)
+		cfg->leak_check_signal = mt_config_signal(s);
 	cfg->snapshot_interval_ns = 0;
 	if ((s = mt_env("MEMTRAIL_SNAPSHOT_INTERVAL")) && *s)
 		cfg->snapshot_interval_ns = parse_seconds(s);
 	/* Anything but "0" keeps the default, which is memcheck's. */
 	s = mt_env("MEMTRAIL_FREERES");
 	cfg->freeres = !(s && strcmp(s, "0") == 0);
+	/* The same for the leak check at exit (leakscan.c). */
+	s = mt_env("MEMTRAIL_LEAK_CHECK");
+	cfg->leak_check = !(s && strcmp(s, "0") == 0);
 	cfg->unwind = mt_unwind_parse(mt_env("MEMTRAIL_UNWIND"));
 	if (cfg->unwind < 0) {
 		mt_say("MEMTRAIL_UNWIND is full, incremental or check: unwinding in full", NULL);

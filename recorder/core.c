@@ -105,6 +105,7 @@ static struct {
 	sem_t snap_sem;
 	int helper_on;
 	int helper_busy;      /* the helper is between waits (atomic) */
+	int check_pending;    /* the leak-check signal came (atomic) */
 	long helper_tid;      /* its thread id, once it runs (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
@@ -112,6 +113,7 @@ static struct {
 	pid_t pid;            /* of the recorded process */
 	struct rec_thread *thr; /* per thread index: for THREAD_NAME (mmap'ed) */
 	uint32_t thr_cap;
+	uintptr_t exit_sp;    /* the exit handler's caller's frame (leak scan) */
 	pthread_key_t exit_key; /* its destructor names a thread as it exits */
 	int exit_key_ok;
 } S = { .fd = -1 };
@@ -759,10 +761,113 @@ uint32_t mt_rec_tag(uint32_t parent, const char *name)
 	return id;
 }
 
+/*
+ * The helper thread's id: 0 when there is none, -1 when it has not
+ * published it within a second (it does when it first runs; a process
+ * may get here before that).
+ */
+static long helper_id(void)
+{
+	struct timespec nap = { 0, 1000000 };
+	long helper = 0;
+
+	if (!S.helper_on)
+		return 0;
+	for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
+		nanosleep(&nap, NULL);
+	return helper ? helper : -1;
+}
+
+/*
+ * A snapshot that also classifies what is live then (leakscan.c), as
+ * valgrind's VALGRIND_DO_LEAK_CHECK does: SNAPSHOT, then the LEAK
+ * records. Both locks are held across the scan: a thread parked while it
+ * writes a chunk would leave the writer waiting for it. own_sp: the
+ * calling thread's stack is a root from there up; 0 (the helper thread,
+ * for the leak-check signal): its stack is not the program's.
+ */
+static void take_check(const char *label, uintptr_t own_sp)
+{
+	struct mt_leakscan_result res;
+	char a[24], b[24], k[MT_LEAK_KINDS][24];
+	uint64_t seals, live;
+	uint32_t idx;
+	long helper = 0;
+	int ok;
+
+	mt_tls.guard++;
+	pthread_mutex_lock(&log_lock);
+	io_take();
+	if (!mt_rec_active) {
+		io_give();
+		pthread_mutex_unlock(&log_lock);
+		mt_tls.guard--;
+		return;
+	}
+	seals = mt_writer_seals(S.w);
+	idx = S.nsnap++;
+	live = mt_live_bytes(S.live);
+	S.prev_live = live;
+	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
+	if (own_sp)
+		helper = helper_id();
+	ok = helper >= 0 && mt_leakscan(S.live, own_sp, helper,
+					mt_real.malloc_usable_size, &res) == 0;
+	if (ok) {
+		check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
+		for (int i = 0; i < MT_LEAK_KINDS; i++)
+			mt_fmt_i64(k[i], (int64_t)res.tot.bytes[i]);
+		mt_leakscan_done(&res);
+	}
+	io_give();
+	pthread_mutex_unlock(&log_lock);
+	if (S.w && mt_writer_seals(S.w) != seals)
+		write_sealed();
+	mt_fmt_i64(a, idx);
+	mt_fmt_i64(b, (int64_t)live);
+	if (ok)
+		mt_say("leak check ", a, ": ", b, " bytes live: ", k[0], " definitely lost, ", k[1],
+		       " indirectly lost, ", k[2], " possibly lost, ", k[3], " still reachable", NULL);
+	else
+		mt_say("leak check ", a, ": ", b, " bytes live, not classified", NULL);
+	mt_tls.guard--;
+}
+
+/*
+ * The in-program API's leak check (include/memtrail.h). The calling
+ * thread's roots: its stack from this frame up, which holds the caller's
+ * callee-saved registers where this function saved them, and those
+ * registers as they are now, copied into a local first. Caller-saved
+ * registers are dead at a call (the ABI), and scanning them would find
+ * whatever pointer a callee last left there.
+ */
+MT_EXPORT __attribute__((noinline)) void memtrail_leak_check_impl(const char *label)
+{
+	uint64_t regs[12] = { 0 };
+
+	mt_rec_init();
+	if (mt_tls.guard)
+		return;
+#if defined(__x86_64__)
+	__asm__ volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"
+			 "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"
+			 : : "r"(regs) : "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("stp x19, x20, [%0]\n\tstp x21, x22, [%0, #16]\n\t"
+			 "stp x23, x24, [%0, #32]\n\tstp x25, x26, [%0, #48]\n\t"
+			 "stp x27, x28, [%0, #64]\n\tstp x29, x30, [%0, #80]"
+			 : : "r"(regs) : "memory");
+#endif
+	take_check(label, (uintptr_t)regs);
+	__asm__ volatile("" : : "r"(regs) : "memory");
+}
+
 static void on_snapshot_signal(int sig)
 {
 	int saved = errno;
-	(void)sig;
+	/* the leak-check signal: the helper makes the check */
+	if (sig == S.cfg.leak_check_signal)
+		__atomic_store_n(&S.check_pending, 1, __ATOMIC_RELEASE);
 	sem_post(&S.snap_sem);
 	errno = saved;
 }
@@ -810,7 +915,10 @@ static void *helper_main(void *arg)
 		if (!mt_rec_active)
 			return NULL;
 		if (r == 0) {
-			take_snapshot("signal");
+			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
+				take_check("leak check", 0);
+			else
+				take_snapshot("signal");
 			continue;
 		}
 		if (e != ETIMEDOUT)
@@ -845,6 +953,14 @@ static void start_helper(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(S.cfg.snapshot_signal, &sa, NULL);
 	}
+	if (S.cfg.leak_check_signal && S.cfg.leak_check_signal != S.cfg.snapshot_signal) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_snapshot_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(S.cfg.leak_check_signal, &sa, NULL);
+	}
 	/* The thread starts with every signal blocked: none of the
 	 * program's may be delivered to it, not even before it runs. */
 	sigfillset(&all);
@@ -866,6 +982,23 @@ static void start_helper(void)
  * (a handler on a thread outside memtrail: the holder is another thread,
  * which lets go within microseconds), else it only tries once.
  */
+/*
+ * A normal exit's leak check (leakscan.c), both locks held: no event can
+ * come in between, and the scan allocates nothing. Where it cannot
+ * classify, nothing is written, and readers say "not classified".
+ */
+static void leak_check(void)
+{
+	struct mt_leakscan_result res;
+	long helper = helper_id();
+
+	if (helper < 0 || mt_leakscan(S.live, S.exit_sp, helper,
+				      mt_real.malloc_usable_size, &res) < 0)
+		return;
+	check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
+	mt_leakscan_done(&res);
+}
+
 static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 {
 	if (blocking) {
@@ -893,6 +1026,8 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 	}
 	if (mt_rec_active) {
 		name_running_threads();
+		if (how == MT_END_EXIT && blocking && S.exit_sp && S.cfg.leak_check)
+			leak_check();
 		check(mt_writer_end(S.w, now(), how, code, end_totals()));
 		check(io_flush());
 		mt_rec_active = 0;
@@ -919,14 +1054,10 @@ void mt_rec_exit_now(int status)
  */
 static int runtime_alone(void)
 {
-	long helper = 0;
-	if (S.helper_on) {
-		struct timespec nap = { 0, 1000000 };
-		for (int i = 0; i < 1000 && !(helper = __atomic_load_n(&S.helper_tid, __ATOMIC_ACQUIRE)); i++)
-			nanosleep(&nap, NULL);
-		if (!helper)
-			return 0;
-	}
+	long helper = helper_id();
+
+	if (helper < 0)
+		return 0;
 	return mt_freeres_safe(helper);
 }
 
@@ -941,9 +1072,17 @@ static int runtime_alone(void)
  * interrupted a hook, which may be inside malloc, and not while other
  * threads run), and END follows: what is live then is the program's own.
  */
+static uintptr_t exit_caller_sp(void);
+
 static void on_exit_cb(int status, void *arg)
 {
 	(void)arg;
+	/* The leak scan's roots on this stack: from exit()'s caller up (see
+	 * exit_caller_sp), else from above this frame (the recorder's frames
+	 * below are not the program's). */
+	S.exit_sp = exit_caller_sp();
+	if (!S.exit_sp)
+		S.exit_sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *);
 	/* exit() from a signal handler that interrupted one of our hooks on
 	 * this thread: the log lock may be ours already, so only try it. */
 	int blocking = mt_tls.guard == 0;
@@ -955,8 +1094,12 @@ static void on_exit_cb(int status, void *arg)
 		struct timespec nap = { 0, 1000000 };
 		for (int i = 0; i < 200 && __atomic_load_n(&S.helper_busy, __ATOMIC_ACQUIRE); i++)
 			nanosleep(&nap, NULL);
-		while (sem_trywait(&S.snap_sem) == 0)
-			take_snapshot("signal");
+		while (sem_trywait(&S.snap_sem) == 0) {
+			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
+				take_check("leak check", S.exit_sp);
+			else
+				take_snapshot("signal");
+		}
 	}
 	if (blocking && S.cfg.freeres && mt_rec_active && !mt_rec_foreign() && runtime_alone()) {
 		mt_tls.guard--;
@@ -1009,7 +1152,7 @@ int mt_rec_handler_ours(void (*handler)(int))
 /* Does the recorder take sig over while it is at SIG_DFL? */
 static int takes_over(int sig)
 {
-	if (sig == S.cfg.snapshot_signal)
+	if (sig == S.cfg.snapshot_signal || sig == S.cfg.leak_check_signal)
 		return 0;
 	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
 		return 1;
@@ -1401,6 +1544,45 @@ int (*mt_backtrace)(void **buf, int size) = no_backtrace;
  * (a C program loading C++ code: libstdc++ would bind _Unwind_RaiseException
  * to it). (While the Makefile still links -lunwind, this finds that copy.)
  */
+/* libunwind's frame walk (load_unwinder), for the caller of exit(). */
+static struct {
+	int (*getcontext)(unw_context_t *);
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
+} U;
+
+/*
+ * The stack pointer of the function that called exit() (after a return
+ * from main: main's caller), where the exiting thread's roots begin for
+ * the leak scan. The frames below it, exit's own and its handlers', lie
+ * over frames the program has left (main's, after it returned), whose
+ * slots they do not all write: those still hold what the program put
+ * there, which memcheck, knowing them undefined, skips. 0 when the walk
+ * cannot tell (no unwinder, exit not within 64 frames).
+ */
+static uintptr_t exit_caller_sp(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_proc_info_t pi;
+	unw_word_t sp;
+	uintptr_t ex = (uintptr_t)&exit;
+
+	if (!U.getcontext || !U.init_local || !U.step || !U.get_reg || !U.get_proc_info)
+		return 0;
+	if (U.getcontext(&uc) < 0 || U.init_local(&c, &uc) < 0)
+		return 0;
+	for (int i = 0; i < 64; i++) {
+		if (U.get_proc_info(&c, &pi) == 0 && pi.start_ip == ex)
+			return U.step(&c) > 0 && U.get_reg(&c, UNW_REG_SP, &sp) == 0 ? (uintptr_t)sp : 0;
+		if (U.step(&c) <= 0)
+			return 0;
+	}
+	return 0;
+}
+
 static void load_unwinder(void)
 {
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -1420,6 +1602,11 @@ static void load_unwinder(void)
 	}
 	if (policy && as)
 		policy(*as, UNW_CACHE_PER_THREAD);
+	U.getcontext = (int (*)(unw_context_t *))dlsym(h, MT_STR(unw_tdep_getcontext));
+	U.init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(h, MT_STR(unw_init_local));
+	U.step = (int (*)(unw_cursor_t *))dlsym(h, MT_STR(unw_step));
+	U.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, MT_STR(unw_get_reg));
+	U.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))dlsym(h, MT_STR(unw_get_proc_info));
 	mt_backtrace = mt_unwind_setup(bt, S.cfg.unwind);
 }
 

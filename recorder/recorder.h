@@ -18,6 +18,7 @@
  *   tags.c     scoped tags (memtrail_tag_push/pop): each thread's stack of
  *              tag paths, whose innermost the hooks put into every stack,
  *              and the table of distinct tag paths.
+ *   leakscan.c which live blocks are still reachable at exit (leak kinds).
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -206,6 +207,17 @@ int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_b
 int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b);
 uint64_t mt_live_bytes(const struct mt_live *l);
 uint64_t mt_live_blocks(const struct mt_live *l);
+/* The table itself, for the leak scan (read only). */
+struct mt_livetab;
+const struct mt_livetab *mt_live_table(const struct mt_live *l);
+/* The block a slot of that table holds (addr, val), left in place. */
+struct mt_block mt_live_slot(const struct mt_live *l, uint64_t addr, uint64_t val);
+/*
+ * The recorder's own pages (every mmap of tables.c), which a leak scan
+ * leaves out of its roots: copies up to max (lo, hi) pairs into ranges and
+ * returns how many there are (more than max: the copy is short).
+ */
+size_t mt_mem_owned(uint64_t *ranges, size_t max);
 
 /* ---- tags.c -------------------------------------------------------------- */
 
@@ -249,10 +261,12 @@ int mt_modules_text_of(const void *addr, uintptr_t *lo, uintptr_t *hi);
 struct mt_config {
 	unsigned depth;
 	int snapshot_signal;      /* 0: none */
+	int leak_check_signal;    /* MEMTRAIL_LEAK_CHECK_SIGNAL; 0: none */
 	uint64_t snapshot_interval_ns; /* 0: none */
 	char output[4096];        /* expanded path: this process's own file */
 	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
 	int freeres;              /* MEMTRAIL_FREERES (default 1; 0: keep the runtimes' memory) */
+	int leak_check;           /* MEMTRAIL_LEAK_CHECK (default 1; 0: no scan at exit) */
 	int unwind;               /* MEMTRAIL_UNWIND: enum mt_unwind_mode (unwind.h) */
 };
 
@@ -308,11 +322,34 @@ int mt_freeres_safe(long helper_tid);
  * those present; with the guard at 0 their frees are recorded. */
 void mt_freeres_run(void);
 
+/* ---- leakscan.c ----------------------------------------------------------- */
+
+struct mt_leakscan_result {
+	struct mt_leak_totals tot;
+	struct mt_leak_entry *lost;  /* each lost block (address | kind), by address */
+	size_t nlost;
+	size_t lost_len;      /* bytes mapped at lost */
+	uint64_t words;       /* words scanned */
+	uint64_t ns;          /* time taken */
+};
+/*
+ * Classifies the live blocks of l, other
+ * threads stopped meanwhile (all but helper, the recorder's thread, 0 if
+ * none); the calling thread's stack is a root from own_sp up (0: not at
+ * all, the caller is the helper thread itself). usable is
+ * the allocator's malloc_usable_size (NULL: unknown). 0 and *res (release
+ * with mt_leakscan_done), or -1 when it could not classify.
+ */
+int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
+		size_t (*usable)(void *), struct mt_leakscan_result *res);
+void mt_leakscan_done(struct mt_leakscan_result *res);
+
 /* The in-program API's entry point (include/memtrail.h binds to it), and
  * the same under the API's own names (core.c). */
 void memtrail_snapshot_impl(const char *label);
 void memtrail_snapshot(void);
 void memtrail_snapshot_named(const char *label);
+void memtrail_leak_check_impl(const char *label);
 /* The same for scoped tags (tags.c), and the part that needs the log lock:
  * the id of name inside parent, its TAG written when new (core.c); parent
  * itself when it cannot. */

@@ -1,7 +1,8 @@
 /*
  * tables.c - the recorder's in-process tables, all in mmap'ed memory so
  * nothing here goes through the malloc hooks or counts as the program's:
- *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd);
+ *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd), and the
+ *     list of every mapping made here (for the leak scan);
  *   - mt_stacks: distinct stacks (hash table, full comparison: frames,
  *     entry point and tag path), ids 0, 1...;
  *   - mt_live: live blocks, address -> requested size and stack id, in
@@ -15,6 +16,63 @@
 #include "livetab.h"
 #include "recorder.h"
 
+/* ---- the recorder's own pages -------------------------------------------------- */
+
+/*
+ * Every mapping made here, listed so that a leak scan leaves them out of
+ * its roots (the live table holds every block's address). Slots are
+ * claimed with a compare-and-swap: the mmap allocator is called under the
+ * log lock or the I/O lock, not always the same one. A mapping that finds
+ * no slot makes the list incomplete, and the scan then refuses.
+ */
+#define OWN_MAX 4096
+static struct { uint64_t lo, hi; } own[OWN_MAX];
+static int own_lost;
+
+static void own_add(void *p, size_t len)
+{
+	uint64_t lo = (uintptr_t)p;
+	for (size_t i = 0; i < OWN_MAX; i++) {
+		uint64_t zero = 0;
+		if (__atomic_compare_exchange_n(&own[i].lo, &zero, lo, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&own[i].hi, lo + len, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+	__atomic_store_n(&own_lost, 1, __ATOMIC_RELEASE);
+}
+
+static void own_del(void *p)
+{
+	uint64_t lo = (uintptr_t)p;
+	for (size_t i = 0; i < OWN_MAX; i++)
+		if (__atomic_load_n(&own[i].lo, __ATOMIC_ACQUIRE) == lo) {
+			__atomic_store_n(&own[i].hi, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&own[i].lo, 0, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+size_t mt_mem_owned(uint64_t *ranges, size_t max)
+{
+	size_t k = 0;
+	if (__atomic_load_n(&own_lost, __ATOMIC_ACQUIRE))
+		return SIZE_MAX;
+	for (size_t i = 0; i < OWN_MAX; i++) {
+		uint64_t lo = __atomic_load_n(&own[i].lo, __ATOMIC_ACQUIRE);
+		uint64_t hi = __atomic_load_n(&own[i].hi, __ATOMIC_ACQUIRE);
+		if (!lo || hi <= lo)
+			continue;
+		if (k < max) {
+			ranges[2 * k] = lo;
+			ranges[2 * k + 1] = hi;
+		}
+		k++;
+	}
+	return k;
+}
+
 /* ---- mmap allocator -------------------------------------------------------- */
 
 #define MEM_HDR 16
@@ -25,6 +83,7 @@ void *mt_mem_alloc(size_t size)
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	own_add(p, len);
 	*(size_t *)p = len;
 	return (char *)p + MEM_HDR;
 }
@@ -34,6 +93,7 @@ void mt_mem_free(void *p)
 	if (!p)
 		return;
 	char *base = (char *)p - MEM_HDR;
+	own_del(base);
 	munmap(base, *(size_t *)base);
 }
 
@@ -53,7 +113,16 @@ void mt_mem_free_cb(void *opaque, void *p)
 static void *pages(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	own_add(p, len);
+	return p;
+}
+
+static void unpages(void *p, size_t len)
+{
+	own_del(p);
+	munmap(p, len);
 }
 
 /* ---- distinct stacks ------------------------------------------------------ */
@@ -96,10 +165,10 @@ void mt_stacks_free(struct mt_stacks *s)
 	if (!s)
 		return;
 	if (s->slots)
-		munmap(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+		unpages(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
 	if (s->arena)
-		munmap(s->arena, s->arena_cap * sizeof(uint64_t));
-	munmap(s, sizeof(*s));
+		unpages(s->arena, s->arena_cap * sizeof(uint64_t));
+	unpages(s, sizeof(*s));
 }
 
 static int stacks_grow(struct mt_stacks *s)
@@ -117,7 +186,7 @@ static int stacks_grow(struct mt_stacks *s)
 			j = (j + 1) & nmask;
 		ns[j] = *o;
 	}
-	munmap(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+	unpages(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
 	s->slots = ns;
 	s->mask = nmask;
 	return 0;
@@ -144,6 +213,8 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 				  ncap * sizeof(uint64_t), MREMAP_MAYMOVE);
 		if (na == MAP_FAILED)
 			return -1;
+		own_del(s->arena);
+		own_add(na, ncap * sizeof(uint64_t));
 		s->arena = na;
 		s->arena_cap = ncap;
 	}
@@ -192,7 +263,7 @@ static void *live_pages(size_t n)
 
 static void live_unpages(void *p, size_t n)
 {
-	munmap(p, n);
+	unpages(p, n);
 }
 
 struct mt_live *mt_live_new(void)
@@ -204,7 +275,7 @@ struct mt_live *mt_live_new(void)
 	mt_livetab_init(&l->tab, live_pages, live_unpages);
 	mt_livetab_init(&l->big, live_pages, live_unpages);
 	if (mt_livetab_reserve(&l->tab, 1) < 0) {
-		munmap(l, sizeof(*l));
+		unpages(l, sizeof(*l));
 		return NULL;
 	}
 	return l;
@@ -216,7 +287,7 @@ void mt_live_free(struct mt_live *l)
 		return;
 	mt_livetab_fini(&l->tab);
 	mt_livetab_fini(&l->big);
-	munmap(l, sizeof(*l));
+	unpages(l, sizeof(*l));
 }
 
 /* The block of a slot's value (addr's); its big entry goes. */
@@ -280,6 +351,20 @@ int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b)
 uint64_t mt_live_bytes(const struct mt_live *l)
 {
 	return l->bytes;
+}
+
+const struct mt_livetab *mt_live_table(const struct mt_live *l)
+{
+	return &l->tab;
+}
+
+struct mt_block mt_live_slot(const struct mt_live *l, uint64_t addr, uint64_t val)
+{
+	struct mt_block b = { val & SIZE_ESC, (uint32_t)(val >> 32) };
+
+	if (b.size == SIZE_ESC)
+		(void)mt_livetab_get(&l->big, addr, &b.size);
+	return b;
 }
 
 uint64_t mt_live_blocks(const struct mt_live *l)

@@ -51,7 +51,7 @@
  *                + (4 + 8 + 16 + 32 + 64 = 124) + 24 = 74,596
  *   peak         74,544 B, 10 blocks (the vector's 64 B array, while its
  *                32 B predecessor is still live)
- *   leaked       24 B in 1 block (the Node)
+ *   leaked       24 B in 1 block (the Node; definitely lost: only main held it)
  *   with the runtime's memory kept at exit: 12 frees, 72,704 + 24 =
  *   72,728 B leaked in 2 blocks
  *

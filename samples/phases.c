@@ -38,8 +38,8 @@
  *   frees        phase 2: 8 + 1 + 4 = 13; phase 3: 19               -> 32
  *   bytes        67,712 + 65,536 + 262,144 + 8,192 = 403,584
  *   peak         362,624 B, 23 blocks (the scratch buffer in make_report)
- *   leaked       9,216 B in 3 blocks (35 - 32 = 3)
- *
+ *   leaked       9,216 B in 3 blocks (35 - 32 = 3): rows 14, 15 (8,192 B)
+ *                definitely lost, the config (global) still reachable
  * memtrail-expect:
  *   allocations 35
  *   frees 32

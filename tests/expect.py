@@ -117,7 +117,8 @@ def num(s):
 
 
 def parse_memcheck(path):
-    """memcheck's `in use at exit` and `total heap usage` of the first process."""
+    """memcheck's `in use at exit` and `total heap usage` of the first process,
+    and its LEAK SUMMARY's four kinds when it has one."""
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
     pid = main_pid(text)
@@ -127,9 +128,25 @@ def parse_memcheck(path):
                     r"([\d,]+) bytes allocated" % pid, text, re.M)
     if not use or not tot:
         die(path + ": no HEAP SUMMARY for process " + pid)
-    return {"allocations": num(tot.group(1)), "frees": num(tot.group(2)),
-            "bytes_allocated": num(tot.group(3)),
-            "leaked_bytes": num(use.group(1)), "leaked_blocks": num(use.group(2))}
+    r = {"allocations": num(tot.group(1)), "frees": num(tot.group(2)),
+         "bytes_allocated": num(tot.group(3)),
+         "leaked_bytes": num(use.group(1)), "leaked_blocks": num(use.group(2))}
+    # The LEAK SUMMARY's kinds, under memtrail's JSON keys (nothing live:
+    # memcheck prints no LEAK SUMMARY, every kind is 0).
+    kinds = (("definitely lost", "definitely_lost"), ("indirectly lost", "indirectly_lost"),
+             ("possibly lost", "possibly_lost"), ("still reachable", "reachable"))
+    if re.search(r"^==%s==\s+All heap blocks were freed" % pid, text, re.M):
+        for _, key in kinds:
+            r[key + "_bytes"] = r[key + "_blocks"] = 0
+    # the last LEAK SUMMARY: the one at exit (a VALGRIND_DO_LEAK_CHECK
+    # during the run prints one of its own before)
+    for label, key in kinds:
+        m = re.findall(r"^==%s==\s+%s: ([\d,]+) bytes in ([\d,]+) blocks" % (pid, label),
+                       text, re.M)
+        if m:
+            r[key + "_bytes"] = num(m[-1][0])
+            r[key + "_blocks"] = num(m[-1][1])
+    return r
 
 
 CALL = re.compile(r"([A-Za-z_]\w*)\(([^()]*)\)(?: = (0x[0-9A-Fa-f]+))?")

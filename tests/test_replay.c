@@ -1194,10 +1194,114 @@ static void test_end_totals_after_run(void **state)
 	tl_free(t);
 }
 
+/* What on_leak_check saw. */
+struct leak_seen {
+	int calls;
+	struct mt_leak_totals tot;
+	size_t n;
+	struct mt_leak_block *b;
+};
+
+static void leak_seen_cb(void *ctx, const struct mt_leak_check *lc)
+{
+	struct leak_seen *ls = ctx;
+
+	ls->calls++;
+	ls->tot = lc->tot;
+	ls->n = lc->n;
+	free(ls->b);
+	ls->b = malloc((lc->n + 1) * sizeof(*ls->b));
+	assert_non_null(ls->b);
+	memcpy(ls->b, lc->lost, lc->n * sizeof(*ls->b));
+}
+
+/*
+ * A leak check through the writer: 3,000 live blocks of which 2,500 are
+ * listed (many LEAK records, over several small chunks), each kind by its
+ * index; the replay hands every listed block with its size, stack and
+ * thread, once, with the totals, and END's figures from the last chunk
+ * alone say the end is classified.
+ */
+static void test_writer_leak_check(void **state)
+{
+	struct fix *f = *state;
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_opts wo = { .level = 1, .chunk_bytes = 4096, .time_quantum_ns = 1 };
+	static const uint64_t ips[1] = { 0x401000 };
+	enum { N = 3000 };
+	struct mt_replay_ops lops = { 0 };
+	struct leak_seen ls = { 0 };
+	struct mt_leak_totals tot = { { 0 }, { 0 } }, got;
+	struct mt_totals et = { 0 }, gt;
+	struct mt_leak_entry *lost = calloc(N, sizeof(*lost));
+	size_t nlost = 0;
+	struct mt_writer *w;
+	struct mt_replay *r;
+	unsigned how;
+	int fd, classified;
+
+	assert_non_null(lost);
+	fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	w = mt_writer_new(fd, &mem, &wo);
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 5, 0, "w\0", 2), 0);
+	assert_int_equal(mt_writer_thread(w, 0, 0, 5), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, 0, ips, 1), 0);
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t a = 0x100000 + 48 * i, size = 1 + i % 40;
+		unsigned kind = i % 6 == 5 ? MT_LEAK_REACHABLE : (unsigned)(i % 3);
+
+		assert_int_equal(mt_writer_alloc(w, i, a, size, 0, 0), 0);
+		tot.bytes[kind] += size;
+		tot.blocks[kind]++;
+		if (kind != MT_LEAK_REACHABLE) {
+			lost[nlost].addr_kind = a | kind;
+			lost[nlost].size = size;
+			lost[nlost++].stack = 0;
+		}
+		et.allocations++;
+		et.bytes_allocated += size;
+	}
+	et.leaked_bytes = et.peak_bytes = et.bytes_allocated;
+	et.leaked_blocks = et.peak_blocks = N;
+	assert_int_equal(nlost, 2500);
+	assert_int_equal(mt_writer_leak(w, N, lost, nlost, &tot), 0);
+	assert_int_equal(mt_writer_end(w, N, MT_END_EXIT, 0, &et), 0);
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+	close(fd);
+
+	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+	lops.on_leak_check = leak_seen_cb;
+	assert_int_equal(mt_replay_run(r, &lops, &ls), 0);
+	assert_int_equal(ls.calls, 1);
+	assert_memory_equal(&ls.tot, &tot, sizeof(tot));
+	assert_int_equal(ls.n, nlost);
+	for (size_t i = 0; i < nlost; i++) {
+		uint64_t k = (ls.b[i].addr - 0x100000) / 48;
+
+		assert_int_equal(ls.b[i].addr, lost[i].addr_kind & ~3ull);
+		assert_int_equal(ls.b[i].kind, lost[i].addr_kind & 3);
+		assert_int_equal(ls.b[i].size, 1 + k % 40);
+		assert_int_equal(ls.b[i].stack, 0);
+		assert_int_equal(ls.b[i].thread, 0);
+	}
+	assert_true(mt_replay_end(r)->classified);
+	assert_int_equal(mt_replay_end_leaks(r, &how, &gt, &classified, &got), 1);
+	assert_int_equal(how, MT_END_EXIT);
+	assert_true(classified);
+	assert_memory_equal(&got, &tot, sizeof(tot));
+	mt_replay_free(r);
+	free(ls.b);
+	free(lost);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_leak_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_realloc_halves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_thread_and_names, setup, teardown),

@@ -6,7 +6,8 @@
  * test_agg.c): every event number and many times of a generated run with
  * reallocs, several threads, snapshots and a peak in the middle; and the
  * session's figures are the aggregator's; a session following a log
- * written in pieces is, after each piece, one that read it in one go.
+ * written in pieces is, after each piece, one that read it in one go; the
+ * leak kinds of a check before END, per stack and per thread.
  *
  * Not for: agg's definitions (test_agg.c), the report's text
  * (test_report.c).
@@ -26,6 +27,7 @@
 #include "format.h"
 #include "replay.h"
 #include "session.h"
+#include "writer.h"
 #include "testlog.c"
 
 #define NSTACKS 12
@@ -526,9 +528,175 @@ static void test_poll(void **state)
 	free(img);
 }
 
+/* A LEAK record (format.h) of n entries; tot when last. */
+static void leak_record(struct testlog *t, const struct mt_leak_entry *e, size_t n,
+			const struct mt_leak_totals *tot)
+{
+	uint8_t b[1024], *p = b;
+	uint64_t prev = 0;
+
+	*p++ = MT_REC_LEAK;
+	p += mt_put_uv(p, n);
+	for (size_t i = 0; i < n; i++) {
+		p += mt_put_uv(p, ((e[i].addr_kind & ~3ull) - prev) << 2 | (e[i].addr_kind & 3));
+		p += mt_put_uv(p, e[i].stack);
+		p += mt_put_uv(p, e[i].size);
+		prev = e[i].addr_kind & ~3ull;
+	}
+	p += mt_put_uv(p, tot != NULL);
+	for (int k = 0; tot && k < MT_LEAK_KINDS; k++) {
+		p += mt_put_uv(p, tot->bytes[k]);
+		p += mt_put_uv(p, tot->blocks[k]);
+	}
+	tl_raw(t, b, (size_t)(p - b));
+}
+
+/*
+ * Leak kinds: 6 blocks live at the end on 3 stacks and 2 threads; a check
+ * in two records (one chunk apart) lists 4 of them; the session's
+ * profile per kind holds exactly those blocks, the reachable ones the
+ * rest, also restricted to one thread; END is classified with the
+ * check's totals. A check followed by an event, or none at all: not
+ * classified.
+ */
+static void test_leak_kinds(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	static const struct {
+		uint64_t addr, size;
+		uint32_t stack, thread;
+		int kind;
+	} b[] = {
+		{ 0x1000, 100, 0, 0, MT_LEAK_DEFINITE }, { 0x2000, 48, 1, 0, MT_LEAK_DEFINITE },
+		{ 0x2100, 48, 1, 1, MT_LEAK_INDIRECT }, { 0x3000, 200, 2, 1, MT_LEAK_POSSIBLE },
+		{ 0x4000, 10, 0, 0, MT_LEAK_REACHABLE }, { 0x5000, 7, 2, 1, MT_LEAK_REACHABLE },
+	};
+	struct mt_leak_totals tot = { { 148, 48, 200, 17 }, { 2, 1, 1, 2 } };
+	const struct mt_leak_entry first[] = {
+		{ 0x1000 | MT_LEAK_DEFINITE, 100, 0 }, { 0x2000 | MT_LEAK_DEFINITE, 48, 1 },
+	};
+	const struct mt_leak_entry second[] = {
+		{ 0x2100 | MT_LEAK_INDIRECT, 48, 1 }, { 0x3000 | MT_LEAK_POSSIBLE, 200, 2 },
+	};
+
+	snprintf(path, sizeof(path), "%s/leaks", f->dir);
+	for (int variant = 0; variant < 3; variant++) {
+		struct testlog *t = tl_new_version(9, "leaks", 6, MT_FORMAT_VERSION);
+		struct mt_session *s;
+		const struct mt_end *e;
+		size_t len;
+		const uint8_t *img;
+		FILE *fp;
+
+		tl_thread(t, 0, 100);
+		tl_thread(t, 1, 101);
+		for (uint32_t i = 0; i < 3; i++) {
+			uint64_t ips[1] = { 0x1000 + 0x10 * i };
+			tl_stack(t, i, MT_FN_MALLOC, 1, ips);
+		}
+		tl_alloc(t, 10, 0x9000, 1, 0, 0);
+		for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+			tl_alloc(t, 10, b[i].addr, b[i].size, b[i].stack, b[i].thread);
+		tl_free_block(t, 10, 0x9000, 0);
+		if (variant < 2) {
+			leak_record(t, first, 2, NULL);
+			tl_flush(t);
+			leak_record(t, second, 2, &tot);
+		}
+		if (variant == 1)
+			tl_free_block(t, 10, 0x5000, 1);
+		tl_end(t, 10, MT_END_EXIT, 0);
+		img = tl_image(t, &len);
+		assert_non_null(fp = fopen(path, "wb"));
+		assert_int_equal(fwrite(img, 1, len, fp), len);
+		fclose(fp);
+		tl_free(t);
+
+		assert_int_equal(mt_session_open(path, &marks, &s, NULL), 0);
+		e = mt_session_end(s);
+		assert_true(e->clean);
+		assert_false(e->truncated);
+		if (variant) {
+			struct mt_profile *p;
+
+			assert_false(e->classified);
+			assert_int_equal(mt_session_leak_profile(s, MT_LEAK_DEFINITE, &p),
+					 MT_E_NOTFOUND);
+			mt_session_free(s);
+			continue;
+		}
+		assert_true(e->classified);
+		assert_memory_equal(&e->leaks, &tot, sizeof(tot));
+		for (int only = -1; only < 2; only++) {
+			if (only >= 0)
+				assert_int_equal(mt_session_only_thread(s, 100 + only), 0);
+			for (unsigned k = 0; k < MT_LEAK_KINDS; k++) {
+				struct mt_profile *p;
+				struct mt_cost want[3] = { { 0, 0, 0 } };
+
+				for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+					if ((unsigned)b[i].kind == k &&
+					    (only < 0 || b[i].thread == (uint32_t)only)) {
+						want[b[i].stack].bytes += (int64_t)b[i].size;
+						want[b[i].stack].blocks++;
+					}
+				assert_int_equal(mt_session_leak_profile(s, k, &p), 0);
+				for (uint32_t st = 0; st < 3; st++) {
+					struct mt_cost c = mt_profile_get(p, st);
+
+					assert_int_equal(c.bytes, want[st].bytes);
+					assert_int_equal(c.blocks, want[st].blocks);
+				}
+				mt_profile_free(p);
+			}
+		}
+		mt_session_free(s);
+	}
+	unlink(path);
+}
+
+/*
+ * A LEAK record naming a block its stack cannot have live (larger than all
+ * the stack has live): the log is corrupt there.
+ */
+static void test_leak_not_live(void **state)
+{
+	struct fixture *f = *state;
+	char path[128];
+	struct testlog *t = tl_new_version(9, "x", 2, MT_FORMAT_VERSION);
+	struct mt_leak_totals tot = { { 0 }, { 0 } };
+	const struct mt_leak_entry bad[] = { { 0x7000 | MT_LEAK_DEFINITE, 9, 0 } };
+	struct mt_session *s;
+	const uint8_t *img;
+	size_t len;
+	FILE *fp;
+	uint64_t ips[1] = { 0x1000 };
+
+	snprintf(path, sizeof(path), "%s/bad", f->dir);
+	tl_thread(t, 0, 100);
+	tl_stack(t, 0, MT_FN_MALLOC, 1, ips);
+	tl_alloc(t, 10, 0x1000, 8, 0, 0);
+	tl_flush(t);
+	leak_record(t, bad, 1, &tot);
+	tl_end(t, 10, MT_END_EXIT, 0);
+	img = tl_image(t, &len);
+	assert_non_null(fp = fopen(path, "wb"));
+	assert_int_equal(fwrite(img, 1, len, fp), len);
+	fclose(fp);
+	tl_free(t);
+	assert_int_equal(mt_session_open(path, &marks, &s, NULL), 0);
+	assert_true(mt_session_end(s)->truncated);
+	assert_false(mt_session_end(s)->classified);
+	mt_session_free(s);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_leak_kinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_leak_not_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_seq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_points, setup, teardown),

@@ -242,6 +242,7 @@ static void test_text(void **state)
 		"bytes allocated:  907 B (907 B)\n"
 		"peak:             600 B (600 B) in 2 blocks at 0.000 ms\n"
 		"leaked:           507 B (507 B) in 3 blocks\n"
+		" not classified   (no leak check at exit)\n"
 		"threads:          2\n"
 		"snapshots:        2\n"
 		"  snapshot 0 at 0.000 ms: 500 B (500 B) in 2 blocks \"mid\"\n"

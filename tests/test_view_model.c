@@ -661,7 +661,8 @@ static void test_flat(void **state)
 
 /*
  * l: the leaks (phases.c: the 1,024 B config from load_config and rows 14
- * and 15 of build_index) against the expect block's leaked figures.
+ * and 15 of build_index) against the expect block's leaked figures; K:
+ * each kind's blocks.
  */
 static void test_leaks(void **state)
 {
@@ -682,6 +683,29 @@ static void test_leaks(void **state)
 	r = find(m, 2, "load_config");
 	assert_int_equal(cost(m, r)->bytes, 1024);
 	assert_int_equal(cost(m, r)->blocks, 1);
+	/* the kinds of the check at exit (phases.c: rows 14 and 15 definitely
+	 * lost, the config still reachable from its global), one per K */
+	{
+		static const int64_t bytes[MT_LEAK_KINDS] = { 8192, 0, 0, 1024 };
+		static const int64_t blocks[MT_LEAK_KINDS] = { 2, 0, 0, 1 };
+
+		for (int k = 0; k < MT_LEAK_KINDS; k++) {
+			app->leak_kind = k;
+			assert_int_equal(refresh_closed(app), 0);
+			assert_int_equal(app->total.bytes, bytes[k]);
+			assert_int_equal(app->total.blocks, blocks[k]);
+		}
+		app->leak_kind = 0;
+		assert_int_equal(refresh_closed(app), 0);
+		open_row(m, 0, "malloc");
+		x = open_row(m, 1, "xmalloc");
+		r = find(m, 2, "build_index");
+		assert_int_equal(cost(m, r)->bytes, 2 * 4096);
+		assert_int_equal(cost(m, r)->blocks, 2);
+		app->leak_kind = -1;
+		assert_int_equal(refresh_closed(app), 0);
+		assert_int_equal(app->total.bytes, fx->ex.leaked_bytes);
+	}
 	app->mode = MT_VIEW_LIVE;
 }
 

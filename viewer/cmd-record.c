@@ -45,8 +45,8 @@
 const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
-	"                       [--keep-runtime] [--view [-O FILE] [--kill-on-quit]]\n"
-	"                       [--] PROGRAM [ARGS...]\n"
+	"                       [--leak-check-signal SIG] [--keep-runtime]\n"
+	"                       [--view [-O FILE] [--kill-on-quit]] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
 	"to FILE (default memtrail.data) and exits with PROGRAM's exit status.\n"
@@ -55,7 +55,8 @@ const char cmd_record_usage[] =
 	"freed their own memory (glibc's __libc_freeres, libstdc++'s\n"
 	"__gnu_cxx::__freeres), as valgrind memcheck counts it. The runtimes\n"
 	"keep it (counted as leaked) while other threads still run at exit,\n"
-	"and at _exit, a fatal signal or an exec; see memtrail(1).\n"
+	"and at _exit, a fatal signal or an exec; see memtrail(1). At a normal\n"
+	"exit the leaks are classified as memcheck's --leak-check=full does.\n"
 	"\n"
 	"  -o FILE                  the log; %p pid, %e program name, %t unix time,\n"
 	"                           %n smallest counter whose file does not exist,\n"
@@ -69,6 +70,9 @@ const char cmd_record_usage[] =
 	"                           FILE.PID written (SIZE)\n"
 	"  --snapshot-signal SIG    take a snapshot on signal SIG (e.g. USR2)\n"
 	"  --snapshot-interval S    take a snapshot every S seconds (e.g. 0.5)\n"
+	"  --leak-check-signal SIG  on signal SIG, a snapshot that also classifies\n"
+	"                           what is live (definitely, indirectly, possibly\n"
+	"                           lost, still reachable), as at exit\n"
 	"  --keep-runtime           leave the runtimes' memory allocated at exit\n"
 	"                           (counted as leaked, as memcheck's\n"
 	"                           --run-libc-freeres=no --run-cxx-freeres=no);\n"
@@ -85,13 +89,14 @@ const char cmd_record_usage[] =
 	"  -h, --help               this help\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
-       O_KILL, O_HELP };
+       O_KILL, O_HELP, O_LEAK_SIGNAL };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
 	{ "depth", 0, 1, O_DEPTH },
 	{ "follow-children", 0, 0, O_FOLLOW },
 	{ "snapshot-signal", 0, 1, O_SIGNAL },
+	{ "leak-check-signal", 0, 1, O_LEAK_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
 	{ "view", 0, 0, O_VIEW },
@@ -400,8 +405,10 @@ static char *read_child(int fd, int *exec_errno)
  */
 static int closing_line(const char *path, const char *who, struct mt_replay *r)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32];
+	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "";
 	struct mt_session_opts so = { .figures_only = 1 };
+	struct mt_leak_totals lk;
+	int classified = 0;
 	const struct mt_summary_info *i;
 	struct mt_summary *s = NULL;
 	struct mt_session *ses = NULL;
@@ -410,7 +417,7 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 	unsigned how;
 	int err, stopped;
 
-	if (mt_replay_end_totals(r, &how, &tot) == 1 && how != MT_END_STOPPED) {
+	if (mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
 		stopped = 0;
 	} else {
 		err = mt_session_open(path, &so, &ses, NULL);
@@ -431,17 +438,26 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		tot.leaked_bytes = i->leaked_bytes;
 		tot.leaked_blocks = i->leaked_blocks;
 		stopped = i->stopped;
+		classified = i->classified;
+		lk = i->leaks;
 		mt_summary_free(s);
 		mt_session_free(ses);
 	}
 	if (stat(path, &st) < 0)
 		st.st_size = 0;
-	note("%s%s allocations, %s peak, %s %s in %s blocks, %s written (%s)", who,
+	/* the leak check at exit, when the recorder could make it */
+	if (classified && !stopped) {
+		char d[32];
+
+		snprintf(lost, sizeof(lost), " (%s definitely lost)",
+			 mt_fmt_size(d, sizeof(d), lk.bytes[MT_LEAK_DEFINITE]));
+	}
+	note("%s%s allocations, %s peak, %s %s in %s blocks%s, %s written (%s)", who,
 	     mt_fmt_count(a, sizeof(a), tot.allocations),
 	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
 	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
 	     stopped ? "live when recording stopped" : "leaked",
-	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks),
+	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost,
 	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 0;
 }
@@ -736,6 +752,14 @@ int cmd_record(int argc, char **argv)
 				die_usage("--snapshot-signal: '%s' is not a signal that can be caught", arg);
 			snprintf(num, sizeof(num), "%d", id);
 			set_env("MEMTRAIL_SNAPSHOT_SIGNAL", num);
+			break;
+		case O_LEAK_SIGNAL:
+			id = signal_number(arg);
+			if (!id || id == SIGKILL || id == SIGSTOP)
+				die_usage("--leak-check-signal: '%s' is not a signal that can be caught",
+					  arg);
+			snprintf(num, sizeof(num), "%d", id);
+			set_env("MEMTRAIL_LEAK_CHECK_SIGNAL", num);
 			break;
 		case O_INTERVAL:
 			if (!valid_seconds(arg))

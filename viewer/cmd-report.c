@@ -33,7 +33,12 @@ const char cmd_report_usage[] =
 	"What to show:\n"
 	"  --summary               command, duration, counts, peak, leaks, snapshots\n"
 	"  --show-maximum          call tree of what was live at the peak\n"
-	"  --show-leaks            call tree of what was still live at the end\n"
+	"  --show-leaks            call tree of what was still live at the end;\n"
+	"                          then, when the recorder classified it at exit,\n"
+	"                          one tree per kind (definitely lost first)\n"
+	"  --leak-kinds LIST       the kinds --show-leaks draws: definite, indirect,\n"
+	"                          possible, reachable, comma-separated, or all\n"
+	"                          (default definite,indirect,possible)\n"
 	"  --show-snapshots        one tree per snapshot\n"
 	"  --show-snapshot-deltas  what changed since the previous snapshot\n"
 	"  --diff A B              what changed from point A to point B\n"
@@ -90,13 +95,14 @@ enum {
 	O_TIMELINE, O_THRESHOLD, O_DEPTH, O_TOP, O_INVERTED, O_INC_FN, O_EXC_FN,
 	O_INC_MOD, O_EXC_MOD, O_FORMAT, O_OUT, O_HELP, O_CALLS, O_SIZES, O_BY_THREAD,
 	O_THREAD, O_COMPARE, O_BY_TAG, O_TAG,
-	O_SITES, O_TOP_SITES,
+	O_SITES, O_TOP_SITES, O_LEAK_KINDS,
 };
 
 static const struct opt options[] = {
 	{ "summary", 0, 0, O_SUMMARY },
 	{ "show-maximum", 0, 0, O_MAXIMUM },
 	{ "show-leaks", 0, 0, O_LEAKS },
+	{ "leak-kinds", 0, 1, O_LEAK_KINDS },
 	{ "show-snapshots", 0, 0, O_SNAPSHOTS },
 	{ "show-snapshot-deltas", 0, 0, O_DELTAS },
 	{ "diff", 0, 1, O_DIFF },
@@ -366,6 +372,11 @@ int cmd_report(int argc, char **argv)
 		case O_SUMMARY: summary = 1; break;
 		case O_MAXIMUM: o.show |= MT_SHOW_MAXIMUM; break;
 		case O_LEAKS: o.show |= MT_SHOW_LEAKS; break;
+		case O_LEAK_KINDS:
+			if (mt_leak_kinds_parse(arg, &o.leak_kinds) < 0)
+				die_usage("--leak-kinds '%s': a comma-separated list of definite, "
+					  "indirect, possible, reachable, or all", arg);
+			break;
 		case O_SNAPSHOTS: o.show |= MT_SHOW_SNAPSHOTS; break;
 		case O_DELTAS: o.show |= MT_SHOW_DELTAS; break;
 		case O_DIFF:

@@ -16,6 +16,7 @@ int mt_view_app_init(struct mt_view_app *app, const char *file, struct mt_view_d
 	memset(app, 0, sizeof(*app));
 	app->file = file;
 	app->data = d;
+	app->leak_kind = -1;
 	app->tl = mt_view_timeline_new(mt_view_data_session(d));
 	app->model = mt_view_model_new();
 	app->flat = mt_view_flat_new();
@@ -111,7 +112,8 @@ int mt_view_app_stale(const struct mt_view_app *app)
 	const struct mt_view_point *mark = mt_view_timeline_mark(app->tl);
 
 	if (!app->built || app->b_mode != app->mode || app->b_inverted != app->inverted ||
-	    app->b_entries != app->entries || app->b_by_tag != app->by_tag)
+	    app->b_entries != app->entries || app->b_by_tag != app->by_tag ||
+	    (app->mode == MT_VIEW_LEAKS && app->b_leak_kind != app->leak_kind))
 		return 1;
 	/* the run grew: trees of the whole run, of the end or the peak change */
 	if (app->b_gen != app->gen &&
@@ -138,6 +140,12 @@ int mt_view_app_refresh(struct mt_view_app *app)
 		return 0;
 	if (!mark)
 		mark = &start;
+	if (app->mode == MT_VIEW_LEAKS &&
+	    (rc = mt_view_data_leak_kind(app->data, app->leak_kind)) < 0) {
+		snprintf(app->msg, sizeof(app->msg), "cannot compute the tree: %s",
+			 mt_strerror(rc));
+		return rc;
+	}
 	rc = mt_view_data_tree(app->data, app->mode, &cur->at, &mark->at, app->inverted,
 			       !app->entries, app->by_tag, app->sort, &t, &app->total);
 	if (rc < 0) {
@@ -169,6 +177,7 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	app->b_inverted = app->inverted;
 	app->b_entries = app->entries;
 	app->b_by_tag = app->by_tag;
+	app->b_leak_kind = app->leak_kind;
 	app->b_cur = *cur;
 	app->b_mark = *mark;
 	app->b_gen = app->gen;

@@ -39,12 +39,15 @@ struct mt_view_app {
 					        (malloc...), not the allocation sites */
 	int by_tag;                          /* a first level of tag paths (G) */
 	enum mt_tree_key sort;
+	int leak_kind;                       /* the leaks view: -1 every block
+						live at the end, else the blocks
+						of that enum mt_leak_kind (K) */
 	struct mt_cost total;                /* of the profile the tree shows */
 
 	/* what the current tree was built for; stale when it differs */
 	int built;
 	enum mt_view_mode b_mode;
-	int b_inverted, b_entries, b_by_tag;
+	int b_inverted, b_entries, b_by_tag, b_leak_kind;
 	struct mt_view_point b_cur, b_mark;
 	unsigned gen, b_gen;                 /* times a followed log grew: now, and
 					        when the tree was built */

@@ -30,6 +30,8 @@ struct cached {
 struct mt_view_data {
 	struct mt_session *ses;
 	struct mt_profile *end_p, *temp_p, *calls_p;
+	struct mt_profile *kind_p; /* the leak kind's blocks (leak_kind >= 0) */
+	int leak_kind;            /* -1: every block live at the end */
 	const struct mt_tree_source *src;
 
 	struct cached cache[NCACHE];
@@ -40,19 +42,28 @@ struct mt_view_data {
 };
 
 /*
- * The profile at the end, made again (a followed run moves it on); the
- * temporary and calls profiles go, to be made when their view is shown
- * (see mt_view_data_open).
+ * The profiles at the end, made again (a followed run moves it on, a
+ * thread restriction changes them): every block live then, and the leak
+ * kind's if one is shown; the temporary and calls profiles go, to be made
+ * when their view is shown (see mt_view_data_open).
  */
 static int run_profiles(struct mt_view_data *d)
 {
 	static const struct mt_at end = { MT_AT_END, 0 };
+	int rc;
 
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
 	mt_profile_free(d->calls_p);
 	d->end_p = d->temp_p = d->calls_p = NULL;
-	return mt_session_profile(d->ses, &end, &d->end_p);
+	rc = mt_session_profile(d->ses, &end, &d->end_p);
+	if (rc == 0 && d->leak_kind >= 0) {
+		int kind = d->leak_kind;
+
+		d->leak_kind = -1;
+		rc = mt_view_data_leak_kind(d, kind);
+	}
+	return rc;
 }
 
 static void cache_clear(struct mt_view_data *d)
@@ -88,6 +99,7 @@ int mt_view_data_open(const char *path, int follow, const struct mt_progress_cb 
 	 * first chunk opens as an empty run, with report's warning. */
 	d->thread = -1;
 	d->follow = follow;
+	d->leak_kind = -1;
 	rc = mt_session_open(path, &so, &d->ses, err_offset);
 	if (rc < 0)
 		goto fail;
@@ -113,6 +125,7 @@ void mt_view_data_free(struct mt_view_data *d)
 	mt_profile_free(d->end_p);
 	mt_profile_free(d->temp_p);
 	mt_profile_free(d->calls_p);
+	mt_profile_free(d->kind_p);
 	mt_session_free(d->ses);
 	free(d);
 }
@@ -319,7 +332,7 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	*out = NULL;
 	switch (mode) {
 	case MT_VIEW_LEAKS:
-		p = d->end_p;
+		p = d->leak_kind >= 0 ? d->kind_p : d->end_p;
 		break;
 	case MT_VIEW_TEMPORARY:
 		/* its own replay, the first time it is shown (see open) */
@@ -366,4 +379,20 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	}
 	mt_profile_free(own);
 	return rc;
+}
+
+int mt_view_data_leak_kind(struct mt_view_data *d, int kind)
+{
+	struct mt_profile *p = NULL;
+	int rc;
+
+	if (kind >= 0) {
+		rc = mt_session_leak_profile(d->ses, (unsigned)kind, &p);
+		if (rc < 0)
+			return rc;
+	}
+	mt_profile_free(d->kind_p);
+	d->kind_p = p;
+	d->leak_kind = kind;
+	return 0;
 }

@@ -98,6 +98,13 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 		      struct mt_tree **out, struct mt_cost *total);
 
 /*
+ * The LEAKS tree from now on: the blocks of leak kind `kind` (enum
+ * mt_leak_kind) of the check at the end, or every block live at the end
+ * (kind -1). 0, or MT_E_NOTFOUND when the end is not classified.
+ */
+int mt_view_data_leak_kind(struct mt_view_data *d, int kind);
+
+/*
  * Restricts every tree from now on to the blocks allocated by the next
  * thread of the log, in the order of their first event, and after the last
  * to every thread again (session.h mt_session_only_thread): the cached

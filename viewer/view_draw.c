@@ -336,7 +336,13 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 	mt_fmt_signed(k, sizeof(k), app->total.blocks, plus);
 	switch (app->mode) {
 	case MT_VIEW_LEAKS:
-		snprintf(line, sizeof(line), "Leaked (live at the end): %s B in %s blocks", b, k);
+		if (app->leak_kind >= 0)
+			snprintf(line, sizeof(line), "Leaked, %.*s (at the end): %s B in %s blocks",
+				 (int)strlen(mt_leak_kind_label((unsigned)app->leak_kind)) - 1,
+				 mt_leak_kind_label((unsigned)app->leak_kind), b, k);
+		else
+			snprintf(line, sizeof(line), "Leaked (live at the end): %s B in %s blocks",
+				 b, k);
 		break;
 	case MT_VIEW_DIFF:
 		if (mark)

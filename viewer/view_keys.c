@@ -33,7 +33,7 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "",                 "sites), s: by total; Enter: to its places in the tree" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
-	{ "l",                "leaks: what is still live at the end (l again: back)" },
+	{ "l / K",            "leaks: live at the end (l: back); K: one kind at a time" },
 	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
 	{ "t",                "temporary allocations of the whole run (t: back)" },
 	{ "c",                "every allocation call of the run, most first (c: back)" },
@@ -315,6 +315,19 @@ int mt_view_key(struct mt_view_app *app, int key)
 		return do_search(app, 0);
 	case 'l':
 		set_mode(app, MT_VIEW_LEAKS);
+		break;
+	case 'K':
+		/* the leak kinds of the check at exit, in the report's order */
+		if (!mt_view_data_end(app->data)->classified) {
+			snprintf(app->msg, sizeof(app->msg),
+				 "leaks not classified: no leak check at the end of this log");
+			break;
+		}
+		app->mode = MT_VIEW_LEAKS;
+		app->leak_kind = app->leak_kind + 1 >= MT_LEAK_KINDS ? -1 : app->leak_kind + 1;
+		snprintf(app->msg, sizeof(app->msg), "leaks: %s (K: next kind)",
+			 app->leak_kind < 0 ? "every block live at the end" :
+			 mt_leak_kind_label((unsigned)app->leak_kind));
 		break;
 	case 'd':
 		if (!mt_view_timeline_mark(app->tl) && app->mode != MT_VIEW_DIFF)

@@ -22,7 +22,7 @@ cc -Wall -Wextra -Werror -g -o api_dlsym "$E/api_dlsym.c" -ldl &&
 	mt_skip "cannot build the test programs"
 
 syms=$(nm -D --defined-only "$MT_RECORDER" | sed -n 's/^[0-9a-f]* T \(memtrail_.*\)$/\1/p' | sort | tr '\n' ' ')
-[ "$syms" = "memtrail_snapshot memtrail_snapshot_impl memtrail_snapshot_named memtrail_tag_pop memtrail_tag_pop_impl memtrail_tag_push memtrail_tag_push_impl " ] &&
+[ "$syms" = "memtrail_leak_check_impl memtrail_snapshot memtrail_snapshot_impl memtrail_snapshot_named memtrail_tag_pop memtrail_tag_pop_impl memtrail_tag_push memtrail_tag_push_impl " ] &&
 	mt_ok "libmemtrail.so exports $syms" || mt_fail "exported API: '$syms'"
 
 # snaps JSON: the summary's snapshots as "index:label:live_bytes:live_blocks" words.

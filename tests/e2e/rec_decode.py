@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 4; 3 without the blocks of frees, TAG and STACK's tag; 2 also
-# without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 4; 3 without the blocks of frees, LEAK, TAG and STACK's tag; 2
+# also without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
@@ -64,6 +64,7 @@ def main():
     alloc_stacks = set()
     snaps = []
     seq = 0
+    leak_kind = {}; leak_last = [-1]
     lastt = 0
     while off < len(data):
         if len(data) - off < 12 or data[off:off+4] != b"MTCK":
@@ -234,6 +235,35 @@ def main():
                 rss = uv(); assert ver >= 3 and rss > 0, ("rss", rss)
                 st["rss"] = st.get("rss", 0) + 1
                 if verbose: print("RSS", rss)
+            elif ty == 16:
+                # LEAK: the lost blocks by address with their kinds; the
+                # last record of a check carries the totals per kind
+                assert ver >= 4, "leak in version < 4"
+                n = uv(); prev = 0
+                for i in range(n):
+                    v = uv(); d, kind = v >> 2, v & 3
+                    sid = uv(); size = uv()
+                    assert kind < 3 and (i == 0 or d > 0), ("leak entry", v)
+                    prev += d
+                    assert prev in live, ("leak of a block not live", hex(prev))
+                    # the block as this decoder's own table has it
+                    if live[prev] != (size, sid): st["block_mismatch"] += 1
+                    assert prev > leak_last[0], "leak order"
+                    leak_last[0] = prev
+                    leak_kind[prev] = kind
+                if uv():
+                    tl = [(uv(), uv()) for _ in range(4)]
+                    # the listed blocks' own figures, reachable the rest
+                    mine = [[0, 0] for _ in range(4)]
+                    for a, k in leak_kind.items():
+                        mine[k][0] += live[a][0]; mine[k][1] += 1
+                    mine[3] = [live_bytes - sum(m[0] for m in mine[:3]),
+                               len(live) - sum(m[1] for m in mine[:3])]
+                    assert [list(x) for x in tl] == mine, ("leak totals", tl, mine)
+                    st["leak_totals"] = " ".join("%d %d" % x for x in tl)
+                    st["leak_seq"] = seq
+                    leak_kind.clear(); leak_last[0] = -1
+                if verbose: print("LEAK", n)
             else:
                 raise ValueError("record type %d" % ty)
             lastt = t

@@ -1,0 +1,939 @@
+/*
+ * leakscan.c - which live blocks the program can still reach, at exit:
+ * the classification valgrind memcheck makes with --leak-check=full, on
+ * the recorder's own table of live blocks.
+ *
+ * Roots are every readable, writable mapping of the process that is not
+ * the allocator's and not the recorder's: data and bss of every module,
+ * thread stacks from each thread's stack pointer up (the red zone below
+ * it included, as memcheck does), the TLS and thread descriptors at the
+ * top of those stacks, anonymous mappings the program made, and the
+ * general registers of every other thread. Left out: [heap] and glibc's
+ * per-thread arenas (their free chunks hold stale user data and the
+ * allocator's links), any mapping holding a live block (an mmap'ed
+ * chunk: it is scanned as the block it is, when reached), the recorder's
+ * own pages (tables.c keeps them listed: the live table holds every
+ * block's address), the recorder's helper thread's stack, and the
+ * exiting thread's stack below the exit handler's frame (the recorder's
+ * own frames, whose unwritten slots still hold what deeper calls of the
+ * program left there; memcheck sees those as undefined and skips them).
+ *
+ * The marking is memcheck's (mc_leakcheck.c): a root word pointing to a
+ * block's start makes it reachable, into its middle possibly lost; the
+ * words of a reachable block propagate the same way, those of a possibly
+ * lost one only "possibly"; then, in address order, each block still
+ * unreached leads a clique: the unreached blocks it reaches are
+ * indirectly lost, and it stays definitely lost (unless a later clique
+ * reaches it). Words are aligned; a block's words are its requested
+ * size's. One difference glibc's allocator forces: a word pointing at
+ * the header of the chunk that follows a live block (the allocator's own
+ * links in libc's data, which memcheck never sees as its allocator is
+ * its own) lies inside that block's last bytes when the block uses the
+ * next chunk's first field; such words are not counted as pointers into
+ * it. memcheck's heuristics for C++ interior pointers (std::string,
+ * new[] cookies, multiple inheritance) are not applied.
+ *
+ * Stopping the other threads: a real-time signal left at its default by
+ * the program, whose handler saves the interrupted registers and parks
+ * the thread on a futex until the scan is over. Chosen over a ptrace'd
+ * helper: nothing is forked or cloned (a preloaded library's helper
+ * process would be a stranger to the program's fork handlers and
+ * children), it works under a debugger or strace (a second tracer cannot
+ * attach) and under Yama's ptrace restrictions, and a thread blocked in a
+ * system call takes the signal at once (the call resumes afterwards:
+ * SA_RESTART). A thread that blocks the signal, or one that does not park
+ * within a second, makes the scan give up: the log then says nothing
+ * ("not classified") rather than guessing from a moving heap. The
+ * handler's disposition is the program's again before the threads go on.
+ *
+ * Everything is mmap'ed (nothing goes through the malloc hooks), roots
+ * are read with process_vm_readv on the process itself (a mapping that
+ * cannot be read, a file mapped past its end, costs an error, not a
+ * SIGBUS), and the scan gives up after MT_LEAKSCAN_LIMIT_NS.
+ *
+ * Not for: writing the result (core.c, lib/writer.c), the other ends of
+ * a recording (_exit, signals, exec: no scan there).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "livetab.h"
+#include "recorder.h"
+#include "writer.h"
+
+#define MT_LEAKSCAN_LIMIT_NS (30ull * 1000000000ull)
+#define PARK_WAIT_NS         (1000000000ull)
+#define REDZONE              128     /* below the stack pointer (x86-64 and aarch64 ABIs) */
+#define ARENA_HEAP_MAX       (64ull << 20)  /* glibc's HEAP_MAX_SIZE on 64-bit */
+#define READ_PIECE           65536
+
+enum { ST_UNREACHED = 0, ST_INDIRECT, ST_POSSIBLE, ST_REACHABLE };
+
+struct block { uint64_t start, size; uint32_t stack; };
+
+/* A thread to park: the handler finds its slot by tid. */
+struct park_slot {
+	long tid;
+	int arrived;          /* 1 once registers are saved (futex word) */
+	uint64_t sp;
+	uint64_t regs[34];
+	unsigned nregs;
+};
+
+static struct {
+	struct park_slot *slots;
+	size_t n;
+	int release;          /* futex word: 1 lets parked threads go */
+} P;
+
+/* The scan's own mappings, left out of the roots (the block array holds
+ * every block's address). Only the exiting thread scans: no lock. */
+#define MINE_MAX 16
+static struct { uint64_t lo, hi; } mine[MINE_MAX];
+
+static void *scratch(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	for (size_t i = 0; i < MINE_MAX; i++)
+		if (!mine[i].lo) {
+			mine[i].lo = (uintptr_t)p;
+			mine[i].hi = (uintptr_t)p + len;
+			break;
+		}
+	return p;
+}
+
+static void unscratch(void *p, size_t len)
+{
+	for (size_t i = 0; i < MINE_MAX; i++)
+		if (mine[i].lo == (uintptr_t)p)
+			mine[i].lo = mine[i].hi = 0;
+	munmap(p, len);
+}
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(int *w, int op, int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* ---- parking other threads -------------------------------------------------- */
+
+static void park_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	long tid = syscall(SYS_gettid);
+	ucontext_t *uc = ucv;
+	(void)sig;
+	(void)si;
+	for (size_t i = 0; i < P.n; i++) {
+		struct park_slot *s = &P.slots[i];
+		if (s->tid != tid || __atomic_load_n(&s->arrived, __ATOMIC_ACQUIRE))
+			continue;
+#if defined(__x86_64__)
+		s->nregs = NGREG;
+		for (unsigned r = 0; r < NGREG; r++)
+			s->regs[r] = (uint64_t)uc->uc_mcontext.gregs[r];
+		s->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+		s->nregs = 32;
+		for (unsigned r = 0; r < 31; r++)
+			s->regs[r] = uc->uc_mcontext.regs[r];
+		s->regs[31] = uc->uc_mcontext.sp;
+		s->sp = uc->uc_mcontext.sp;
+#else
+		(void)uc;
+#endif
+		__atomic_store_n(&s->arrived, 1, __ATOMIC_RELEASE);
+		futex(&s->arrived, FUTEX_WAKE_PRIVATE, 1, NULL);
+		while (!__atomic_load_n(&P.release, __ATOMIC_ACQUIRE))
+			futex(&P.release, FUTEX_WAIT_PRIVATE, 0, NULL);
+		__atomic_store_n(&s->arrived, 3, __ATOMIC_RELEASE);
+		break;
+	}
+	errno = saved;
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); its length or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+	if (fd < 0)
+		return -1;
+	while (got < (ssize_t)len - 1 && (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static void task_path(char *out, long tid, const char *leaf)
+{
+	char num[24];
+	strcpy(out, "/proc/self/task/");
+	strcat(out, mt_fmt_i64(num, tid));
+	strcat(out, "/");
+	strcat(out, leaf);
+}
+
+/* From a task's status: 1 if it blocks sig, 0 if not, -1 if gone or
+ * exiting (no user code left to run), -2 if unknown. */
+static int task_blocks(long tid, int sig)
+{
+	char path[64], buf[4096];
+	task_path(path, tid, "status");
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	const char *st = strstr(buf, "\nState:\t");
+	if (st && (st[8] == 'Z' || st[8] == 'X'))
+		return -1;
+	const char *b = strstr(buf, "\nSigBlk:\t");
+	if (!b)
+		return -2;
+	b += 9;
+	uint64_t mask = 0;
+	for (; (*b >= '0' && *b <= '9') || (*b >= 'a' && *b <= 'f'); b++)
+		mask = mask << 4 | (uint64_t)(*b <= '9' ? *b - '0' : *b - 'a' + 10);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/* The helper's stack pointer from /proc/self/task/TID/syscall (it sleeps
+ * or waits for a lock the exiting thread holds); 0 if not known. */
+static uint64_t task_syscall_sp(long tid)
+{
+	char path[64], buf[512];
+	for (int tries = 0; tries < 100; tries++) {
+		task_path(path, tid, "syscall");
+		if (read_small(path, buf, sizeof(buf)) <= 0)
+			return 0;
+		if (buf[0] >= '0' && buf[0] <= '9') {
+			/* "nr a1 a2 a3 a4 a5 a6 sp pc": the eighth field */
+			char *p = buf;
+			for (int f = 0; f < 7 && p; f++) {
+				p = strchr(p, ' ');
+				if (p)
+					p++;
+			}
+			if (!p || p[0] != '0' || p[1] != 'x')
+				return 0;
+			uint64_t sp = 0;
+			for (p += 2; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+				sp = sp << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+			return sp;
+		}
+		struct timespec nap = { 0, 1000000 };
+		nanosleep(&nap, NULL);
+	}
+	return 0;
+}
+
+struct mt_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* Lists the process's threads but self and skip into tids (at most max);
+ * returns how many, or -1. */
+static long list_tasks(long self, long skip, long *tids, size_t max)
+{
+	char buf[4096];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t k = 0;
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n < 0) {
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct mt_dirent64 *d = (struct mt_dirent64 *)(void *)(buf + off);
+			long tid = 0;
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9')
+				continue;
+			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid == self || tid == skip)
+				continue;
+			if (k == max) {
+				close(fd);
+				return -1;
+			}
+			tids[k++] = tid;
+		}
+	}
+	close(fd);
+	return (long)k;
+}
+
+/* A real-time signal the program left at its default; 0 if none. */
+static int pick_signal(struct sigaction *old)
+{
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+		if (sigaction(sig, NULL, old) == 0 && old->sa_handler == SIG_DFL &&
+		    !(old->sa_flags & SA_SIGINFO))
+			return sig;
+	}
+	return 0;
+}
+
+#define MAX_THREADS 65536
+
+/*
+ * Parks every other thread but the helper. 0 when all are parked (P.n of
+ * them), -1 when it gave up (every thread parked so far is let go).
+ */
+static int park_all(long self, long helper, int *sig_out, struct sigaction *old)
+{
+	int sig = pick_signal(old);
+	struct sigaction sa;
+	long *tids;
+	int ok = -1;
+
+	P.n = 0;
+	P.release = 0;
+	if (!sig)
+		return -1;
+	tids = scratch(MAX_THREADS * sizeof(long));
+	P.slots = scratch(MAX_THREADS * sizeof(struct park_slot));
+	if (!tids || !P.slots)
+		goto out;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = park_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) < 0)
+		goto out;
+	*sig_out = sig;
+	/* Threads may start threads until they are parked: list again until
+	 * a listing finds no one new. */
+	for (int round = 0; round < 64; round++) {
+		long n = list_tasks(self, helper, tids, MAX_THREADS);
+		size_t fresh = 0;
+		if (n < 0)
+			goto out;
+		for (long i = 0; i < n; i++) {
+			size_t j;
+			for (j = 0; j < P.n && P.slots[j].tid != tids[i]; j++)
+				;
+			if (j < P.n)
+				continue;
+			int b = task_blocks(tids[i], sig);
+			if (b == -1)
+				continue;     /* gone or exiting: no user code left */
+			if (b != 0)
+				goto out;     /* blocks it, or cannot tell */
+			if (P.n == MAX_THREADS)
+				goto out;
+			P.slots[P.n].tid = tids[i];
+			__atomic_store_n(&P.n, P.n + 1, __ATOMIC_RELEASE);
+			if (syscall(SYS_tgkill, (long)getpid(), tids[i], sig) < 0) {
+				if (errno != ESRCH)
+					goto out;
+				/* gone: nothing to scan, nothing to wait for */
+				P.slots[P.n - 1].arrived = 2;
+				P.slots[P.n - 1].nregs = 0;
+				P.slots[P.n - 1].sp = 0;
+			}
+			fresh++;
+		}
+		/* Wait for the ones signalled. */
+		uint64_t deadline = mono() + PARK_WAIT_NS;
+		for (size_t j = 0; j < P.n; j++) {
+			while (!__atomic_load_n(&P.slots[j].arrived, __ATOMIC_ACQUIRE)) {
+				uint64_t t = mono();
+				if (t >= deadline)
+					goto out;
+				/* a thread that exited meanwhile never arrives */
+				if (task_blocks(P.slots[j].tid, sig) == -1) {
+					P.slots[j].sp = 0;
+					P.slots[j].nregs = 0;
+					__atomic_store_n(&P.slots[j].arrived, 2, __ATOMIC_RELEASE);
+					break;
+				}
+				struct timespec ts = { 0, 1000000 };
+				futex(&P.slots[j].arrived, FUTEX_WAIT_PRIVATE, 0, &ts);
+			}
+		}
+		if (!fresh) {
+			ok = 0;
+			break;
+		}
+	}
+out:
+	if (tids)
+		unscratch(tids, MAX_THREADS * sizeof(long));
+	return ok;
+}
+
+static void unpark_all(int sig, const struct sigaction *old)
+{
+	__atomic_store_n(&P.release, 1, __ATOMIC_RELEASE);
+	futex(&P.release, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	/* Every parked thread leaves the handler before its slots go and
+	 * the disposition changes back (at most a second: one that does not
+	 * is left with the slots, which then stay mapped). */
+	uint64_t deadline = mono() + PARK_WAIT_NS;
+	int stuck = 0, pending = 0;
+	for (size_t j = 0; j < P.n; j++)
+		pending |= !__atomic_load_n(&P.slots[j].arrived, __ATOMIC_ACQUIRE);
+	for (size_t j = 0; j < P.n; j++)
+		while (__atomic_load_n(&P.slots[j].arrived, __ATOMIC_ACQUIRE) == 1) {
+			struct timespec nap = { 0, 100000 };
+			if (mono() >= deadline) {
+				stuck = 1;
+				break;
+			}
+			nanosleep(&nap, NULL);
+		}
+	/* A signal still on its way (a thread that did not park in time)
+	 * finds the handler, which then returns at once; after the
+	 * default it would end the process. */
+	if (sig && !pending) {
+		/* The recorder's own handler stands for the default (hooks.c
+		 * shows it as SIG_DFL): it goes back, not SIG_DFL. */
+		struct sigaction ours;
+		if (old->sa_handler == SIG_DFL && mt_rec_fatal_action(sig, &ours))
+			sigaction(sig, &ours, NULL);
+		else
+			sigaction(sig, old, NULL);
+	}
+	__atomic_store_n(&P.n, 0, __ATOMIC_RELEASE);
+	if (P.slots && !stuck && !pending)
+		unscratch(P.slots, MAX_THREADS * sizeof(struct park_slot));
+	P.slots = NULL;
+}
+
+/* ---- blocks ----------------------------------------------------------------- */
+
+/*
+ * LSD radix sort of blocks by start, 12 bits a pass: bits 4..51 (blocks
+ * are 16-aligned with glibc, and user addresses stay below 2^52), then
+ * whatever the addresses still differ in. A pass whose digit is the same
+ * for every block is skipped. Returns the sorted array: a or tmp.
+ */
+static struct block *sort_blocks(struct block *a, struct block *tmp, size_t n, size_t *count)
+{
+	uint64_t lowbits = 0;
+	for (size_t i = 0; i < n; i++)
+		lowbits |= a[i].start;
+	int shift = lowbits & 15 ? 0 : 4;
+	for (; shift < 64; shift += 12) {
+		memset(count, 0, 4097 * sizeof(size_t));
+		for (size_t i = 0; i < n; i++)
+			count[((a[i].start >> shift) & 4095) + 1]++;
+		if (count[1 + ((a[0].start >> shift) & 4095)] == n)
+			continue;
+		for (size_t b = 0; b < 4096; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(a[i].start >> shift) & 4095]++] = a[i];
+		struct block *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	return a;
+}
+
+#define FANOUT 32
+
+struct scan {
+	uint64_t *coarse;     /* b[k * FANOUT].start, k < ncoarse */
+	size_t ncoarse;
+	struct block *b;
+	uint8_t *st;
+	uint32_t *stack;
+	size_t n, sp, cap;
+	uint64_t lo, hi;      /* lowest start, highest end */
+	uint64_t words;
+	uint64_t pops;        /* blocks scanned: the clock is read every 65,536 */
+	uint64_t deadline;
+	int over;             /* out of time or stack room */
+	size_t (*usable)(void *);
+};
+
+/* The block containing p, or -1. The coarse index (every FANOUT-th
+ * block's start, small enough to stay in the caches) narrows the search
+ * to FANOUT neighbouring blocks first: a binary search of millions of
+ * blocks would miss the caches at nearly every step. */
+static long find(const struct scan *s, uint64_t p)
+{
+	size_t lo = 0, hi = s->n;
+	if (p < s->lo || p >= s->hi)
+		return -1;
+	if (s->coarse) {
+		size_t clo = 0, chi = s->ncoarse;
+		while (chi - clo > 1) {
+			size_t mid = (clo + chi) / 2;
+			if (s->coarse[mid] <= p)
+				clo = mid;
+			else
+				chi = mid;
+		}
+		lo = clo * FANOUT;
+		hi = lo + FANOUT < s->n ? lo + FANOUT : s->n;
+	}
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->b[mid].start <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct block *b = &s->b[lo];
+	if (p < b->start)
+		return -1;
+	if (p - b->start < b->size || (b->size == 0 && p == b->start))
+		return (long)lo;
+	return -1;
+}
+
+static void push(struct scan *s, size_t i)
+{
+	if (s->sp == s->cap) {
+		s->over = 1;
+		return;
+	}
+	s->stack[s->sp++] = (uint32_t)i;
+}
+
+/*
+ * One word w found in memory scanned with prior state `prior`
+ * (ST_REACHABLE for roots), or in clique mode (clique >= 0).
+ */
+static void word(struct scan *s, uint64_t w, int prior, long clique)
+{
+	long i = find(s, w);
+	if (i < 0)
+		return;
+	struct block *b = &s->b[i];
+	if (w != b->start && s->usable) {
+		/* The next chunk's header, inside a block that uses its first
+		 * field: the allocator's link, not the program's pointer. */
+		uint64_t u = s->usable((void *)(uintptr_t)b->start);
+		if (u >= 8 && w == b->start + u - 8)
+			return;
+	}
+	uint8_t *st = &s->st[i];
+	if (clique >= 0) {
+		if (*st == ST_UNREACHED && i != clique) {
+			*st = ST_INDIRECT;
+			push(s, (size_t)i);
+		}
+		return;
+	}
+	if (*st == ST_REACHABLE)
+		return;
+	if (w == b->start && prior == ST_REACHABLE) {
+		*st = ST_REACHABLE;
+		push(s, (size_t)i);
+	} else if (*st == ST_UNREACHED) {
+		*st = ST_POSSIBLE;
+		push(s, (size_t)i);
+	}
+}
+
+static void scan_words(struct scan *s, const uint64_t *p, size_t nw, int prior, long clique)
+{
+	for (size_t k = 0; k < nw; k++) {
+		uint64_t w = p[k];
+		if (w >= s->lo && w < s->hi)
+			word(s, w, prior, clique);
+	}
+	s->words += nw;
+}
+
+/* Scans the words of popped blocks until the stack is empty. */
+static void drain(struct scan *s, long clique)
+{
+	while (s->sp && !s->over) {
+		size_t i = s->stack[--s->sp];
+		const struct block *b = &s->b[i];
+		uint64_t a = (b->start + 7) & ~7ull;
+		uint64_t e = (b->start + b->size) & ~7ull;
+		int prior = clique >= 0 ? ST_UNREACHED : s->st[i];
+		if (e > a)
+			scan_words(s, (const uint64_t *)(uintptr_t)a, (size_t)((e - a) / 8), prior,
+				   clique);
+		if (!(++s->pops & 65535) && mono() > s->deadline)
+			s->over = 1;
+	}
+}
+
+/* ---- roots ------------------------------------------------------------------- */
+
+/* Scans [a, e) of this process's memory through process_vm_readv. */
+static void scan_root(struct scan *s, uint64_t a, uint64_t e, uint64_t *buf)
+{
+	pid_t pid = getpid();
+	a = (a + 7) & ~7ull;
+	e &= ~7ull;
+	while (a < e && !s->over) {
+		size_t len = e - a > READ_PIECE ? READ_PIECE : (size_t)(e - a);
+		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)a, len };
+		ssize_t got = syscall(SYS_process_vm_readv, (long)pid, &l, 1ul, &r, 1ul, 0ul);
+		if (got <= 0) {
+			/* unreadable: skip to the next page */
+			a = (a + 4096) & ~4095ull;
+			continue;
+		}
+		scan_words(s, buf, (size_t)got / 8, ST_REACHABLE, -1);
+		a += (uint64_t)got & ~7ull;
+		if ((uint64_t)got < 8)
+			a = (a + 4096) & ~4095ull;
+		drain(s, -1);
+	}
+}
+
+/* A range left out of the roots. */
+struct range { uint64_t lo, hi; };
+
+/* Scans [a, e) minus the sorted, disjoint ranges ex[0..nex). */
+static void scan_minus(struct scan *s, uint64_t a, uint64_t e, const struct range *ex, size_t nex,
+		       uint64_t *buf)
+{
+	for (size_t k = 0; k < nex && a < e; k++) {
+		if (ex[k].hi <= a || ex[k].lo >= e)
+			continue;
+		if (ex[k].lo > a)
+			scan_root(s, a, ex[k].lo, buf);
+		if (ex[k].hi > a)
+			a = ex[k].hi;
+	}
+	if (a < e)
+		scan_root(s, a, e, buf);
+}
+
+static uint64_t hexnum(const char **pp)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+		v = v << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+	*pp = p;
+	return v;
+}
+
+/* Does [a, e) hold the start of a live block? */
+static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->b[mid].start < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->b[lo].start < e;
+}
+
+/* Is [a, e) one of glibc's per-thread arena heaps (its heap_info)? */
+static int arena_heap(uint64_t a, uint64_t e)
+{
+	uint64_t h[4];
+	struct iovec l = { h, sizeof(h) }, r = { (void *)(uintptr_t)a, sizeof(h) };
+	if (a % ARENA_HEAP_MAX)
+		return 0;
+	if (syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) != (long)sizeof(h))
+		return 0;
+	/* ar_ptr, prev, size, mprotect_size: the read-write part is
+	 * mprotect_size long, size at most that */
+	return h[0] && h[2] <= h[3] && h[3] == e - a && h[3] % 4096 == 0;
+}
+
+static int by_lo(const struct range *x, const struct range *y)
+{
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void sort_ranges(struct range *r, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct range t = r[i];
+		size_t j = i;
+		for (; j > 0 && by_lo(&r[j - 1], &t) > 0; j--)
+			r[j] = r[j - 1];
+		r[j] = t;
+	}
+}
+
+/* ---- the scan ------------------------------------------------------------------ */
+
+int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
+		size_t (*usable)(void *), struct mt_leakscan_result *res)
+{
+	const struct mt_livetab *tab = mt_live_table(l);
+	uint64_t t0 = mono();
+	size_t n = (size_t)mt_livetab_count(tab);
+	struct scan s = { 0 };
+	struct block *tmp = NULL;
+	size_t *count = NULL;
+	char *maps = NULL;
+	size_t maps_cap = 1 << 20, maps_len = 0;
+	struct range *ex = NULL;
+	size_t nex = 0, ex_cap = 0;
+	uint64_t *buf = NULL;
+	int sig = 0, rc = -1;
+	struct sigaction old;
+	long self = syscall(SYS_gettid);
+	uint64_t helper_sp = 0;
+	uint64_t here = (uintptr_t)__builtin_frame_address(0);
+
+	memset(res, 0, sizeof(*res));
+	memset(&old, 0, sizeof(old));
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	return -1;
+#endif
+	s.n = n;
+	s.cap = 3 * n + 16;
+	s.deadline = t0 + MT_LEAKSCAN_LIMIT_NS;
+	s.usable = usable;
+	s.b = scratch((n + 1) * sizeof(struct block));
+	tmp = scratch((n + 1) * sizeof(struct block));
+	s.st = scratch(n + 1);
+	s.stack = scratch(s.cap * sizeof(uint32_t));
+	count = scratch(4097 * sizeof(size_t));
+	buf = scratch(READ_PIECE);
+	maps = scratch(maps_cap);
+	if (!s.b || !tmp || !s.st || !s.stack || !count || !buf || !maps)
+		goto out;
+
+	/* The blocks, sorted by address. */
+	size_t k = 0;
+	for (size_t i = 0; i < tab->cap; i++)
+		if (tab->slots[i].addr) {
+			struct mt_block b = mt_live_slot(l, tab->slots[i].addr, tab->slots[i].val);
+
+			s.b[k].start = tab->slots[i].addr;
+			s.b[k].size = b.size;
+			s.b[k].stack = b.stack;
+			k++;
+		}
+	if (tab->zero_live) {
+		struct mt_block b = mt_live_slot(l, 0, tab->zero_val);
+
+		s.b[k].start = 0;
+		s.b[k].size = b.size;
+		s.b[k].stack = b.stack;
+		k++;
+	}
+	if (k != n)
+		goto out;
+	if (n && sort_blocks(s.b, tmp, n, count) == tmp) {
+		struct block *t = s.b;
+		s.b = tmp;
+		tmp = t;
+	}
+	unscratch(tmp, (n + 1) * sizeof(struct block));
+	tmp = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s.b[i].start & 3)
+			goto out;     /* the record packs the kind in two low bits */
+		if (i == 0 || s.b[i].start < s.lo)
+			s.lo = s.b[i].start;
+		if (s.b[i].start + s.b[i].size + (s.b[i].size == 0) > s.hi)
+			s.hi = s.b[i].start + s.b[i].size + (s.b[i].size == 0);
+	}
+
+	s.ncoarse = (n + FANOUT - 1) / FANOUT;
+	if (s.ncoarse > 1) {
+		s.coarse = scratch(s.ncoarse * sizeof(uint64_t));
+		if (!s.coarse)
+			goto out;
+		for (size_t i = 0; i < s.ncoarse; i++)
+			s.coarse[i] = s.b[i * FANOUT].start;
+	}
+
+	if (helper && !(helper_sp = task_syscall_sp(helper)))
+		goto out;
+	if (park_all(self, helper, &sig, &old) < 0)
+		goto out;
+
+	/* The mappings, read once every thread stands still. */
+	{
+		int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		ssize_t got;
+		if (fd < 0)
+			goto out;
+		while ((got = read(fd, maps + maps_len, maps_cap - 1 - maps_len)) > 0) {
+			maps_len += (size_t)got;
+			if (maps_len + 1 == maps_cap) {
+				void *m = scratch(maps_cap * 2);
+				if (!m) {
+					close(fd);
+					goto out;
+				}
+				memcpy(m, maps, maps_len);
+				unscratch(maps, maps_cap);
+				maps = m;
+				maps_cap *= 2;
+			}
+		}
+		close(fd);
+		if (got < 0)
+			goto out;
+		maps[maps_len] = '\0';
+	}
+
+	/* What the roots leave out: the recorder's pages. */
+	{
+		size_t nown = mt_mem_owned(NULL, 0);
+		ex_cap = nown + 64;
+		ex = scratch(ex_cap * sizeof(*ex));
+		if (!ex)
+			goto out;
+		nex = mt_mem_owned((uint64_t *)(void *)ex, ex_cap);
+		if (nex > ex_cap - MINE_MAX)
+			goto out;
+		for (size_t i = 0; i < MINE_MAX; i++)
+			if (mine[i].lo) {
+				ex[nex].lo = mine[i].lo;
+				ex[nex++].hi = mine[i].hi;
+			}
+		sort_ranges(ex, nex);
+	}
+
+	/* The other threads' registers. */
+	for (size_t j = 0; j < P.n; j++)
+		scan_words(&s, P.slots[j].regs, P.slots[j].nregs, ST_REACHABLE, -1);
+	drain(&s, -1);
+
+	/* The mappings. */
+	for (const char *line = maps; *line && !s.over;) {
+		const char *p = line, *nl = strchr(line, '\n');
+		uint64_t a = hexnum(&p), e;
+		if (*p++ != '-')
+			break;
+		e = hexnum(&p);
+		p++;
+		int rw = p[0] == 'r' && p[1] == 'w';
+		/* the path: after the fifth field */
+		const char *path = p;
+		for (int f = 0; f < 4 && path; f++) {
+			path = strchr(path, ' ');
+			while (path && *path == ' ')
+				path++;
+		}
+		size_t plen = path ? (size_t)((nl ? nl : path + strlen(path)) - path) : 0;
+		line = nl ? nl + 1 : p + strlen(p);
+		if (!rw)
+			continue;
+		if (plen >= 6 && !memcmp(path, "[heap]", 6))
+			continue;
+		if (plen >= 5 && !memcmp(path, "/dev/", 5) && !(plen >= 9 && !memcmp(path, "/dev/zero", 9)))
+			continue;
+		if (holds_block(&s, a, e) || arena_heap(a, e))
+			continue;
+		/* A thread's stack: from its stack pointer (less the red zone) up. */
+		uint64_t from = a;
+		int skip = 0;
+		if (helper_sp >= a && helper_sp < e)
+			skip = 1;
+		if (own_sp >= a && own_sp < e)
+			from = own_sp;
+		if (!own_sp && here >= a && here < e)
+			skip = 1;     /* the recorder's helper thread: its own stack */
+		for (size_t j = 0; j < P.n; j++)
+			if (P.slots[j].sp >= a && P.slots[j].sp < e)
+				from = P.slots[j].sp - REDZONE > a ? P.slots[j].sp - REDZONE : a;
+		if (!skip)
+			scan_minus(&s, from, e, ex, nex, buf);
+	}
+	if (s.over)
+		goto out;
+
+	/* Cliques of the unreached, in address order. */
+	for (size_t i = 0; i < n && !s.over; i++) {
+		if (s.st[i] != ST_UNREACHED)
+			continue;
+		push(&s, i);
+		drain(&s, (long)i);
+	}
+	if (s.over)
+		goto out;
+
+	/* The result: kinds per block; the lost ones listed in address order. */
+	{
+		size_t nl = 0;
+		for (size_t i = 0; i < n; i++)
+			if (s.st[i] != ST_REACHABLE)
+				nl++;
+		res->lost = scratch((nl + 1) * sizeof(*res->lost));
+		if (!res->lost)
+			goto out;
+		res->lost_len = (nl + 1) * sizeof(*res->lost);
+		for (size_t i = 0; i < n; i++) {
+			unsigned kind = s.st[i] == ST_UNREACHED ? MT_LEAK_DEFINITE
+				: s.st[i] == ST_INDIRECT ? MT_LEAK_INDIRECT
+				: s.st[i] == ST_POSSIBLE ? MT_LEAK_POSSIBLE : MT_LEAK_REACHABLE;
+			res->tot.bytes[kind] += s.b[i].size;
+			res->tot.blocks[kind]++;
+			if (kind != MT_LEAK_REACHABLE) {
+				struct mt_leak_entry *e = &res->lost[res->nlost++];
+
+				e->addr_kind = s.b[i].start | kind;
+				e->size = s.b[i].size;
+				e->stack = s.b[i].stack;
+			}
+		}
+	}
+	res->words = s.words;
+	rc = 0;
+out:
+	if (sig || P.slots)
+		unpark_all(sig, &old);
+	res->ns = mono() - t0;
+	if (s.b)
+		unscratch(s.b, (n + 1) * sizeof(struct block));
+	if (tmp)
+		unscratch(tmp, (n + 1) * sizeof(struct block));
+	if (s.st)
+		unscratch(s.st, n + 1);
+	if (s.coarse)
+		unscratch(s.coarse, s.ncoarse * sizeof(uint64_t));
+	if (s.stack)
+		unscratch(s.stack, s.cap * sizeof(uint32_t));
+	if (count)
+		unscratch(count, 4097 * sizeof(size_t));
+	if (buf)
+		unscratch(buf, READ_PIECE);
+	if (maps)
+		unscratch(maps, maps_cap);
+	if (ex)
+		unscratch(ex, ex_cap * sizeof(*ex));
+	return rc;
+}
+
+void mt_leakscan_done(struct mt_leakscan_result *res)
+{
+	if (res->lost)
+		unscratch(res->lost, res->lost_len);
+	res->lost = NULL;
+}
