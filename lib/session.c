@@ -985,38 +985,47 @@ static int side_whole(struct mt_session *s)
 	return rc < 0 ? rc : 0;
 }
 
-int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
+/*
+ * The aggregator that has a tally the pass may leave out (MT_TALLY_NO_*
+ * bit what): the pass's, or the side one after a whole run of its own when
+ * the pass skipped it or a thread restriction is on. 0 or an error.
+ */
+static int tallied(struct mt_session *s, unsigned what, const struct mt_agg **a)
 {
-	const struct mt_agg *a = s->agg;
 	int rc;
 
-	*out = NULL;
+	*a = s->agg;
 	if (s->o.figures_only)
 		return MT_E_ARG;
-	if (s->only || s->o.skip & MT_TALLY_NO_TEMPORARY) {
+	if (s->only || s->o.skip & what) {
 		rc = side_whole(s);
 		if (rc < 0)
 			return rc;
-		a = s->side;
+		*a = s->side;
 	}
+	return 0;
+}
+
+int mt_session_temporary(struct mt_session *s, struct mt_profile **out)
+{
+	const struct mt_agg *a;
+	int rc = tallied(s, MT_TALLY_NO_TEMPORARY, &a);
+
+	*out = NULL;
+	if (rc < 0)
+		return rc;
 	*out = mt_agg_temporary_profile(a);
 	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
 }
 
 int mt_session_calls(struct mt_session *s, struct mt_profile **out)
 {
-	const struct mt_agg *a = s->agg;
-	int rc;
+	const struct mt_agg *a;
+	int rc = tallied(s, MT_TALLY_NO_CALLS, &a);
 
 	*out = NULL;
-	if (s->o.figures_only)
-		return MT_E_ARG;
-	if (s->only || s->o.skip & MT_TALLY_NO_CALLS) {
-		rc = side_whole(s);
-		if (rc < 0)
-			return rc;
-		a = s->side;
-	}
+	if (rc < 0)
+		return rc;
 	*out = mt_sizes_calls(mt_agg_stats(a)->sizes);
 	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
 }
