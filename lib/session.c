@@ -1126,7 +1126,8 @@ int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profi
 		}
 	}
 	*out = p;
-	return 0;
+	/* the tag restriction, as for every profile */
+	return tag_filter(s, out, 0);
 }
 
 size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_check_at **out)
