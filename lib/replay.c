@@ -925,7 +925,8 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 			return MT_E_CORRUPT;
 		}
 	r->leak_open = 0;
-	memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
+	if (n)
+		memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
 	lr->lc.n = n;
 	lr->lc.lost = lr->b;
 	it = put(sl, IT_LEAK);
