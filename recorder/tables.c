@@ -302,37 +302,24 @@ static struct mt_block unpack(struct mt_live *l, uint64_t addr, uint64_t val)
 
 int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old)
 {
-	uint64_t val = (uint64_t)b.stack << 32, prev = 0, ignored = 0;
+	int big = b.size >= SIZE_ESC;
+	uint64_t val = (uint64_t)b.stack << 32 | (big ? SIZE_ESC : b.size), prev, ignored;
 	int rc;
 
-	if (b.size >= SIZE_ESC) {
-		/* the big entry first: a failure leaves both tables as they were */
-		if (mt_livetab_put(&l->big, addr, b.size, &ignored) < 0)
-			return -1;
-		val |= SIZE_ESC;
-	} else {
-		val |= b.size;
-	}
-	rc = mt_livetab_put(&l->tab, addr, val, &prev);
-	if (rc < 0) {
-		if (b.size >= SIZE_ESC)
-			(void)mt_livetab_take(&l->big, addr, &ignored);
+	/* Room for a big entry first: once the slot is taken, nothing fails. */
+	if (big && mt_livetab_reserve(&l->big, mt_livetab_count(&l->big) + 1) < 0)
 		return -1;
-	}
+	rc = mt_livetab_put(&l->tab, addr, val, &prev);
+	if (rc < 0)
+		return -1;
 	if (rc == 1) {
 		/* A block we missed the free of (freed behind our back): the
-		 * caller writes its free. Its big entry, if any, was just
-		 * replaced by ours or is taken now. */
-		if ((prev & SIZE_ESC) == SIZE_ESC && b.size >= SIZE_ESC) {
-			/* both big: the old size was overwritten; the put
-			 * above returned it in ignored */
-			old->size = ignored;
-			old->stack = (uint32_t)(prev >> 32);
-		} else {
-			*old = unpack(l, addr, prev);
-		}
+		 * caller writes its free. Its big entry, if any, goes. */
+		*old = unpack(l, addr, prev);
 		l->bytes -= old->size;
 	}
+	if (big)
+		(void)mt_livetab_put(&l->big, addr, b.size, &ignored);
 	l->bytes += b.size;
 	return rc;
 }
