@@ -1381,10 +1381,14 @@ static int fill(struct mt_replay *r, struct slice *sl)
 	return 0;
 }
 
-/* Frees what items from i on own: the consumer never saw them. */
-static void discard(struct slice *sl, size_t i)
+/*
+ * Frees what the items of sl own (malloc'd p: a name or a reason the
+ * replay has not taken, a label, END's or a check's figures) and empties
+ * it.
+ */
+static void discard(struct slice *sl)
 {
-	for (; i < sl->n; i++) {
+	for (size_t i = 0; i < sl->n; i++) {
 		int k = sl->it[i].kind;
 
 		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
@@ -1488,6 +1492,7 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			r->names[it->stack] = it->p;
 			if (ops->on_thread_name)
 				ops->on_thread_name(ctx, it->stack, it->p);
+			it->p = NULL;
 			break;
 		case IT_TAG:
 			if (ops->on_tag)
@@ -1532,6 +1537,7 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			/* the reason is the replay's from here on */
 			free(r->stop_reason);
 			r->end.stop_reason = r->stop_reason = it->p;
+			it->p = NULL;
 			break;
 		case IT_PROGRESS:
 			if (ops->on_progress)
@@ -1562,12 +1568,8 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		}
 		ret = rc;
 	}
-	/* snapshot labels were lent to the consumer, END's figures copied */
-	for (size_t k = 0; k < i; k++)
-		if (sl->it[k].kind == IT_SNAPSHOT || sl->it[k].kind == IT_END ||
-		    sl->it[k].kind == IT_LEAK)
-			free(sl->it[k].p);
-	discard(sl, i);
+	/* what the items still own: lent to the consumer, or never applied */
+	discard(sl);
 	return ret;
 }
 
@@ -1682,7 +1684,7 @@ static int run_threaded(struct mt_replay *r, const struct mt_replay_ops *ops, vo
 	pthread_join(th, NULL);
 	/* what the decoder got ahead of a stopping consumer */
 	for (i = 0; i < pp.full; i++)
-		discard(pp.s[(pp.head + i) % NSLICE], 0);
+		discard(pp.s[(pp.head + i) % NSLICE]);
 out:
 	pthread_cond_destroy(&pp.cv);
 	pthread_mutex_destroy(&pp.mu);
