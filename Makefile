@@ -4,8 +4,6 @@
 #                        and the samples into build/
 #   make check           install missing packages, build, run every test
 #   make check-asan      the unit and CLI tests with ASan + UBSan (in build/asan/)
-#   make check-tsan      the replay's tests with ThreadSanitizer (its decoder
-#                        runs on a thread of its own; in build/tsan/)
 #   make demo            install missing packages, record a sample, print its report
 #   make bench           benchmarks against native runs and heaptrack
 #   make fuzz            libFuzzer on the log reader and replay
@@ -29,7 +27,6 @@
 #   build/bench/, build/fuzz/ `make bench` and `make fuzz`: their programs,
 #                             inputs and outputs (the fuzz corpus too)
 #   build/asan/               the same layout again for the sanitizer build
-#   build/tsan/               and for ThreadSanitizer's (the replay's tests only)
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -46,7 +43,6 @@ ifeq ($(filter-out $(CURDIR) /,$(abspath $(B))),)
 $(error B=$(B) must be a directory of its own, not the source tree: make clean removes it)
 endif
 ASAN_B := $(B)asan/
-TSAN_B := $(B)tsan/
 
 PKGS_LIB    := libzstd libdw
 PKGS_REC    := libunwind libzstd
@@ -66,9 +62,6 @@ ALL_CFLAGS = -std=gnu11 -fPIC -MMD -MP $(WARN) $(CFLAGS) $(SAN)
 
 ifeq ($(SANITIZE),1)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-endif
-ifeq ($(SANITIZE),thread)
-SAN := -fsanitize=thread
 endif
 
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -92,7 +85,7 @@ PCFILE    := $(B)memtrail.pc
 TESTS     := $(TEST_SRCS:tests/%.c=$(B)tests/%)
 SAMPLES   := $(SAMPLE_C:samples/%.c=$(B)samples/%) $(SAMPLE_CXX:samples/%.cpp=$(B)samples/%)
 
-.PHONY: all deps deps-test check check-unit check-e2e check-asan check-tsan demo bench \
+.PHONY: all deps deps-test check check-unit check-e2e check-asan demo bench \
         install uninstall clean samples tests fuzz
 .DEFAULT_GOAL := all
 
@@ -168,7 +161,6 @@ check: deps-test
 	$(MAKE) all tests
 	$(MAKE) check-unit check-e2e
 	$(MAKE) check-asan
-	$(MAKE) check-tsan
 
 check-unit: all tests
 	@sh tests/run-unit.sh $(B)
@@ -183,12 +175,6 @@ check-asan: deps-test
 	$(MAKE) B=$(ASAN_B) SANITIZE=1 all tests
 	$(MAKE) B=$(ASAN_B) SANITIZE=1 check-unit
 	MT_SANITIZED=1 sh tests/run-e2e.sh $(ASAN_B) cli
-
-# The replay decodes on a thread of its own while the caller applies: its
-# tests run each of their logs threaded and not (tests/test_replay.c).
-check-tsan: deps-test
-	$(MAKE) B=$(TSAN_B) SANITIZE=thread $(TSAN_B)tests/test_replay
-	TSAN_OPTIONS=halt_on_error=1 $(TSAN_B)tests/test_replay
 
 demo: deps
 	$(MAKE) all

@@ -238,14 +238,6 @@ int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
 void mt_replay_owners(struct mt_replay *r, int on);
 
 /*
- * Whether a run decodes on a thread of its own while the caller's thread
- * applies (and calls the consumer, always from the caller's thread): mode
- * -1 (the default) for logs of 1 MiB and more on a machine of two CPUs or
- * more, 0 never, 1 always. The output is the same either way.
- */
-void mt_replay_threads(struct mt_replay *r, int mode);
-
-/*
  * Releases the live table's memory until the next run (which makes it
  * again): for a reader that keeps the replay for later but is done with
  * live blocks for now, such as a session after its pass.
