@@ -270,10 +270,48 @@ static void pass_leak(void *ctx, const struct mt_leak_check *lc)
 	s->nlost = lc->n;
 }
 
+static int std_start(struct mt_session *s);
+static int std_catch_up(struct mt_session *s);
+
+/*
+ * The first stacks are in (a chunk or so into the pass): the symbolizer
+ * starts opening their modules beside the pass (opts.symbolize). Stacks
+ * met later mostly run in the same modules; any other module is opened
+ * when first resolved.
+ */
+static void symbols_ahead(struct mt_session *s)
+{
+	size_t n = mt_replay_nstacks(s->r), nips = 0;
+	uint64_t *ips;
+	int rc;
+
+	if (!n)
+		return;
+	s->o.symbolize = 0;
+	for (size_t i = 0; i < n; i++)
+		nips += mt_replay_stack(s->r, (uint32_t)i)->depth;
+	ips = malloc((nips ? nips : 1) * sizeof(*ips));
+	rc = ips ? std_start(s) : MT_E_NOMEM;
+	nips = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct mt_stack *st = mt_replay_stack(s->r, (uint32_t)i);
+
+		memcpy(ips + nips, st->ips, st->depth * sizeof(*ips));
+		nips += st->depth;
+	}
+	if (rc == 0)
+		rc = mt_symbols_prefetch(s->std.symbols, ips, nips);
+	free(ips);
+	if (rc < 0)
+		s->err = rc;
+}
+
 static void pass_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct mt_session *s = ctx;
 
+	if (s->o.symbolize)
+		symbols_ahead(s);
 	if (s->o.progress.fn)
 		s->o.progress.fn(s->o.progress.ctx, done, total);
 }
@@ -400,6 +438,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (s->o.figures_only) {
 		mt_agg_figures_only(s->agg, 1);
 		s->o.time_marks = 0;
+		s->o.symbolize = 0;
 	} else {
 		mt_agg_journal(s->agg, 1);
 	}
@@ -437,7 +476,10 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	}
 	if (err_offset && s->end.error)
 		*err_offset = s->end.error_offset;
-	rc = keep_stacks(s);
+	/* modules of the run the symbolizer made during the pass lacks */
+	rc = std_catch_up(s);
+	if (rc == 0)
+		rc = keep_stacks(s);
 	if (rc == 0)
 		rc = keep_tags(s);
 	if (rc < 0)
@@ -621,26 +663,48 @@ static int tag_filter(const struct mt_session *s, struct mt_profile **p, int rc)
 	return rc;
 }
 
+/*
+ * The symbolizer, with every module the replay knows now: at the end of the
+ * pass (the replay's last full run: the side replays use the symbolizer
+ * made by then), or during it (symbols_ahead; std_catch_up adds the rest).
+ */
+static int std_start(struct mt_session *s)
+{
+	int rc = mt_tree_std_init(&s->std, s->r);
+
+	if (rc < 0)
+		return rc;
+	s->std_ok = 1;
+	s->nsym = mt_replay_nmodules(s->r);
+	s->src.stack = src_stack;
+	s->src.resolve = src_resolve;
+	s->src.tag = src_tag;
+	s->src.ctx = s;
+	return 0;
+}
+
+/* The modules the replay met since the symbolizer was made. */
+static int std_catch_up(struct mt_session *s)
+{
+	size_t nmod = mt_replay_nmodules(s->r);
+	int rc;
+
+	for (; s->std_ok && s->nsym < nmod; s->nsym++) {
+		rc = mt_symbols_add_module(s->std.symbols, mt_replay_module(s->r, s->nsym));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 {
 	int rc;
 
 	*err = 0;
-	if (!s->std_ok) {
-		/* Every module of the run: the pass was the replay's last
-		 * full run, and nothing since then replayed it partly (the
-		 * side replays use the symbolizer made here first). */
-		rc = mt_tree_std_init(&s->std, s->r);
-		if (rc < 0) {
-			*err = rc;
-			return NULL;
-		}
-		s->std_ok = 1;
-		s->nsym = mt_replay_nmodules(s->r);
-		s->src.stack = src_stack;
-		s->src.resolve = src_resolve;
-		s->src.tag = src_tag;
-		s->src.ctx = s;
+	if (!s->std_ok && (rc = std_start(s)) < 0) {
+		*err = rc;
+		return NULL;
 	}
 	return &s->src;
 }
@@ -1036,7 +1100,7 @@ int64_t mt_session_poll(struct mt_session *s)
 {
 	struct mt_replay_ops ops;
 	uint64_t had = mt_agg_stats(s->agg)->events, good = s->end.good_bytes;
-	size_t nmod, nthreads = s->nthreads;
+	size_t nthreads = s->nthreads;
 	int rc;
 
 	if (!s->o.follow)
@@ -1076,12 +1140,9 @@ int64_t mt_session_poll(struct mt_session *s)
 	rc = keep_threads(s);
 	if (rc < 0)
 		return rc;
-	nmod = mt_replay_nmodules(s->r);
-	for (; s->std_ok && s->nsym < nmod; s->nsym++) {
-		rc = mt_symbols_add_module(s->std.symbols, mt_replay_module(s->r, s->nsym));
-		if (rc < 0)
-			return rc;
-	}
+	rc = std_catch_up(s);
+	if (rc < 0)
+		return rc;
 	/* the journal's marks may have merged (thin): the cursor starts over */
 	mt_profile_free(s->cursor);
 	s->ncur = 0;

@@ -77,6 +77,14 @@ struct mt_session_opts {
 	 * mt_session_poll. Not with figures_only (MT_E_ARG).
 	 */
 	int follow;
+	/*
+	 * The reader will show symbolized trees: once the pass has met its
+	 * first stacks, the modules they run in are opened (debug info, the
+	 * larger part of symbolizing) on a thread of the symbolizer's own
+	 * while the pass goes on. The same work as opening them later, done
+	 * side by side. Ignored with figures_only.
+	 */
+	int symbolize;
 };
 #define MT_SESSION_NO_SERIES (1u << 8)
 

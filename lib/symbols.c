@@ -31,6 +31,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,11 @@ struct mt_symbols {
 	struct arena_block *arena;
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
+
+	/* mt_symbols_prefetch: modules being opened on a thread of ours */
+	pthread_t warm;
+	int warming;
+	size_t *warm_mods, nwarm;
 };
 
 /* ---- memory ------------------------------------------------------------ */
@@ -370,6 +376,60 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
+/* ---- opening modules ahead ---------------------------------------------- */
+
+/*
+ * Opening a module's debug info is most of symbolization's cost (libdw
+ * inflates compressed DWARF sections whole: 75-90 % of it on the bench's
+ * gcc and stl reports), and it does not depend on which addresses are
+ * resolved. mt_symbols_prefetch lets a thread do it for the modules a
+ * caller names while the caller does other work (the session's pass over
+ * the log). Nothing else touches the symbolizer meanwhile: every other
+ * function waits for that thread first (settle), so no state is shared
+ * while it runs and no lock is needed; separate modules have separate
+ * Dwfl sessions.
+ */
+static int open_module(struct mt_symbols *s, struct sym_module *sm);
+static void symtab_build(struct sym_module *sm);
+
+static void *warm_main(void *arg)
+{
+	struct mt_symbols *s = arg;
+
+	for (size_t k = 0; k < s->nwarm; k++) {
+		struct sym_module *sm = &s->mods[s->warm_mods[k]];
+		Dwarf_Addr bias;
+
+		if (sm->state == MOD_UNOPENED && open_module(s, sm) < 0) {
+			/* out of memory: left for the caller's own attempt */
+			if (sm->dwfl)
+				dwfl_end(sm->dwfl);
+			sm->dwfl = NULL;
+			sm->mod = NULL;
+			continue;
+		}
+		if (sm->state != MOD_OPEN)
+			continue;
+		/* without DWARF the ELF symbol table names every function */
+		if (!dwfl_module_getdwarf(sm->mod, &bias) && !sm->syms_built)
+			symtab_build(sm);
+	}
+	return NULL;
+}
+
+static void settle(const struct mt_symbols *cs)
+{
+	struct mt_symbols *s = (struct mt_symbols *)cs;
+
+	if (!s || !s->warming)
+		return;
+	pthread_join(s->warm, NULL);
+	s->warming = 0;
+	free(s->warm_mods);
+	s->warm_mods = NULL;
+	s->nwarm = 0;
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 /*
@@ -404,6 +464,7 @@ int mt_symbols_set_debuginfo_path(struct mt_symbols *s, const char *path)
 
 	if (!s)
 		return MT_E_ARG;
+	settle(s);
 	if (path && !(copy = strdup(path)))
 		return MT_E_NOMEM;
 	free(s->debuginfo_path);
@@ -418,6 +479,7 @@ void mt_symbols_free(struct mt_symbols *s)
 
 	if (!s)
 		return;
+	settle(s);
 	for (i = 0; i < s->nmods; i++) {
 		size_t j;
 
@@ -463,6 +525,7 @@ int mt_symbols_add_module(struct mt_symbols *s, const struct mt_module *m)
 
 	if (!s || !m)
 		return MT_E_ARG;
+	settle(s);
 	if (grow((void **)&s->mods, &s->capmods, s->nmods + 1, sizeof(*s->mods)) < 0 ||
 	    grow((void **)&s->segs, &s->capsegs, s->nsegs + m->nseg, sizeof(*s->segs)) < 0)
 		return MT_E_NOMEM;
@@ -531,14 +594,8 @@ static int segs_sort(struct mt_symbols *s)
 	return 0;
 }
 
-static int open_module(struct mt_symbols *s, struct sym_module *sm);
-
-/*
- * The index of the module holding ip, or -1. Recorded segments decide; a
- * module recorded without segments is tried afterwards by the span of its
- * ELF file (which means opening it).
- */
-static long find_module(struct mt_symbols *s, uint64_t ip)
+/* The last module whose recorded segments hold ip, or -1. */
+static long find_recorded(const struct mt_symbols *s, uint64_t ip)
 {
 	size_t lo = 0, hi = s->nsegs, i;
 	long best = -1;
@@ -555,6 +612,19 @@ static long find_module(struct mt_symbols *s, uint64_t ip)
 	for (i = lo; i-- > 0 && s->seg_maxend[i] > ip;)
 		if (s->segs[i].end > ip && (long)s->segs[i].mod > best)
 			best = (long)s->segs[i].mod;
+	return best;
+}
+
+/*
+ * The index of the module holding ip, or -1. Recorded segments decide; a
+ * module recorded without segments is tried afterwards by the span of its
+ * ELF file (which means opening it).
+ */
+static long find_module(struct mt_symbols *s, uint64_t ip)
+{
+	long best = find_recorded(s, ip);
+	size_t i;
+
 	if (best >= 0)
 		return best;
 	for (i = s->nmods; i-- > 0;) {
@@ -1368,6 +1438,7 @@ int mt_symbols_resolve(struct mt_symbols *s, uint64_t ip,
 
 	if (!s || !frames || !nframes)
 		return MT_E_ARG;
+	settle(s);
 	if ((s->ncache + 1) * 4 > s->capcache * 3 && (err = cache_grow(s)) < 0)
 		return err;
 	j = hash64(ip) & (s->capcache - 1);
@@ -1448,7 +1519,57 @@ size_t mt_frame_format(const struct mt_frame *f, char *buf, size_t size)
 /* The warnings collected so far; owned by s. */
 size_t mt_symbols_warnings(const struct mt_symbols *s, const char *const **lines)
 {
+	settle(s);
 	if (lines)
 		*lines = (const char *const *)s->warnings;
 	return s->nwarn;
+}
+
+/*
+ * Starts opening, on a thread of its own, the modules holding the n
+ * addresses (their files, build-ids, debug info and, without DWARF, symbol
+ * tables), so that resolving them later finds that done. Every other call
+ * on s waits for it. Modules without recorded segments are left to
+ * resolving (finding them means opening them). Returns 0 (also when no
+ * thread could be started: resolving then opens them itself) or MT_E_NOMEM.
+ */
+int mt_symbols_prefetch(struct mt_symbols *s, const uint64_t *ips, size_t n)
+{
+	unsigned char *seen;
+	int err;
+
+	if (!s)
+		return MT_E_ARG;
+	settle(s);
+	if (!s->nmods)
+		return 0;
+	if (s->segs_dirty && (err = segs_sort(s)) < 0)
+		return err;
+	seen = calloc(s->nmods, 1);
+	s->warm_mods = malloc(s->nmods * sizeof(*s->warm_mods));
+	if (!seen || !s->warm_mods) {
+		free(seen);
+		free(s->warm_mods);
+		s->warm_mods = NULL;
+		return MT_E_NOMEM;
+	}
+	s->nwarm = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* the recorded segments only: nothing is opened here */
+		long mi = find_recorded(s, ips[i]);
+
+		if (mi < 0 || seen[mi] || s->mods[mi].state != MOD_UNOPENED)
+			continue;
+		seen[mi] = 1;
+		s->warm_mods[s->nwarm++] = (size_t)mi;
+	}
+	free(seen);
+	if (s->nwarm && pthread_create(&s->warm, NULL, warm_main, s) == 0) {
+		s->warming = 1;
+		return 0;
+	}
+	free(s->warm_mods);
+	s->warm_mods = NULL;
+	s->nwarm = 0;
+	return 0;
 }

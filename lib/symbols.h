@@ -78,6 +78,15 @@ size_t mt_frame_format(const struct mt_frame *f, char *buf, size_t size);
  */
 size_t mt_symbols_warnings(const struct mt_symbols *s, const char *const **lines);
 
+/*
+ * Starts opening, on a thread of the symbolizer's own, the modules holding
+ * the n addresses (files, build-ids, debug info: most of symbolization's
+ * cost), so that a caller can do other work meanwhile. Every other call on
+ * s waits until that is done. Returns 0 (also when no thread could start:
+ * resolving then opens the modules itself) or a negative MT_E_*.
+ */
+int mt_symbols_prefetch(struct mt_symbols *s, const uint64_t *ips, size_t n);
+
 /* Frees the symbolizer; NULL is a no-op. */
 void mt_symbols_free(struct mt_symbols *s);
 

@@ -905,6 +905,80 @@ static void test_libc_against_addr2line(void **state)
 	free(fs);
 }
 
+/*
+ * Opening modules ahead (mt_symbols_prefetch) changes when the work is
+ * done, not what comes out: libc addresses (every 64th function), a missing
+ * module and the bare address outside every module resolve to the same
+ * frames, and the same warning, as in a symbolizer that opens them as it
+ * goes; a module added and a symbolizer freed while the thread may still
+ * run wait for it.
+ */
+static void test_prefetch_same(void **state)
+{
+	struct mt_symbols *s = *state, *ahead, *idle;
+	static struct self_module sm;
+	static const uint8_t bid[] = { 1, 2, 3, 4 };
+	static const struct mt_segment seg = { 0x10001000, 0x2000 };
+	struct mt_module gone = {
+		.base = 0x10000000, .path = "/nonexistent/dir/libgone.so.1",
+		.build_id = bid, .build_id_len = sizeof(bid), .nseg = 1, .segs = &seg,
+	};
+	struct fsym *fs = NULL;
+	const struct mt_frame *f, *g;
+	const char *const *w1, *const *w2;
+	uint64_t *ips;
+	size_t nf, n, m, k = 0;
+
+	NEED_CC();
+	assert_int_equal(self_module("/libc.so.6", &sm), 0);
+	nf = libc_functions(sm.path, &fs);
+	assert_true(nf > 1000);
+	ahead = mt_symbols_new();
+	assert_non_null(ahead);
+	ips = calloc(nf / 64 + 3, sizeof(*ips));
+	assert_non_null(ips);
+	for (size_t i = 0; i < nf; i += 64)
+		ips[k++] = sm.base + fs[i].addr + fs[i].size / 2 + 1;
+	ips[k++] = 0x10001234;
+	ips[k++] = 0x10003000;
+	assert_int_equal(mt_symbols_add_module(s, &sm.m), 0);
+	assert_int_equal(mt_symbols_add_module(s, &gone), 0);
+	assert_int_equal(mt_symbols_add_module(ahead, &sm.m), 0);
+	assert_int_equal(mt_symbols_add_module(ahead, &gone), 0);
+	assert_int_equal(mt_symbols_prefetch(ahead, ips, k), 0);
+	for (size_t i = 0; i < k; i++) {
+		assert_int_equal(mt_symbols_resolve(ahead, ips[i], &f, &n), 0);
+		assert_int_equal(mt_symbols_resolve(s, ips[i], &g, &m), 0);
+		assert_int_equal(n, m);
+		for (size_t j = 0; j < n; j++) {
+			assert_true((f[j].function == NULL) == (g[j].function == NULL));
+			if (f[j].function)
+				assert_string_equal(f[j].function, g[j].function);
+			assert_true((f[j].file == NULL) == (g[j].file == NULL));
+			if (f[j].file)
+				assert_string_equal(f[j].file, g[j].file);
+			assert_int_equal(f[j].line, g[j].line);
+			assert_int_equal(f[j].offset, g[j].offset);
+			assert_int_equal(f[j].inlined, g[j].inlined);
+		}
+	}
+	assert_int_equal(mt_symbols_warnings(ahead, &w1), 1);
+	assert_int_equal(mt_symbols_warnings(s, &w2), 1);
+	assert_string_equal(w1[0], w2[0]);
+	mt_symbols_free(ahead);
+
+	/* added to and freed while the thread may still run */
+	idle = mt_symbols_new();
+	assert_non_null(idle);
+	assert_int_equal(mt_symbols_add_module(idle, &sm.m), 0);
+	assert_int_equal(mt_symbols_prefetch(idle, ips, k), 0);
+	assert_int_equal(mt_symbols_add_module(idle, &gone), 0);
+	assert_int_equal(mt_symbols_prefetch(idle, ips, k), 0);
+	mt_symbols_free(idle);
+	free(ips);
+	free(fs);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -974,6 +1048,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overlap_later_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_against_addr2line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_timing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prefetch_same, setup, teardown),
 	};
 
 	main_ra = __builtin_return_address(0);

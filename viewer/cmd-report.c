@@ -317,6 +317,7 @@ static int compare(const char *old_file, const char *file, struct mt_report_opts
 	so.progress.fn = mt_progress_update;
 	so.progress.ctx = &prog;
 	so.skip = skip_for(o);
+	so.symbolize = 1;
 	old = open_session(old_file, &so);
 	mt_progress_clear(&prog);
 	cur = open_session(file, &so);
@@ -470,7 +471,9 @@ int cmd_report(int argc, char **argv)
 		struct mt_session_opts so = { .progress = { mt_progress_update, &prog },
 					      .figures_only = !o.show,
 					      .size_buckets = (o.show & MT_SHOW_SIZES) != 0,
-					      .skip = skip_for(&o) };
+					      .skip = skip_for(&o),
+					      /* trees are drawn: symbols come beside the pass */
+					      .symbolize = (o.show & ~MT_SHOW_SIZES) != 0 };
 
 		ses = open_session(file, &so);
 		mt_progress_clear(&prog);

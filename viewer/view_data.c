@@ -85,6 +85,7 @@ int mt_view_data_open(const char *path, int follow, const struct mt_progress_cb 
 		.time_marks = 1,
 		.skip = MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY | MT_TALLY_NO_CALLS,
 		.follow = follow,
+		.symbolize = 1,
 	};
 	int rc;
 
