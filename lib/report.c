@@ -567,24 +567,25 @@ static int filtered(const struct mt_report_opts *o)
 }
 
 /*
- * The histogram of requested sizes of the calls the report's filters keep
- * (every call without filters; then no symbols are needed) into h.
+ * The histogram of requested sizes of the calls the report's restrictions
+ * keep (thread and tag: the session's; function and module filters: the
+ * stacks a tree keeps) into h.
  */
 static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 {
-	struct mt_profile *calls, *kept = NULL;
+	struct mt_profile *calls = NULL, *kept = NULL;
 	const struct mt_tree_source *src;
 	struct mt_tree_opts to;
 	int rc;
 
 	if (!filtered(rp->o))
-		return mt_sizes_histogram(rp->st->sizes, NULL, h);
+		return mt_session_size_histogram(rp->ses, NULL, h);
 	src = mt_session_source(rp->ses, &rc);
 	if (!src)
 		return rc;
-	calls = mt_sizes_calls(rp->st->sizes);
-	if (!calls)
-		return MT_E_NOMEM;
+	rc = mt_session_calls(rp->ses, &calls);
+	if (rc < 0)
+		return rc;
 	memset(&to, 0, sizeof(to));
 	to.include_function = rp->o->include_function;
 	to.exclude_function = rp->o->exclude_function;
@@ -592,7 +593,7 @@ static int size_histogram(struct report *rp, struct mt_sizes_bucket *h)
 	to.exclude_module = rp->o->exclude_module;
 	rc = mt_tree_keep(calls, src, &to, &kept);
 	if (rc == 0)
-		rc = mt_sizes_histogram(rp->st->sizes, kept, h);
+		rc = mt_session_size_histogram(rp->ses, kept, h);
 	mt_profile_free(kept);
 	mt_profile_free(calls);
 	return rc;

@@ -836,8 +836,11 @@ static int replay_points(struct mt_session *s, const struct mt_at *at, size_t n,
 	 * replay's: make it now. */
 	if (!mt_session_source(s, &err))
 		return err;
-	if (!s->side && !(s->side = mt_agg_new()))
-		return MT_E_NOMEM;
+	if (!s->side) {
+		if (!(s->side = mt_agg_new()))
+			return MT_E_NOMEM;
+		mt_agg_size_buckets(s->side, s->o.size_buckets);
+	}
 	err = mt_agg_request(s->side, at, n, 1);
 	if (err < 0)
 		return err;
@@ -1092,6 +1095,26 @@ int mt_session_calls(struct mt_session *s, struct mt_profile **out)
 		return rc;
 	*out = mt_sizes_calls(mt_agg_stats(a)->sizes);
 	return tag_filter(s, out, *out ? 0 : MT_E_NOMEM);
+}
+
+int mt_session_size_histogram(struct mt_session *s, const struct mt_profile *only,
+			      struct mt_sizes_bucket *out)
+{
+	const struct mt_agg *a;
+	struct mt_profile *kept;
+	int rc = tallied(s, MT_TALLY_NO_CALLS, &a);
+
+	if (rc < 0)
+		return rc;
+	if (!s->only_tag)
+		return mt_sizes_histogram(mt_agg_stats(a)->sizes, only, out);
+	/* the stacks of the kept tags (among those of only) */
+	kept = only ? mt_profile_copy(only) : mt_sizes_calls(mt_agg_stats(a)->sizes);
+	rc = tag_filter(s, &kept, kept ? 0 : MT_E_NOMEM);
+	if (rc == 0)
+		rc = mt_sizes_histogram(mt_agg_stats(a)->sizes, kept, out);
+	mt_profile_free(kept);
+	return rc;
 }
 
 /* ---- following a log still being written ------------------------------------ */

@@ -38,6 +38,8 @@
 #include "agg.h"
 #include "replay.h"
 #include "series.h"
+
+struct mt_sizes_bucket;
 #include "tree.h"
 
 struct mt_session;
@@ -209,6 +211,17 @@ size_t mt_session_leak_checks(const struct mt_session *s, const struct mt_leak_c
  */
 int mt_session_temporary(struct mt_session *s, struct mt_profile **out);
 int mt_session_calls(struct mt_session *s, struct mt_profile **out);
+
+/*
+ * The histogram of requested sizes (lib/sizes.h; needs opts.size_buckets)
+ * of the calls the session's restrictions keep (thread: from a replay of
+ * its own, as mt_session_calls; tag) and, when only is not NULL, of the
+ * stacks with a cost in only (e.g. what a tree's function filters keep),
+ * into out[MT_SIZES_NBUCKETS]. 0, MT_E_ARG (figures_only, or no buckets),
+ * MT_E_NOMEM or a replay's error.
+ */
+int mt_session_size_histogram(struct mt_session *s, const struct mt_profile *only,
+			      struct mt_sizes_bucket *out);
 
 /* The index in mt_session_stats()->snapshots of snapshot number idx, or -1. */
 long mt_session_find_snapshot(const struct mt_session *s, uint32_t idx);

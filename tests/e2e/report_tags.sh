@@ -178,6 +178,23 @@ else
 	mt_fail "--tag parser --show-calls: $(sum calls) calls"
 fi
 
+# --show-sizes keeps the same restrictions (JSON buckets: min calls bytes):
+# parser is p1 100, p2 60, b1 300 and parser/lexer l1-l3 40, b2 1,000;
+# worker-b made b1 300, b2 1,000, b3 8; both: b1 and b2.
+sizes() {
+	"$MEMTRAIL" report --show-sizes --format json "$@" tags.data 2>/dev/null |
+	    python3 -c 'import json,sys; print(" ".join("%d:%d:%d" % (b["min"], b["calls"], b["bytes"]) for b in json.load(sys.stdin)["sizes"] if b["calls"]))'
+}
+s_tag=$(sizes --tag parser)
+s_thr=$(sizes --thread "$tid_b")
+s_both=$(sizes --tag parser --thread "$tid_b")
+if [ "$s_tag" = "32:4:180 64:1:100 256:1:300 512:1:1000" ] &&
+    [ "$s_thr" = "8:1:8 256:1:300 512:1:1000" ] && [ "$s_both" = "256:1:300 512:1:1000" ]; then
+	mt_ok "--show-sizes under --tag, --thread and both: the kept calls only"
+else
+	mt_fail "--show-sizes: --tag parser '$s_tag', --thread worker-b '$s_thr', both '$s_both'"
+fi
+
 # The help says both options.
 if "$MEMTRAIL" help report | grep -q -- '^  --by-tag ' && "$MEMTRAIL" help report | grep -q -- '^  --tag PATH '; then
 	mt_ok "help report: --by-tag and --tag"
