@@ -859,6 +859,44 @@ static int write_text(struct report *rp)
  * difference, what (size bytes) names it for a title. New; the caller
  * frees it.
  */
+/*
+ * The blocks of the leak kinds in want (bits of enum mt_leak_kind) in one
+ * profile, what naming them ("definitely lost, indirectly lost"). New; the
+ * caller frees it.
+ */
+static struct mt_profile *leak_kinds_profile(struct report *rp, unsigned want, int *rc,
+					     char *what, size_t size)
+{
+	struct mt_profile *sum = mt_profile_new();
+	size_t len = 0;
+
+	*rc = sum ? 0 : MT_E_NOMEM;
+	what[0] = '\0';
+	for (unsigned k = 0; *rc == 0 && k < MT_LEAK_KINDS; k++) {
+		struct mt_profile *p = NULL;
+		const char *label = mt_leak_kind_label(k);
+
+		if (!(want & 1u << k))
+			continue;
+		if (len < size)
+			len += (size_t)snprintf(what + len, size - len, "%s%.*s", len ? ", " : "",
+						(int)strlen(label) - 1, label);
+		*rc = mt_session_leak_profile(rp->ses, k, &p);
+		for (uint32_t i = 0; *rc == 0 && i < mt_profile_nstacks(p); i++) {
+			struct mt_cost c = mt_profile_get(p, i);
+
+			if ((c.bytes || c.blocks) && mt_profile_add(sum, i, &c) < 0)
+				*rc = MT_E_NOMEM;
+		}
+		mt_profile_free(p);
+	}
+	if (*rc < 0) {
+		mt_profile_free(sum);
+		return NULL;
+	}
+	return sum;
+}
+
 static struct mt_profile *export_profile(struct report *rp, enum mt_export_figure *fig, int *rc,
 					 int *diff, char *what, size_t size)
 {
@@ -882,6 +920,9 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 	} else if (o->show & MT_SHOW_LEAKS) {
 		at.kind = MT_AT_END;
 		snprintf(what, size, "leaks (live at the end)");
+		/* --leak-kinds asked for, and the end classified: those kinds */
+		if (o->leak_kinds && mt_session_end(rp->ses)->classified)
+			return leak_kinds_profile(rp, o->leak_kinds, rc, what, size);
 	} else if (o->show & MT_SHOW_TEMPORARY) {
 		snprintf(what, size, "temporary allocations");
 		*rc = mt_session_temporary(rp->ses, &p);

@@ -82,6 +82,24 @@ check leak_kinds -- "$MT_SAMPLES/leak_kinds" &&
 	[ "$(kinds "$MT_TMP/leak_kinds.mt.json")" = "1048 2 96 2 200 1 910 3" ] &&
 	mt_ok "leak_kinds: the sample's own figures" ||
 	mt_fail "leak_kinds: not the sample's figures 1048 2 96 2 200 1 910 3"
+# An export of --show-leaks holds the kinds --leak-kinds asks for (without
+# it, everything live at the end, as before the kinds): the sample's
+# definitely lost 1,048 B, with the indirectly lost 1,144 B, all 2,254 B.
+exported() {
+	"$MEMTRAIL" report --show-leaks "$@" --format collapsed "$MT_TMP/leak_kinds.data" 2>/dev/null |
+	    awk '{ s += $NF } END { print s + 0 }'
+}
+e_def=$(exported --leak-kinds definite)
+e_di=$(exported --leak-kinds definite,indirect)
+e_all=$(exported)
+"$MEMTRAIL" report --show-leaks --leak-kinds definite,indirect --format svg \
+	"$MT_TMP/leak_kinds.data" >"$MT_TMP/leak_kinds.svg" 2>/dev/null
+if [ "$e_def" = 1048 ] && [ "$e_di" = 1144 ] && [ "$e_all" = 2254 ] &&
+    grep -q 'definitely lost, indirectly lost' "$MT_TMP/leak_kinds.svg"; then
+	mt_ok "leak_kinds: exports hold the kinds asked for (1048, 1144, all 2254)"
+else
+	mt_fail "leak_kinds: exports of definite $e_def, definite,indirect $e_di, all $e_all"
+fi
 # A thread still runs at exit: memtrail keeps the runtimes' memory then
 # (recorder/freeres.c), so memcheck does too.
 check leak_thread --run-libc-freeres=no --run-cxx-freeres=no -- "$MT_SAMPLES/leak_thread" &&
