@@ -498,6 +498,8 @@ int mt_export_massif(const char *cmd, const struct mt_massif_snap *snaps, size_t
 #define SVG_TOP      54     /* px above the frames: title, buttons */
 #define SVG_BOTTOM   28     /* px below them: the details line */
 #define SVG_ROW      16     /* px per level */
+#define SVG_TITLE_CH 120    /* characters of the title that fit in the frames'
+			       width (16 px monospace: 9.6 px a character) */
 
 /* One frame: its node, where it sits (figure units) and its parent. */
 struct svg_frame {
@@ -554,17 +556,20 @@ static int64_t svg_collect(struct svg *g, const struct mt_tree_node *n, size_t p
 	return g->f[me].w;
 }
 
-/* Writes s as XML character data; bytes that are not UTF-8 become '?'. */
-static void svg_text(FILE *out, const char *s)
+/*
+ * Writes the first size bytes of s (up to its end) as XML character data;
+ * bytes that are not UTF-8 become '?'.
+ */
+static void svg_textn(FILE *out, const char *s, size_t size)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	while (*p) {
+	for (size_t left = size; left && *p; left = size - (size_t)((const char *)p - s)) {
 		unsigned len = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 :
 			(*p & 0xF8) == 0xF0 ? 4 : 0;
 		unsigned i;
 
-		for (i = 1; i < len && (p[i] & 0xC0) == 0x80; i++)
+		for (i = 1; i < len && i < left && (p[i] & 0xC0) == 0x80; i++)
 			;
 		if (!len || i < len || (len == 1 && *p < 0x20)) {
 			fputc('?', out);
@@ -580,6 +585,11 @@ static void svg_text(FILE *out, const char *s)
 		}
 		p += len;
 	}
+}
+
+static void svg_text(FILE *out, const char *s)
+{
+	svg_textn(out, s, SIZE_MAX);
 }
 
 /* A frame's colour: by figure in a diff, else a warm shade from its label. */
@@ -659,6 +669,28 @@ static const char svg_script[] =
 "    if(k==='s')search(v);\n"
 "    else if(k==='z'){var g=document.getElementById('f'+v);if(g)zoom(g);}});})();\n";
 
+/*
+ * The title as the text of its element: a long one (a command line) cut to
+ * what fits the width, "..", and the whole of it as a tooltip after the
+ * text, so that it is neither drawn past both edges nor lost.
+ */
+static void svg_title(FILE *out, const char *title)
+{
+	size_t n = 0, cut = 0;
+
+	for (const unsigned char *p = (const unsigned char *)title; *p; p++)
+		if ((*p & 0xC0) != 0x80 && ++n == SVG_TITLE_CH - 1)
+			cut = (size_t)((const char *)p - title);
+	if (n <= SVG_TITLE_CH) {
+		svg_text(out, title);
+		return;
+	}
+	svg_textn(out, title, cut);
+	fputs("..<title>", out);
+	svg_text(out, title);
+	fputs("</title>", out);
+}
+
 static void svg_header(const struct mt_svg_opts *o, unsigned rows, FILE *out)
 {
 	unsigned h = SVG_TOP + rows * SVG_ROW + SVG_BOTTOM;
@@ -674,7 +706,7 @@ static void svg_header(const struct mt_svg_opts *o, unsigned rows, FILE *out)
 		"<text id=\"title\" x=\"%d\" y=\"20\" text-anchor=\"middle\" "
 		"style=\"font-size:16px\">",
 		SVG_WIDTH, h, SVG_WIDTH, h, SVG_WIDTH / 2);
-	svg_text(out, o->title ? o->title : "");
+	svg_title(out, o->title ? o->title : "");
 	fprintf(out, "</text>\n"
 		"<text id=\"reset\" x=\"%d\" y=\"42\">Reset zoom</text>\n"
 		"<text id=\"search\" x=\"%d\" y=\"42\" text-anchor=\"end\">Search</text>\n"

@@ -90,7 +90,9 @@ void mt_export_massif_snap(size_t i, const struct mt_massif_snap *s, double thre
 
 /* How mt_export_svg draws a tree. */
 struct mt_svg_opts {
-	const char *title;          /* the heading (what the tree is); NULL: none */
+	const char *title;          /* the heading (what the tree is), cut short to
+				       the width with the whole as its tooltip;
+				       NULL: none */
 	enum mt_export_figure fig;  /* the figure frames are as wide as */
 	int diff;                   /* costs may be negative: growth red, shrinkage blue */
 	int icicle;                 /* root at the top; 0: at the bottom (flame graph) */

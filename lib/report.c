@@ -986,7 +986,7 @@ static int export_tree(struct report *rp, const struct mt_profile *p, enum mt_ex
 	} else if (rc == 0 && fmt == MT_FORMAT_SVG) {
 		const struct mt_header *h = mt_session_header(rp->ses);
 		char title[1024];   /* a long command line is cut short */
-		struct mt_svg_opts so = { title, fig, diff, 0 };
+		struct mt_svg_opts so = { title, fig, diff, rp->o->inverted };
 
 		snprintf(title, sizeof(title), "memtrail: %s%s%s%s", what, rp->who,
 			 h && h->cmdline && h->cmdline[0] ? ": " : "",

@@ -60,7 +60,7 @@ struct mt_report_opts {
 	double threshold_pct;       /* fold siblings below this percent (default 1.0) */
 	unsigned depth;             /* frames printed per branch; 0 = all */
 	unsigned top;               /* top-level entries kept; 0 = all */
-	int inverted;               /* caller first */
+	int inverted;               /* caller first; svg: an icicle (root at the top) */
 	int sites;                  /* callee first from the allocation sites
 				       (mt_tree_opts.sites); not with inverted */
 	unsigned top_sites;         /* instead of each tree, its functions by self

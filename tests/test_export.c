@@ -400,6 +400,30 @@ static void test_svg(void **state)
 	assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
 	assert_frame_has(output(f), "all", "y=\"54\"");
 	assert_frame_has(output(f), "calloc", "y=\"150\"");
+
+	/* a title longer than the 120 characters of the width: its first 118
+	 * ("memtrail: " and 108 'é', two bytes each), "..", then the whole in
+	 * a tooltip */
+	{
+		char title[512], head[512], want[1200];
+		size_t n = (size_t)snprintf(title, sizeof(title), "memtrail: ");
+
+		for (int i = 0; i < 150; i++)
+			n += (size_t)snprintf(title + n, sizeof(title) - n, "\xc3\xa9");
+		memcpy(head, title, 10 + 2 * 108);
+		head[10 + 2 * 108] = 0;
+		snprintf(want, sizeof(want), ">%s..<title>%s</title></text>", head, title);
+		reset_output(f);
+		o.title = title;
+		assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
+		assert_non_null(strstr(output(f), want));
+		/* 120 characters are not cut */
+		title[10 + 2 * 110] = 0;
+		snprintf(want, sizeof(want), ">%s</text>", title);
+		reset_output(f);
+		assert_int_equal(mt_export_svg(f->t, &o, f->out), 0);
+		assert_non_null(strstr(output(f), want));
+	}
 }
 
 static void test_svg_diff(void **state)

@@ -2,9 +2,10 @@
 # report_svg.sh - `memtrail report --format svg` on samples/phases.c, loaded
 # in headless Chromium: the DOM after the script ran has one frame per
 # function with the widths the sample's figures give (peak, leaks, a
-# snapshot, a diff in two colours), the search (#s=RE) highlights exactly
-# the matches and sums them, a zoom (#z=N) spreads a frame over the whole
-# width; screenshots show the flame colours and the highlight.
+# snapshot, a diff in two colours; an icicle with --inverted), the search
+# (#s=RE) highlights exactly the matches and sums them, a zoom (#z=N)
+# spreads a frame over the whole width; screenshots show the flame colours
+# and the highlight.
 #
 # The figures come from the sample's own comment, never from memtrail's
 # output. Skips (exit 77) when chromium is not installed. Not for: the SVG
@@ -83,6 +84,22 @@ is "zoom: make_report" "$(awk -v id="f$z" '$1 == id { print $8, $9 }' zoom.dom.f
 is "zoom: malloc above it" "$(awk '$10 == "malloc" { print $8, $9 }' zoom.dom.frames)" "10.00 1180.00"
 is "zoom: root" "$(awk '$1 == "f0" { print $8, $9 }' zoom.dom.frames)" "10.00 1180.00"
 is "zoom: grow_rows hidden" "$(sum zoom.dom.frames grow_rows)" 0
+
+# 8 levels of 16 px from y = 54 (all, _start ... main, make_report,
+# xmalloc, malloc): a flame graph has the root at the bottom, the entry
+# point of make_report's block on top; --inverted draws an icicle, the
+# other way up, with the same frames.
+mr=$(awk '$10 == "malloc" && $4 == 262144 { print $1 }' peak.dom.frames)
+is "flame: root at the bottom, malloc on top" \
+	"$($CHECK rect peak.dom f0 y) $($CHECK rect peak.dom "$mr" y)" "166 54"
+"$MEMTRAIL" report phases.data --inverted --format svg -o icicle.svg 2>/dev/null ||
+	mt_fail "--inverted --format svg failed"
+dom icicle.svg "" icicle.dom
+is "icicle: root on top, malloc at the bottom" \
+	"$($CHECK rect icicle.dom f0 y) $($CHECK rect icicle.dom "$mr" y)" "54 166"
+if [ "$(cut -d' ' -f1-5,10- icicle.dom.frames)" = "$(cut -d' ' -f1-5,10- peak.dom.frames)" ]
+then mt_ok "icicle: the same $(wc -l <icicle.dom.frames) frames"
+else mt_fail "icicle: not the flame graph's frames"; fi
 
 # Leaks: 9,216 B, the 1,024 B config and rows 14 and 15.
 "$MEMTRAIL" report phases.data --show-leaks --format svg -o leaks.svg 2>/dev/null ||

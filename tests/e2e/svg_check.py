@@ -8,6 +8,7 @@ works them out from samples/phases.c).
                                    "ID DEPTH X W V FILL MATCH RECTX RECTW LABEL"
   svg_check.py root DOM ATTR       the root <svg>'s attribute ATTR ('' if none)
   svg_check.py text DOM ID         the text of the element with that id
+  svg_check.py rect DOM ID ATTR    attribute ATTR of frame ID's rect
   svg_check.py png FILE R G B      "WIDTH HEIGHT N": N pixels of colour R,G,B
   svg_check.py warm FILE           pixels of the flame palette (r >= 205,
                                    b <= 55 and g >= 70)
@@ -86,6 +87,10 @@ def main(argv):
         for e in dom(argv[2]).iter():
             if e.get('id') == argv[3]:
                 print((e.text or '').strip())
+    elif cmd == 'rect':
+        for g in dom(argv[2]).iter(NS + 'g'):
+            if g.get('id') == argv[3]:
+                print(g.find(NS + 'rect').get(argv[4]))
     elif cmd == 'png':
         w, h, px = png_pixels(argv[2])
         want = tuple(int(v) for v in argv[3:6])
