@@ -31,7 +31,10 @@ dom() {
 	$CHECK frames "$3" >"$3.frames" || mt_fail "$3: not XML"
 }
 # sum FRAMES PREFIX: the widths (figure units) of the frames whose label starts so.
-sum() { awk -v p="$2" 'index($10, p) == 1 { s += $4 } END { print s + 0 }' "$1"; }
+sum() {
+	awk -v p="$2" '{ l = $0; for (i = 1; i < 10; i++) sub(/^[^ ]* /, "", l) }
+		index(l, p) == 1 { s += $4 } END { print s + 0 }' "$1"
+}
 # is WHAT GOT WANT
 is() { if [ "$2" = "$3" ]; then mt_ok "$1: $3"; else mt_fail "$1: $2, not $3"; fi; }
 # widths FRAMES TOTAL: every frame's rect is W / TOTAL of 1,180 px wide, from
@@ -151,6 +154,43 @@ full=$((297088 * 1180 / 362624 * 15))
 if [ "$3" -ge $((full * 3 / 4)) ] && [ "$3" -le "$full" ]; then
 	mt_ok "screenshot: $3 px highlighted (at most $full)"
 else mt_fail "screenshot: $3 px highlighted, not 3/4 to all of $full"; fi
+
+# Real programs. python3: 8 bytearrays of 1,000,000 B, each a malloc of
+# 1,000,001 B (the size and its NUL) by PyByteArray_Resize, all live at
+# the peak: 8,000,008 B there, found by the search too. A C++ program
+# (samples/cxx_new.cpp): a peak of 74,544 B, 96 B of it (the vector's
+# arrays of 32 and 64 B) under labels with templates' '<', '>' and '&'.
+# Both files are XML as written, and Chromium shows as many frames as
+# they hold once the script ran.
+# same_frames SVG DOM: the frames written are those shown.
+same_frames() {
+	n=$($CHECK frames "$1" | wc -l)
+	if [ "$n" -gt 0 ] && [ "$n" = "$(wc -l <"$2.frames")" ]; then mt_ok "$1: $n frames, all shown"
+	else mt_fail "$1: $n frames written, $(wc -l <"$2.frames") shown"; fi
+}
+mt_record py.data py /usr/bin/python3 -c "x = [bytearray(1000000) for i in range(8)]"
+"$MEMTRAIL" report py.data --format svg -o py.svg 2>/dev/null || mt_fail "python3: --format svg failed"
+dom py.svg "#s=%5EPyByteArray_Resize%24" py.dom
+same_frames py.svg py.dom
+is "python3: PyByteArray_Resize" "$(sum py.dom.frames PyByteArray_Resize)" 8000008
+is "python3: matched" "$($CHECK root py.dom data-matched)" 8000008
+peak=$("$MEMTRAIL" report py.data --summary --format json | python3 -c \
+	'import json, sys; print(json.load(sys.stdin)["peak_bytes"])')
+is "python3: root, the summary's peak" "$(awk '$1 == "f0" { print $4 }' py.dom.frames)" "$peak"
+widths py.dom.frames "$peak"
+if [ -x "$MT_SAMPLES/cxx_new" ]; then
+	mt_record cxx.data cxx "$MT_SAMPLES/cxx_new"
+	"$MEMTRAIL" report cxx.data --format svg -o cxx.svg 2>/dev/null || mt_fail "C++: --format svg failed"
+	dom cxx.svg "" cxx.dom
+	same_frames cxx.svg cxx.dom
+	is "C++: root" "$(awk '$1 == "f0" { print $4 }' cxx.dom.frames)" 74544
+	is "C++: std::vector<int>::push_back" \
+		"$(sum cxx.dom.frames 'std::vector<int, std::allocator<int> >::push_back')" 96
+	widths cxx.dom.frames 74544
+	if grep -q '_M_realloc_insert&lt;int const&amp;&gt;' cxx.svg; then
+		mt_ok "C++: '<', '&', '>' escaped"
+	else mt_fail "C++: no escaped _M_realloc_insert<int const&> in cxx.svg"; fi
+fi
 
 # Bad combinations: one tree, not the summary.
 if "$MEMTRAIL" report phases.data --summary --format svg >/dev/null 2>bad.err; then
