@@ -5,7 +5,7 @@
 # packages are present.
 set -e
 pkgs="build-essential pkg-config libunwind-dev libzstd-dev libncurses-dev libcmocka-dev libdw-dev"
-[ "${1:-}" = "--test" ] && pkgs="$pkgs valgrind tmux python3 sqlite3 perl git g++ clang libclang-rt-14-dev procps chromium debuginfod"
+[ "${1:-}" = "--test" ] && pkgs="$pkgs valgrind tmux python3 sqlite3 perl git g++ clang libclang-rt-14-dev procps chromium debuginfod libc6-dbg"
 [ "${1:-}" = "--bench" ] && pkgs="$pkgs heaptrack time"
 missing=""
 for p in $pkgs; do

@@ -45,7 +45,10 @@ const char cmd_view_usage[] =
 	"                 cursor stays on \"now\" until moved into the past (End\n"
 	"                 pins it again), the status line says \"recording...\"\n"
 	"                 until the program ends\n"
-	"  -h, --help     this help\n";
+	"  -h, --help     this help\n"
+	"With DEBUGINFOD_URLS set, debug info missing locally is fetched from those\n"
+	"debuginfod servers, as memtrail report does; what came, or why nothing did,\n"
+	"is said on stderr once the viewer ends.\n";
 
 /* How often a followed log is looked at (an fstat when it has not grown). */
 #define FOLLOW_MS 200
@@ -247,6 +250,15 @@ int view_run(const char *file, int follow)
 			break;
 	}
 	end_curses();
+	/* what the symbolizer met (a module replaced since the run, debug info
+	 * from debuginfod or why none came), once the screen is gone */
+	{
+		const char *const *lines;
+		size_t n = mt_view_data_warnings(app.data, &lines);
+
+		for (size_t i = 0; i < n; i++)
+			warning("%s", lines[i]);
+	}
 	mt_view_app_fini(&app);
 	delscreen(scr);
 	return 0;

@@ -2,7 +2,8 @@
 # symbols_debuginfod.sh - end-to-end: with DEBUGINFOD_URLS set, a stripped
 # program's frames get function and file:line from a local debuginfod
 # server (Debian's debuginfod serving the program's separate debug file,
-# built here), said once in a warning line naming the cached file; the cache
+# built here), said once in a warning line naming the cached file (by
+# report, and by view once its screen is gone); the cache
 # (DEBUGINFOD_CACHE_PATH) serves a second report with the server gone; a
 # server that has nothing is said to have nothing, and the frames stay
 # module+0xOFF, as they do without the variable.
@@ -45,7 +46,7 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 pids=""
-trap 'for p in $pids; do kill "$p" 2>/dev/null; done' EXIT
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done; mt_tmux_stop' EXIT
 # serve DIR NAME: debuginfod on DIR; sets port.
 serve() {
 	port=$(free_port)
@@ -71,7 +72,8 @@ PY
 }
 report() {
 	_out=$1; shift
-	env "$@" timeout "$MT_TIMEOUT" "$MEMTRAIL" report --show-leaks a.data >"$_out.txt" 2>"$_out.err"
+	env "$@" timeout "$MT_TIMEOUT" "$MEMTRAIL" report ${show:---show-leaks} "${data:-a.data}" \
+		>"$_out.txt" 2>"$_out.err"
 }
 # said FILE: the warning lines about prog.
 said() { grep -F "memtrail: warning: $MT_TMP/prog: " "$1"; }
@@ -98,6 +100,19 @@ else mt_fail "said: '$(said fetched.err)', not '$want'"; fi
 if cmp -s "$MT_TMP/cache/$id/debuginfo" served/prog.debug; then mt_ok "the cache holds the debug file"
 else mt_fail "no copy of prog.debug in the cache"; fi
 
+# memtrail view: the frame named on its first screen, the same line on
+# stderr once the screen is gone.
+if command -v tmux >/dev/null 2>&1 && mt_tmux_start 100 20; then
+	mt_tmux_keys "cd '$MT_TMP' && DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH='$MT_TMP/cache3' '$MEMTRAIL' view a.data 2>view.err; echo view-ended" Enter
+	mt_tmux_wait "leak_here \\[prog.c:$l_leak\\]" 30 && mt_ok "view: leak_here [prog.c:$l_leak] on the first screen"
+	mt_tmux_keys q
+	mt_tmux_wait "^view-ended" 10 || mt_fail "view did not end on q"
+	want="memtrail: warning: $MT_TMP/prog: debug info from debuginfod ($url): $(pwd -P)/cache3/$id/debuginfo"
+	if [ "$(said view.err)" = "$want" ]; then mt_ok "view: said once on leaving: $want"
+	else mt_fail "view said: '$(said view.err)', not '$want'"; fi
+	mt_tmux_stop
+fi
+
 # The server gone, the cache answers.
 for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 pids=""
@@ -117,4 +132,41 @@ else mt_fail "said: '$(said missing.err)', not '$want'"; fi
 if grep -q leak_here missing.txt; then mt_fail "named with no debug info served"
 elif grep -q 'prog+0x' missing.txt; then mt_ok "nothing served: prog+0xOFF frames"
 else mt_fail "nothing served: no prog+0xOFF frame"; fi
+
+# A real program: python3 (Debian's: stripped, no debug package) at its
+# peak, a bytearray of 1,000,000 B, its libc's debug file (libc6-dbg's) kept from the local
+# search and served: __libc_start_call_main, a static function, gets its
+# name and line from the server only; python3's build-id is said to be on
+# no server.
+libc=$(ldd /usr/bin/python3 | awk '$1 ~ /^libc\.so/ { print $3 }')
+libcid=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: //p')
+py=$(readlink -f /usr/bin/python3)
+pyid=$(readelf -n "$py" | sed -n 's/.*Build ID: //p')
+dbg=/usr/lib/debug/.build-id/$(echo "$libcid" | cut -c1-2)/$(echo "$libcid" | cut -c3-).debug
+if [ -n "$libcid" ] && [ -n "$pyid" ] && [ -f "$dbg" ]; then
+	mkdir -p libc nodebug && cp "$dbg" libc/
+	mt_record py.data py /usr/bin/python3 -c "import sys; sys.x = bytearray(1000000)"
+	[ "$(cat py.rc)" = 0 ] || mt_fail "python3: record exited $(cat py.rc): $(cat py.err)"
+	serve libc libcsrv
+	url3=http://127.0.0.1:$port
+	ready "$url3/buildid/$libcid/debuginfo" 200 ||
+		{ cat libcsrv.log; mt_fail "debuginfod on $url3 never served $libcid"; mt_finish; }
+	data=py.data show=--show-maximum report pyplain MEMTRAIL_DEBUGINFO_PATH="$MT_TMP/nodebug"
+	data=py.data show=--show-maximum report pyfetched MEMTRAIL_DEBUGINFO_PATH="$MT_TMP/nodebug" \
+		DEBUGINFOD_URLS="$url3" DEBUGINFOD_CACHE_PATH="$MT_TMP/cache4"
+	if grep -q '__libc_start_call_main' pyplain.txt; then
+		mt_fail "python3: __libc_start_call_main named with no debug info"
+	else mt_ok "python3: no __libc_start_call_main without the server"; fi
+	if grep -q '(1,000,001B, 1x): PyByteArray_Resize$' pyfetched.txt &&
+	   grep -q ': __libc_start_call_main \[.*\.h:[0-9]*\]$' pyfetched.txt; then
+		mt_ok "python3: __libc_start_call_main [FILE:LINE] from the server"
+	else cat pyfetched.txt; mt_fail "python3: no __libc_start_call_main [FILE:LINE]"; fi
+	want="memtrail: warning: $libc: debug info from debuginfod ($url3): $(pwd -P)/cache4/$libcid/debuginfo
+memtrail: warning: $py: no debug info for build-id $pyid on the debuginfod servers ($url3)"
+	if [ "$(grep -F -e "$libc: " -e "$py: " pyfetched.err | sort)" = "$want" ]; then
+		mt_ok "python3: one line each for libc and python3"
+	else mt_fail "python3: said '$(cat pyfetched.err)', not '$want'"; fi
+else
+	mt_ok "python3: not checked: no debug file for $libc (apt-get install libc6-dbg)"
+fi
 mt_finish
