@@ -28,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <limits.h>
@@ -82,6 +83,8 @@ struct sym_module {
 	int syms_built;
 	struct mod_ref *ref;      /* the Dwfl module's userdata */
 	int debuginfod_said;      /* its debuginfod line is among the warnings */
+	int debuginfo_errno;      /* the separate debug info search failed with
+				     this errno (or -1 for 0); 0: not failed */
 };
 
 /* A symbol of a module's ELF symbol table, for lookups by address. */
@@ -305,8 +308,9 @@ static void debuginfod_cache(char *buf, size_t size)
  * line saying which debug file debuginfod gave (fd, from libdwfl's lookup,
  * is a file of its cache), or, when the lookup found nothing, why: the
  * servers do not have it (libdebuginfod caches that answer as an empty
- * file), libdebuginfod is not loaded (libdwfl loads it as it starts, when
- * installed and DEBUGINFOD_URLS is set), or no server answered in time. Found locally: nothing to say.
+ * file), libdebuginfod is not loaded (libdwfl loads it for its first
+ * lookup, when installed), or no server answered in time. Found locally:
+ * nothing to say.
  */
 static void debuginfod_say(struct mt_symbols *s, struct sym_module *sm, Dwfl_Module *mod,
 			   int fd)
@@ -366,13 +370,24 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					      debuglink_file, debuglink_crc,
-					      debuginfo_file_name);
 	struct mod_ref *ref = *userdata;
+	struct sym_module *sm = ref ? &ref->s->mods[ref->i] : NULL;
+	int fd;
 
-	if (ref)
-		debuginfod_say(ref->s, &ref->s->mods[ref->i], mod, fd);
+	/* libdwfl searches again for the symbol table once the search for
+	 * DWARF failed: the answer is the same, without waiting for the
+	 * debuginfod servers a second time */
+	if (sm && sm->debuginfo_errno) {
+		errno = sm->debuginfo_errno > 0 ? sm->debuginfo_errno : 0;
+		return -1;
+	}
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (sm) {
+		if (fd < 0)
+			sm->debuginfo_errno = errno ? errno : -1;
+		debuginfod_say(ref->s, sm, mod, fd);
+	}
 	return fd;
 }
 

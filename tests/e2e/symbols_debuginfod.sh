@@ -6,7 +6,9 @@
 # report, and by view once its screen is gone); the cache
 # (DEBUGINFOD_CACHE_PATH) serves a second report with the server gone; a
 # server that has nothing is said to have nothing, and the frames stay
-# module+0xOFF, as they do without the variable.
+# module+0xOFF, as they do without the variable; one that never answers is
+# said to, and waited for once per module; python3's libc gets its names
+# from a server.
 #
 # Skips (exit 77) when debuginfod is not installed. Not for: local debug
 # files (symbols_debuginfo.sh).
@@ -14,7 +16,7 @@
 
 mt_have_memtrail || mt_skip "memtrail or libmemtrail.so not built"
 mt_need_cmd cc objcopy readelf python3
-command -v debuginfod >/dev/null 2>&1 ||
+command -v debuginfod >/dev/null 2>&1 && command -v debuginfod-find >/dev/null 2>&1 ||
 	mt_skip "debuginfod not installed (apt-get install debuginfod): debuginfod lookups not checked"
 
 cd "$MT_TMP" || exit 1
@@ -132,6 +134,41 @@ else mt_fail "said: '$(said missing.err)', not '$want'"; fi
 if grep -q leak_here missing.txt; then mt_fail "named with no debug info served"
 elif grep -q 'prog+0x' missing.txt; then mt_ok "nothing served: prog+0xOFF frames"
 else mt_fail "nothing served: no prog+0xOFF frame"; fi
+
+# A server that takes connections and never answers: said so, once; the
+# servers asked as many times as debuginfod-find asks them for the file
+# (libdwfl looks for a module's debug file twice, for its DWARF and for
+# its symbol table: the second look must not wait for the servers again).
+# mute PORTFILE COUNTFILE: listens on a free port, counts connections.
+mute() {
+	python3 - "$1" "$2" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+open(sys.argv[1], "w").write("%d\n" % s.getsockname()[1])
+held, n = [], 0
+while True:
+    c, _ = s.accept()
+    held.append(c)
+    n += 1
+    open(sys.argv[2], "w").write("%d\n" % n)
+PY
+	pids="$pids $!"
+	for _i in $(seq 100); do [ -s "$1" ] && break; sleep 0.1; done
+}
+mute mute1.port mute1.count
+DEBUGINFOD_URLS="http://127.0.0.1:$(cat mute1.port)" DEBUGINFOD_TIMEOUT=1 \
+	DEBUGINFOD_CACHE_PATH="$MT_TMP/cache5" debuginfod-find debuginfo "$id" >/dev/null 2>&1
+mute mute2.port mute2.count
+url4=http://127.0.0.1:$(cat mute2.port)
+report mute DEBUGINFOD_URLS="$url4" DEBUGINFOD_TIMEOUT=1 DEBUGINFOD_CACHE_PATH="$MT_TMP/cache6"
+want="memtrail: warning: $MT_TMP/prog: no debug info from debuginfod ($url4): no server could be reached or answered within DEBUGINFOD_TIMEOUT (1 s)"
+if [ "$(said mute.err)" = "$want" ]; then mt_ok "no answer: $want"
+else mt_fail "no answer: said '$(said mute.err)', not '$want'"; fi
+n1=$(cat mute1.count 2>/dev/null); n2=$(cat mute2.count 2>/dev/null)
+if [ -n "$n1" ] && [ "$n1" = "$n2" ]; then mt_ok "no answer: the server asked $n2 times, as by debuginfod-find"
+else mt_fail "no answer: the server asked ${n2:-0} times, by debuginfod-find ${n1:-0}"; fi
 
 # A real program: python3 (Debian's: stripped, no debug package) at its
 # peak, a bytearray of 1,000,000 B, its libc's debug file (libc6-dbg's) kept from the local
