@@ -88,6 +88,20 @@ static void point_name(const struct mt_at *p, char *buf, size_t size)
 	}
 }
 
+static void snapshot_name(const struct mt_agg_snapshot *s, char *buf, size_t size);
+
+/* As point_name, with a snapshot's label: for the title of an export. */
+static void point_title(struct report *rp, const struct mt_at *p, char *buf, size_t size)
+{
+	long i = p->kind == MT_AT_SNAPSHOT ?
+		mt_session_find_snapshot(rp->ses, (uint32_t)p->value) : -1;
+
+	if (i >= 0)
+		snapshot_name(&rp->st->snapshots[i], buf, size);
+	else
+		point_name(p, buf, size);
+}
+
 /* The profile at p, new (the caller frees it), or NULL with *rc set. */
 static struct mt_profile *profile_at(struct report *rp, const struct mt_at *p, int *rc)
 {
@@ -904,7 +918,7 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 	size_t n = rp->st->nsnapshots;
 	struct mt_at at = { MT_AT_PEAK, 0 }, before = { MT_AT_START, 0 };
 	struct mt_profile *p = NULL;
-	char a[48], b[48];
+	char a[160], b[160];
 
 	*diff = 0;
 	snprintf(what, size, "live at the peak");
@@ -912,8 +926,8 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 		at = o->diff_b;
 		before = o->diff_a;
 		*diff = 1;
-		point_name(&before, a, sizeof(a));
-		point_name(&at, b, sizeof(b));
+		point_title(rp, &before, a, sizeof(a));
+		point_title(rp, &at, b, sizeof(b));
 		snprintf(what, size, "change from %s to %s", a, b);
 	} else if (o->show & MT_SHOW_MAXIMUM) {
 		at.kind = MT_AT_PEAK;
@@ -934,15 +948,15 @@ static struct mt_profile *export_profile(struct report *rp, enum mt_export_figur
 		return p;
 	} else if (o->show & MT_SHOW_SNAPSHOTS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);
-		point_name(&at, b, sizeof(b));
+		point_title(rp, &at, b, sizeof(b));
 		snprintf(what, size, "live at %s", b);
 	} else if (o->show & MT_SHOW_DELTAS && n) {
 		at = snap_at(&rp->st->snapshots[n - 1]);
 		if (n > 1)
 			before = snap_at(&rp->st->snapshots[n - 2]);
 		*diff = 1;
-		point_name(&before, a, sizeof(a));
-		point_name(&at, b, sizeof(b));
+		point_title(rp, &before, a, sizeof(a));
+		point_title(rp, &at, b, sizeof(b));
 		snprintf(what, size, "change from %s to %s", a, b);
 	}
 	p = profile_at(rp, &at, rc);
@@ -1095,7 +1109,7 @@ static int write_export(struct report *rp)
 {
 	int rc = 0, diff;
 	enum mt_export_figure fig = MT_EXPORT_BYTES;
-	char what[128];
+	char what[400];
 	struct mt_profile *p = export_profile(rp, &fig, &rc, &diff, what, sizeof(what));
 
 	if (!p)

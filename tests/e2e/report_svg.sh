@@ -118,7 +118,7 @@ widths leaks.dom.frames 9216
 	mt_fail "--show-snapshots --format svg failed"
 dom snap.svg "" snap.dom
 is "snapshot: root" "$(awk '$1 == "f0" { print $4 }' snap.dom.frames)" 9216
-is "snapshot: title" "$($CHECK text snap.dom title)" "memtrail: live at snapshot 2: $BIN"
+is "snapshot: title" "$($CHECK text snap.dom title)" "memtrail: live at snapshot 2 (freed): $BIN"
 
 # A diff from "loaded" (67,712 B) to "grown" (92,288 B): net +24,576 B.
 # Grown: grow_rows +65,536, replace_rows +8,192 (4 x 2,048), red. Shrunk:
@@ -127,6 +127,8 @@ is "snapshot: title" "$($CHECK text snap.dom title)" "memtrail: live at snapshot
 "$MEMTRAIL" report phases.data --diff loaded grown --format svg -o diff.svg 2>/dev/null ||
 	mt_fail "--diff --format svg failed"
 dom diff.svg "" diff.dom
+is "diff: title" "$($CHECK text diff.dom title)" \
+	"memtrail: change from snapshot 0 (loaded) to snapshot 1 (grown): $BIN"
 is "diff: root" "$(awk '$1 == "f0" { print $4, $5 }' diff.dom.frames)" "122880 24576"
 is "diff: grow_rows" "$(awk 'index($10, "grow_rows") == 1 { print $5, $6 }' diff.dom.frames)" \
 	"65536 rgb(240,60,60)"
