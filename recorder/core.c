@@ -754,6 +754,19 @@ static void split_pending(uint64_t addr, struct mt_tbuf_thread *self, uint64_t t
 		}
 }
 
+/*
+ * The live bytes as the log has them so far: the table's, plus the old
+ * blocks of reallocs whose free half is taken but not yet written.
+ */
+static uint64_t live_bytes_logged(void)
+{
+	uint64_t n = mt_live_bytes(S.live);
+	for (struct mt_tbuf_thread *p = pending; p; p = p->pnext)
+		if (p->pwas && !p->pfreed)
+			n += p->pblk.size;
+	return n;
+}
+
 static void pending_drop(struct mt_tbuf_thread *th)
 {
 	for (struct mt_tbuf_thread **pp = &pending; *pp; pp = &(*pp)->pnext)
@@ -898,7 +911,7 @@ static void take_snapshot(const char *label)
 	}
 	drain_before_now();
 	idx = S.nsnap++;
-	live = mt_live_bytes(S.live);
+	live = live_bytes_logged();
 	delta = (int64_t)(live - S.prev_live);
 	S.prev_live = live;
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
@@ -1007,7 +1020,7 @@ static void take_check(const char *label, uintptr_t own_sp)
 	seals = mt_writer_seals(S.w);
 	drain_before_now();
 	idx = S.nsnap++;
-	live = mt_live_bytes(S.live);
+	live = live_bytes_logged();
 	S.prev_live = live;
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
 	if (own_sp)

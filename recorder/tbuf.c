@@ -125,7 +125,7 @@ struct mt_tbuf {
 };
 
 static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
-static uint64_t counter = 1;    /* the next key */
+static uint64_t counter __attribute__((aligned(64))) = 1;   /* the next key (a line of its own) */
 
 /* ---- the producer ------------------------------------------------------------ */
 
@@ -196,7 +196,7 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
 				struct rhdr *pad = (struct rhdr *)(b->ring + off);
 				pad->kind = R_PAD;
 				pad->len = (uint32_t)(RING_BYTES - off);
-				b->head += RING_BYTES - off;
+				__atomic_store_n(&b->head, b->head + RING_BYTES - off, __ATOMIC_RELEASE);
 				off = 0;
 			}
 			return (int64_t)off;
