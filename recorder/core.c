@@ -4,11 +4,19 @@
  * the live-bytes table, snapshots (API, signal, interval), and the ends of
  * a recording: exit, _exit, fatal signals, fork, exec.
  *
- * Ordering: every record is written with the log lock held and its time is
- * read inside that lock, so the log's order is the true order. An
- * allocation is recorded after the real allocator returned, a free before
- * the real free runs, and realloc holds the lock across the real call, so no
- * other thread can get (and record) one of the addresses in between.
+ * Ordering: the hooks take no lock shared between threads. Each thread
+ * appends its events to a ring of its own, each stamped with a key from
+ * one global counter: a free's taken before the real free runs, an
+ * allocation's after the real allocator returned, and realloc takes one
+ * before and one after the real call (tbuf.c argues why that suffices).
+ * Whoever holds the log lock drains the rings and, through mt_rec_emit,
+ * alone keeps the stack table, the live table, END's figures and the
+ * writer: every address's events reach the log in their true order (a
+ * block freed by one thread and handed to another by the allocator
+ * replays as the free, then the allocation), each thread's events in its
+ * own order, and a snapshot or an end comes after every event that
+ * happened before it: the log's order is the keys', which is the true
+ * order wherever the program itself ordered two events.
  *
  * Never blocks in a signal handler (trylock only), never allocates from the
  * heap (tables and buffers are mmap'ed), never aborts the program: on
@@ -62,8 +70,7 @@ volatile int mt_rec_active;
 unsigned mt_rec_depth = MT_DEFAULT_DEPTH;
 uintptr_t mt_self_lo, mt_self_hi;
 
-/* Adaptive: held for well under a microsecond, so spinning a little beats
- * sleeping in the kernel when threads contend. */
+/* Held by whoever drains the rings and writes records (not per event). */
 static pthread_mutex_t log_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 /*
@@ -200,6 +207,7 @@ static void clock_init(void)
 		close(fd);
 	}
 	clk.tsc = strcmp(buf, "tsc\n") == 0;
+	mt_rec_tsc = clk.tsc;
 	clk.ns0 = clk.ref_ns = mono_ns();
 	clk.tsc0 = clk.ref_tsc = __rdtsc();
 }
@@ -225,6 +233,31 @@ static inline uint64_t now(void)
 	return clk.ref_ns + (uint64_t)(((unsigned __int128)(tsc - clk.ref_tsc) * clk.mult) >> 32)
 		- S.t0;
 }
+
+int mt_rec_tsc;
+
+uint64_t mt_rec_stamp(void)
+{
+	return clk.tsc ? __rdtsc() : mono_ns() - S.t0;
+}
+
+/*
+ * A reading of mt_rec_stamp() in the event clock (log lock held), against
+ * the anchor now() last set: the drainer calls now() first, so readings
+ * are at most a drain's age from it (an older one is scaled back).
+ */
+static uint64_t stamp_ns(uint64_t raw)
+{
+	if (!clk.tsc)
+		return raw;
+	if (!clk.mult)
+		return clk.ref_ns - S.t0;
+	if (raw >= clk.ref_tsc)
+		return clk.ref_ns + (uint64_t)(((unsigned __int128)(raw - clk.ref_tsc) * clk.mult) >> 32)
+			- S.t0;
+	uint64_t back = (uint64_t)(((unsigned __int128)(clk.ref_tsc - raw) * clk.mult) >> 32);
+	return clk.ref_ns - S.t0 > back ? clk.ref_ns - S.t0 - back : 0;
+}
 #else
 static void clock_init(void)
 {
@@ -233,6 +266,16 @@ static void clock_init(void)
 static inline uint64_t now(void)
 {
 	return mono_ns() - S.t0;
+}
+
+uint64_t mt_rec_stamp(void)
+{
+	return mono_ns() - S.t0;
+}
+
+static uint64_t stamp_ns(uint64_t raw)
+{
+	return raw;
 }
 #endif
 
@@ -364,24 +407,38 @@ static void thread_remember(uint32_t idx, pid_t tid)
 	S.thr[idx].named = 0;
 }
 
-/* The calling thread's index in the current log; writes THREAD when new. */
-static uint32_t thread_index(uint64_t t)
+/*
+ * The index in the current log of the thread whose ring th is; writes
+ * THREAD when new (log lock held): numbered in the order of their first
+ * recorded event, as the merged stream has it.
+ */
+static uint32_t thread_index(struct mt_tbuf_thread *th, uint64_t t)
 {
-	struct mt_tls *tl = &mt_tls;
-	if (MT_LIKELY(tl->gen == S.gen && tl->index))
-		return tl->index - 1;
-	tl->tid = gettid();
+	if (MT_LIKELY(th->gen == S.gen && th->idx1))
+		return th->idx1 - 1;
 	uint32_t idx = S.nthreads++;
-	tl->gen = S.gen;
-	tl->index = idx + 1;
-	check(mt_writer_thread(S.w, t, idx, (uint32_t)tl->tid));
-	thread_remember(idx, tl->tid);
-	/* The exit key's destructor will name the thread. glibc keeps the
-	 * values of the first 32 keys in the thread itself: setting one
-	 * allocates nothing (a later key could, so it is left unset). */
+	th->gen = S.gen;
+	th->idx1 = idx + 1;
+	check(mt_writer_thread(S.w, t, idx, (uint32_t)th->tid));
+	thread_remember(idx, th->tid);
+	return idx;
+}
+
+/* A thread takes its first ring: the exit key's destructor will name it
+ * (and free the ring for reuse). glibc keeps the values of the first 32
+ * keys in the thread itself: setting one allocates nothing (a later key
+ * could, so it is left unset). */
+void mt_rec_thread_begin(void)
+{
 	if (S.exit_key_ok && S.exit_key < 32)
 		(void)pthread_setspecific(S.exit_key, (void *)1);
-	return idx;
+}
+
+void mt_rec_thread_drop(struct mt_tbuf_thread *th)
+{
+	mt_mem_free(th->gid);
+	th->gid = NULL;
+	th->gid_cap = 0;
 }
 
 /*
@@ -526,14 +583,18 @@ static void write_sealed(void)
  * still being written (log lock held; the writer needs only io_lock). */
 static void wait_sealed(void *ctx)
 {
+	/* an end or a leak check drains the rings with io_lock held */
+	int took = !mt_tls.io_held;
 	(void)ctx;
-	io_take();
+	if (took)
+		io_take();
 	int err = io_write_sealed();
 	/* Not our file any more (or the write failed): drop the chunk; the
 	 * error is sticky, so the put that waits gets it and stops. */
 	if (err < 0)
 		mt_writer_discard_sealed(S.w, err);
-	io_give();
+	if (took)
+		io_give();
 }
 
 /* Takes the log lock; the value goes to log_unlock. */
@@ -558,6 +619,8 @@ static inline void log_unlock(uint64_t seals)
 		mt_rec_modules_changed(0);
 }
 
+static void drain(uint64_t upto, uint64_t wait_ns, int all);
+
 /*
  * The exit key's destructor: the thread is exiting (pthread_exit or a
  * return from its start routine), after its thread_local destructors.
@@ -568,13 +631,18 @@ static void thread_exit(void *v)
 	struct mt_tls *tl = &mt_tls;
 	char name[64];
 	(void)v;
-	if (!mt_rec_active || tl->gen != S.gen || !tl->index ||
-	    read_comm(tl->tid, name, sizeof(name)) < 0)
+	if (!mt_rec_active || !tl->tb)
 		return;
 	tl->guard++;
+	int named = read_comm(gettid(), name, sizeof(name)) == 0;
 	uint64_t sl = log_lock_take();
-	if (mt_rec_active && tl->gen == S.gen)
-		thread_named(tl->index - 1, name, NAMED_EXIT);
+	/* its own events first, for its index (others' in flight: 10 ms) */
+	if (mt_rec_active)
+		drain(mt_tbuf_key(), 10000000ull, 0);
+	struct mt_tbuf_thread *th = mt_tbuf_thread_of_self();
+	if (named && mt_rec_active && th && th->gen == S.gen && th->idx1)
+		thread_named(th->idx1 - 1, name, NAMED_EXIT);
+	mt_tbuf_exited();
 	log_unlock(sl);
 	tl->guard--;
 }
@@ -623,62 +691,206 @@ static int live_add(uint64_t t, uint32_t idx, uint64_t addr, uint64_t size, uint
 
 void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
 {
-	uint64_t sl = log_lock_take();
-	if (MT_LIKELY(mt_rec_active)) {
-		uint64_t t = now();
-		uint32_t idx = thread_index(t);
-		int64_t id = stack_id(c, t);
-		if (id >= 0 && live_add(t, idx, (uintptr_t)p, size, (uint32_t)id) == 0) {
-			check(mt_writer_alloc(S.w, t, (uintptr_t)p, size, (uint32_t)id, idx));
-			count_alloc(size);
-		}
-	}
-	log_unlock(sl);
+	mt_tbuf_alloc(c, p, size);
 }
 
 void mt_rec_free(void *p)
 {
-	struct mt_block b;
-	uint64_t sl = log_lock_take();
-	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &b)) {
-		uint64_t t = now();
-		uint32_t idx = thread_index(t);
-		check(mt_writer_free_block(S.w, t, (uintptr_t)p, b.size, b.stack, idx));
-		S.tot.frees++;
-	}
-	log_unlock(sl);
+	mt_tbuf_free(p);
 }
 
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
 {
-	struct mt_block old;
-	uint64_t sl = log_lock_take();
-	void *r = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
-	int saved = errno;
-	if (MT_LIKELY(mt_rec_active) && (r || n == 0 || nmemb == 0)) {
-		/* r == NULL with a zero size: p was freed. Otherwise r == NULL
-		 * means failure and p is untouched: nothing to record. */
-		uint64_t t = now();
-		uint32_t idx = thread_index(t);
-		int was = mt_live_remove(S.live, (uintptr_t)p, &old);
-		int64_t id = r && c ? stack_id(c, t) : -1;
-		uint64_t size = (uint64_t)nmemb * n;
-		if (id >= 0 && live_add(t, idx, (uintptr_t)r, size, (uint32_t)id) == 0) {
-			if (was)
-				check(mt_writer_realloc(S.w, t, (uintptr_t)p, old.size, old.stack,
-							(uintptr_t)r, size, (uint32_t)id, idx));
-			else
-				check(mt_writer_alloc(S.w, t, (uintptr_t)r, size, (uint32_t)id, idx));
-			S.tot.frees += (uint64_t)was;
-			count_alloc(size);
-		} else if (was && mt_rec_active) {
-			check(mt_writer_free_block(S.w, t, (uintptr_t)p, old.size, old.stack, idx));
+	return mt_tbuf_realloc(c, p, nmemb, n);
+}
+
+/* ---- the merged stream (tbuf.c), log lock held ---------------------------------- */
+
+/* Reallocs whose free half was taken and allocation half is still to come. */
+static struct mt_tbuf_thread *pending;
+
+/* The log's stack id of th's local stack lid; -1 if unknown (stopped). */
+static inline int64_t gid_of(const struct mt_tbuf_thread *th, uint32_t lid)
+{
+	return lid < th->gid_cap && th->gid[lid] ? (int64_t)th->gid[lid] - 1 : -1;
+}
+
+static void gid_set(struct mt_tbuf_thread *th, uint32_t lid, int64_t id)
+{
+	if (id < 0)
+		return;
+	if (lid >= th->gid_cap) {
+		uint32_t cap = th->gid_cap ? 2 * th->gid_cap : 1024;
+		while (cap <= lid)
+			cap *= 2;
+		uint32_t *g = mt_mem_alloc((size_t)cap * sizeof(*g));
+		if (!g) {
+			stop_with_record("out of memory for the stack table");
+			return;
+		}
+		if (th->gid)
+			memcpy(g, th->gid, (size_t)th->gid_cap * sizeof(*g));
+		memset(g + th->gid_cap, 0, (size_t)(cap - th->gid_cap) * sizeof(*g));
+		mt_mem_free(th->gid);
+		th->gid = g;
+		th->gid_cap = cap;
+	}
+	th->gid[lid] = (uint32_t)id + 1;
+}
+
+/*
+ * An allocation of addr comes: if addr is the old block of a realloc whose
+ * allocation half is still to come (another thread got the address the
+ * realloc released), that realloc's free half is written now, first.
+ */
+static void split_pending(uint64_t addr, struct mt_tbuf_thread *self, uint64_t t)
+{
+	for (struct mt_tbuf_thread *p = pending; p; p = p->pnext)
+		if (p != self && p->pold == addr && p->pwas && !p->pfreed) {
+			uint32_t idx = thread_index(p, t);
+			check(mt_writer_free_block(S.w, t, addr, p->pblk.size, p->pblk.stack, idx));
+			S.tot.frees++;
+			p->pfreed = 1;
+		}
+}
+
+/*
+ * The live bytes as the log has them so far: the table's, plus the old
+ * blocks of reallocs whose free half is taken but not yet written.
+ */
+static uint64_t live_bytes_logged(void)
+{
+	uint64_t n = mt_live_bytes(S.live);
+	for (struct mt_tbuf_thread *p = pending; p; p = p->pnext)
+		if (p->pwas && !p->pfreed)
+			n += p->pblk.size;
+	return n;
+}
+
+static void pending_drop(struct mt_tbuf_thread *th)
+{
+	for (struct mt_tbuf_thread **pp = &pending; *pp; pp = &(*pp)->pnext)
+		if (*pp == th) {
+			*pp = th->pnext;
+			break;
+		}
+	th->pending = 0;
+}
+
+void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e)
+{
+	if (MT_UNLIKELY(!mt_rec_active)) {
+		if (th->pending)
+			pending_drop(th);
+		return;
+	}
+	uint64_t t = stamp_ns(e->time);
+	switch (e->kind) {
+	case MT_TB_STACK:
+		if (e->lid >= th->gid_cap || !th->gid[e->lid])
+			gid_set(th, e->lid, stack_id(e->stack, t));
+		break;
+	case MT_TB_ALLOC: {
+		int64_t id = gid_of(th, e->lid);
+		uint32_t idx = thread_index(th, t);
+		if (MT_UNLIKELY(pending != NULL))
+			split_pending(e->addr, th, t);
+		if (id >= 0 && live_add(t, idx, e->addr, e->size, (uint32_t)id) == 0) {
+			check(mt_writer_alloc(S.w, t, e->addr, e->size, (uint32_t)id, idx));
+			count_alloc(e->size);
+		}
+		break;
+	}
+	case MT_TB_FREE: {
+		struct mt_block b;
+		if (mt_live_remove(S.live, e->addr, &b)) {
+			uint32_t idx = thread_index(th, t);
+			check(mt_writer_free_block(S.w, t, e->addr, b.size, b.stack, idx));
 			S.tot.frees++;
 		}
+		break;
 	}
+	case MT_TB_REALLOC_FREE:
+		th->pwas = mt_live_remove(S.live, e->addr, &th->pblk);
+		th->pold = e->addr;
+		th->pfreed = 0;
+		th->pending = 1;
+		th->pnext = pending;
+		pending = th;
+		break;
+	case MT_TB_REALLOC_ALLOC: {
+		int was = th->pending && th->pwas && !th->pfreed;
+		struct mt_block old = th->pblk;
+		uint64_t r = e->addr2, p = e->addr;
+		if (th->pending)
+			pending_drop(th);
+		uint32_t idx = thread_index(th, t);
+		int64_t id = r && e->lid != MT_TB_NO_STACK ? gid_of(th, e->lid) : -1;
+		if (r && MT_UNLIKELY(pending != NULL))
+			split_pending(r, th, t);
+		if (id >= 0 && live_add(t, idx, r, e->size, (uint32_t)id) == 0) {
+			if (was)
+				check(mt_writer_realloc(S.w, t, p, old.size, old.stack,
+							r, e->size, (uint32_t)id, idx));
+			else
+				check(mt_writer_alloc(S.w, t, r, e->size, (uint32_t)id, idx));
+			S.tot.frees += (uint64_t)was;
+			count_alloc(e->size);
+		} else if (was && mt_rec_active) {
+			check(mt_writer_free_block(S.w, t, p, old.size, old.stack, idx));
+			S.tot.frees++;
+		}
+		break;
+	}
+	}
+}
+
+/*
+ * Drains the rings (log lock held): tbuf.c merges, mt_rec_emit encodes.
+ * The clock's anchor is brought up to date first (stamp_ns).
+ */
+static void drain(uint64_t upto, uint64_t wait_ns, int all)
+{
+	(void)now();
+	mt_tbuf_drain(upto, wait_ns, all);
+}
+
+/* Every event before now, waiting for those in flight (a snapshot's). */
+static void drain_before_now(void)
+{
+	drain(mt_tbuf_key(), 1000000000ull, 0);
+}
+
+void mt_rec_drain_now(void)
+{
+	uint64_t sl = log_lock_take();
+	drain(0, 0, 0);
 	log_unlock(sl);
-	errno = saved;
-	return r;
+}
+
+/*
+ * A ring is half full: its thread drains every ring if nobody else is at
+ * it. (Waking the helper thread to drain instead cost more CPU time than
+ * it moved off the program's threads: a context switch every few hundred
+ * events, and the rings' lines moving between cores.)
+ */
+void mt_rec_drain_wanted(void)
+{
+	if (pthread_mutex_trylock(&log_lock) != 0)
+		return;
+	uint64_t seals = S.w ? mt_writer_seals(S.w) : 0;
+	drain(0, 0, 0);
+	log_unlock(seals);
+}
+
+void mt_rec_stop_nomem(const char *why, int locked)
+{
+	uint64_t sl = 0;
+	if (!locked)
+		sl = log_lock_take();
+	stop_with_record(why);
+	if (!locked)
+		log_unlock(sl);
 }
 
 /* ---- snapshots ---------------------------------------------------------------- */
@@ -697,8 +909,9 @@ static void take_snapshot(const char *label)
 		mt_tls.guard--;
 		return;
 	}
+	drain_before_now();
 	idx = S.nsnap++;
-	live = mt_live_bytes(S.live);
+	live = live_bytes_logged();
 	delta = (int64_t)(live - S.prev_live);
 	S.prev_live = live;
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
@@ -805,8 +1018,9 @@ static void take_check(const char *label, uintptr_t own_sp)
 		return;
 	}
 	seals = mt_writer_seals(S.w);
+	drain_before_now();
 	idx = S.nsnap++;
-	live = mt_live_bytes(S.live);
+	live = live_bytes_logged();
 	S.prev_live = live;
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
 	if (own_sp)
@@ -890,6 +1104,8 @@ static void on_snapshot_signal(int sig)
 static void flush_old(void)
 {
 	uint64_t sl = log_lock_take();
+	drain(0, 0, 0);
+	mt_tbuf_recycle(S.pid);
 	if (mt_rec_active)
 		check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
 	log_unlock(sl);          /* writes what was sealed, outside the lock */
@@ -1025,6 +1241,11 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 		}
 	}
 	if (mt_rec_active) {
+		/* every event before this one; others in flight are waited
+		 * for (a signal handler: no longer than it may wait) */
+		drain(mt_tbuf_key(), blocking ? 1000000000ull : wait_ns, 1);
+	}
+	if (mt_rec_active) {
 		name_running_threads();
 		if (how == MT_END_EXIT && blocking && S.exit_sp && S.cfg.leak_check)
 			leak_check();
@@ -1038,6 +1259,7 @@ static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)
 
 void mt_rec_exit_now(int status)
 {
+	mt_rec_modules_sync();
 	mt_tls.guard++;
 	finish(MT_END__EXIT, status, 1, 0);
 	mt_tls.guard--;
@@ -1106,6 +1328,8 @@ static void on_exit_cb(int status, void *arg)
 		mt_freeres_run();     /* its frees are recorded: guard 0 */
 		mt_tls.guard++;
 	}
+	if (blocking)
+		mt_rec_modules_sync();
 	finish(MT_END_EXIT, status, blocking, 0);
 	mt_tls.guard--;
 }
@@ -1272,6 +1496,8 @@ static void fork_child(void)
 	pthread_mutex_init(&mod_lock, NULL);
 	pthread_mutex_init(&io_lock, NULL);
 	mt_tls.io_held = 0;
+	mt_tbuf_child();
+	pending = NULL;
 	mt_children_fork_child();
 	S.pid = getpid();
 	if (mt_rec_active && S.cfg.follow) {
@@ -1304,11 +1530,13 @@ int mt_rec_foreign(void)
 
 void mt_rec_exec_begin(void)
 {
+	mt_rec_modules_sync();
 	pthread_mutex_lock(&log_lock);
 	io_take();
 	S.exec_pending = 0;
 	if (!mt_rec_active)
 		return;
+	drain(mt_tbuf_key(), 1000000000ull, 1);
 	check(io_flush());
 	off_t off = lseek(S.fd, 0, SEEK_CUR);
 	if (!mt_rec_active || off < 0)
@@ -1441,6 +1669,27 @@ void mt_rec_modules_changed(int wait)
 	}
 	log_unlock(sl);
 	pthread_mutex_unlock(&mod_lock);
+	mt_tls.guard--;
+}
+
+/*
+ * Stacks are interned when the rings are drained, not as events happen: a
+ * new stack's frame in an object the module map lacks (loaded since) is
+ * noticed then, and the rescan that names the object must come while it
+ * is still loaded. So before a dlclose and before an end, every event so
+ * far is drained and, if a new stack asks for it, the modules rescanned.
+ * Call without the log lock.
+ */
+void mt_rec_modules_sync(void)
+{
+	if (!mt_rec_active || mt_rec_foreign())
+		return;
+	mt_tls.guard++;
+	uint64_t sl = log_lock_take();
+	drain(mt_tbuf_key(), 1000000000ull, 0);
+	log_unlock(sl);          /* rescans if another thread is not at it */
+	if (S.mod_dirty)
+		mt_rec_modules_changed(1);
 	mt_tls.guard--;
 }
 

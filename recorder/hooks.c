@@ -10,7 +10,7 @@
  * function (with the guard held, so what that does inside is not counted
  * again), captures the stack with libunwind's unw_backtrace() without any
  * lock (through mt_backtrace, see core.c load_unwinder), and hands
- * (stack, size, address) to core.c, which does the rest under the log lock.
+ * (stack, size, address) to core.c, which puts it in the thread's ring (tbuf.c).
  * No malloc, no stdio, no lock here.
  *
  * Before the real functions are known (dlsym itself calls calloc), requests
@@ -200,7 +200,7 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigne
 	mt_rec_alloc(&c, p, size);
 }
 
-/* The same for realloc, which core.c performs under its lock. */
+/* The same for realloc, which tbuf.c performs between its two order keys. */
 static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, size_t n, unsigned fn)
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
@@ -980,6 +980,8 @@ MT_EXPORT int dlclose(void *h)
 	dlclose_t real = NEXT(dlclose_t, "dlclose");
 	if (!real)
 		return -1;
+	if (!mt_tls.guard && mt_rec_active)
+		mt_rec_modules_sync();  /* stacks in the object, named first */
 	int r = real(h);
 	if (r == 0 && !mt_tls.guard && mt_rec_active)
 		mt_rec_modules_changed(1);

@@ -6,8 +6,8 @@
  *              guard, call the real function, capture the stack and hand
  *              (stack, size, address) to core.c.
  *   core.c     the recording session: init, the log lock, thread indexes,
- *              encoding through lib/writer, snapshots, exit, signals, fork,
- *              exec.
+ *              encoding the merged events through lib/writer, snapshots,
+ *              exit, signals, fork, exec.
  *   tables.c   the in-process tables in mmap'ed memory: distinct stacks,
  *              live blocks (address -> size), the mmap allocator.
  *   modules.c  the module map (dl_iterate_phdr, build-ids).
@@ -19,6 +19,8 @@
  *              tag paths, whose innermost the hooks put into every stack,
  *              and the table of distinct tag paths.
  *   leakscan.c which live blocks are still reachable at exit (leak kinds).
+ *   tbuf.c     each thread's ring of raw events and the order key; their
+ *              merge, in order, into core.c's encoding.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -40,10 +42,8 @@
 
 struct mt_tls {
 	int guard;            /* > 0: inside memtrail; hooks pass straight through */
-	uint32_t gen;         /* log generation that `index` belongs to */
-	uint32_t index;       /* thread index in that log, plus 1 (0: none yet) */
-	pid_t tid;
 	int io_held;          /* this thread holds core.c's io_lock */
+	struct mt_tbuf *tb;   /* the thread's event ring (tbuf.c), NULL: none yet */
 };
 extern __thread struct mt_tls mt_tls;
 
@@ -94,7 +94,80 @@ struct mt_capture {
 	uint64_t hash;        /* of fn, tag and ips */
 };
 
+/* ---- tbuf.c -------------------------------------------------------------- */
+
+/*
+ * The hooks' events, each into the calling thread's ring without a shared
+ * lock (tbuf.c says why the merged order is exact). mt_tbuf_free: call
+ * before the real free. mt_tbuf_realloc calls the real realloc (nmemb 1)
+ * or reallocarray and returns its result; c may be NULL when n == 0.
+ */
+void mt_tbuf_alloc(const struct mt_capture *c, void *p, size_t size);
+void mt_tbuf_free(void *p);
+void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
+/* A key of its own (after every event that happened before the call). */
+uint64_t mt_tbuf_key(void);
+/*
+ * With the log lock: hands every final event to mt_rec_emit in key order;
+ * with upto, waits up to wait_ns for every event with a key below it
+ * (other threads' events in flight); all: then every complete event too.
+ */
+void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all);
+/* The calling thread is exiting (its ring is reused once it is gone). */
+void mt_tbuf_exited(void);
+/* With the log lock: rings of exited threads, drained and gone, are freed
+ * for new threads. */
+void mt_tbuf_recycle(pid_t pid);
+/* core.c's part of the calling thread's ring; NULL: it has none. */
+struct mt_tbuf_thread *mt_tbuf_thread_of_self(void);
+/* In a forked child: every ring is dropped (the parent's events). */
+void mt_tbuf_child(void);
+
+/* A live block: what a free of it writes to the log. */
+struct mt_block {
+	uint64_t size;            /* requested bytes */
+	uint32_t stack;           /* the id of the stack that allocated it */
+};
+/* What core.c keeps per ring (log lock). */
+struct mt_tbuf_thread {
+	pid_t tid;
+	uint32_t gen, idx1;       /* thread index + 1 in log generation gen */
+	uint32_t *gid;            /* local stack id -> log stack id + 1 */
+	uint32_t gid_cap;
+	int pending;              /* a realloc's free half was taken */
+	int pwas, pfreed;         /* the old block was live; its FREE is written */
+	uint64_t pold;            /* the old address, and its block */
+	struct mt_block pblk;
+	struct mt_tbuf_thread *pnext;
+};
+/* One event of the merged stream. */
+enum { MT_TB_STACK, MT_TB_ALLOC, MT_TB_FREE, MT_TB_REALLOC_FREE, MT_TB_REALLOC_ALLOC };
+#define MT_TB_NO_STACK UINT32_MAX
+struct mt_tbuf_ev {
+	unsigned kind;
+	uint32_t lid;             /* the thread's local stack id */
+	uint64_t time;            /* mt_rec_stamp()'s reading */
+	uint64_t addr, addr2, size;
+	const struct mt_capture *stack;   /* MT_TB_STACK */
+};
+
 /* ---- core.c -------------------------------------------------------------- */
+
+/* What tbuf.c asks of core.c. The clock's raw reading (cheap; converted
+ * when drained), the merged events (log lock held), a thread's first
+ * ring (its exit is to be seen), a ring dropped, a ring half full (the
+ * helper drains, or the caller if there is none), a ring full (the caller
+ * drains, taking the log lock), and a stop for want of memory. */
+uint64_t mt_rec_stamp(void);
+/* Nonzero: mt_rec_stamp() is the TSC (x86-64), read inline by tbuf.c. */
+extern int mt_rec_tsc;
+void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e);
+void mt_rec_thread_begin(void);
+void mt_rec_thread_drop(struct mt_tbuf_thread *th);
+void mt_rec_drain_wanted(void);
+void mt_rec_drain_now(void);
+void mt_rec_stop_nomem(const char *why, int locked);
+
 
 /* Nonzero while recording; hooks read it without the lock. */
 extern volatile int mt_rec_active;
@@ -112,9 +185,10 @@ void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size);
 /* p (non-NULL) is about to be released; call before the real free. */
 void mt_rec_free(void *p);
 /*
- * realloc(p, n) (p non-NULL) or reallocarray: calls the real function with
- * the log lock held, records the outcome, returns its result. c may be NULL
- * when n == 0. nmemb is 1 for realloc.
+ * realloc(p, n) (p non-NULL) or reallocarray: calls the real function,
+ * records the outcome (its free half ordered before the call, its
+ * allocation after: tbuf.c), returns its result. c may be NULL when
+ * n == 0. nmemb is 1 for realloc.
  */
 void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
 /*
@@ -170,6 +244,12 @@ void mt_rec_exit_now(int status);
  * scanning thread waits for.
  */
 void mt_rec_modules_changed(int wait);
+/*
+ * Before a dlclose or an end (without the log lock): drains every event
+ * so far and rescans the modules if a new stack had a frame in none, while
+ * the object is still loaded.
+ */
+void mt_rec_modules_sync(void);
 
 /* ---- tables.c ------------------------------------------------------------ */
 
@@ -192,11 +272,6 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 struct mt_live;
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
-/* A live block: what a free of it writes to the log. */
-struct mt_block {
-	uint64_t size;            /* requested bytes */
-	uint32_t stack;           /* the id of the stack that allocated it */
-};
 /*
  * Adds a live block. Returns 0; 1 when addr was live already (its free
  * went unseen), *old then the block it replaced; -1 when out of memory

@@ -9,7 +9,10 @@
 # any event; replays live blocks and counts END's figures itself
 # (replayed_totals, to compare with end_totals); in version 4 checks that
 # every free names the block its own table has at the address
-# (block_mismatch counts those that do not). Prints key=value
+# (block_mismatch counts those that do not). Of the program's own blocks
+# (frame 0 in the main program) it also counts the frees and reallocs by
+# a thread other than the one that allocated the block
+# (exe_xthread_frees). Prints key=value
 # lines (see the end of main); with -v every record too.
 # Not for: anything but tests.
 import ctypes, struct, sys
@@ -43,7 +46,7 @@ def main():
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
               peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0, block_mismatch=0,
               exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0, thread_names=0,
-              end_totals=None, replayed_totals=None)
+              end_totals=None, replayed_totals=None, exe_xthread_frees=0)
     # END's figures as the replay defines them (lib/summary.c), counted here
     tot = dict(allocations=0, frees=0, bytes_allocated=0, peak_bytes=0, peak_blocks=0,
                peak_time=0)
@@ -51,6 +54,7 @@ def main():
     # exe_*: only blocks whose frame 0 lies in the main program (the first
     # module), i.e. what the program itself asked for, not libc's internals.
     exe_live = {}
+    exe_owner = {}   # address -> the thread that allocated the program's block
     def is_exe(sid):
         ips = stacks[sid][1]
         if not ips or not modules:
@@ -160,7 +164,9 @@ def main():
                 hmeta.append((sid, size))
                 assert sid in stacks and th is not None
                 alloc_stacks.add(sid)
-                if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
+                if is_exe(sid):
+                    exe_live[addr] = size; exe_owner[addr] = th
+                    st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; seq += 1
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
@@ -169,7 +175,9 @@ def main():
                 assert th is not None
                 if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
-                if a in exe_live: del exe_live[a]; st["exe_frees"] += 1
+                if a in exe_live:
+                    if exe_owner[a] != th: st["exe_xthread_frees"] += 1
+                    del exe_live[a]; st["exe_frees"] += 1
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
                 sid = field(0); size = field(1)
@@ -181,8 +189,12 @@ def main():
                 assert sid in stacks and th is not None
                 if old in live: gone(old); st["frees"] += 1
                 else: st["ignored_frees"] += 1
-                if old in exe_live: del exe_live[old]; st["exe_frees"] += 1
-                if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
+                if old in exe_live:
+                    if exe_owner[old] != th: st["exe_xthread_frees"] += 1
+                    del exe_live[old]; st["exe_frees"] += 1
+                if is_exe(sid):
+                    exe_live[addr] = size; exe_owner[addr] = th
+                    st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
             elif ty == 0x11:

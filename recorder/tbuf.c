@@ -1,0 +1,587 @@
+/*
+ * tbuf.c - each thread's event buffer, and their merge into the one
+ * ordered stream that core.c encodes.
+ *
+ * An allocating thread takes no lock shared with other threads: it
+ * interns its stack in a table of its own (a local stack id; the first
+ * time, a STACK record with the frames goes into its buffer), takes an
+ * order key from one global counter (an atomic increment) and appends a
+ * raw event (key, clock reading, address, size, local stack id) to its
+ * own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
+ * ring is half full, when nobody else drains; the helper thread every
+ * 0.2 s; a snapshot, an end, a thread's exit) drains the rings: it merges
+ * their events and hands them to core.c, which alone keeps the stack
+ * table, the live table and the writer, as it did under the one lock
+ * before. The events leave the rings in batches of hundreds, so the
+ * lock is taken a few times per thousand events, not once per event.
+ *
+ * Why the merged order is the true order where it matters:
+ *
+ *  - Keys are unique and taken with a sequentially consistent atomic
+ *    increment. A free takes its key before the real free runs; an
+ *    allocation after the real allocator returned. If thread A frees a
+ *    block that the allocator then hands to thread B, A's real free
+ *    happens before B's malloc returns it (the allocator publishes the
+ *    block with a lock or an atomic), so A's increment happens before
+ *    B's: A's key is smaller, and the free replays first.
+ *  - realloc takes two keys: k1 before the real realloc (its free half)
+ *    and k2 after it returns (its allocation half). Another thread that
+ *    gets the old address once realloc released it gets a key > k1;
+ *    another thread that freed the address realloc returns took a key
+ *    < k2. core.c (mt_rec_emit) takes the old block out of the live
+ *    table at k1 and writes REALLOC at k2; if an allocation of the old
+ *    address comes in between, it first writes the free half on its own
+ *    (FREE, then the allocation at k2 is an ALLOC), so no address is
+ *    ever allocated twice in the log.
+ *  - A merge may only hand out a key once no smaller key can still
+ *    appear. A thread announces an event before taking its key: it
+ *    stores a lower bound of that key (its previous key + 1: the counter
+ *    only grows) in `lower`, then increments the counter, writes the
+ *    event, publishes the ring's head and clears `lower`. The drainer
+ *    reads the counter G first, then every ring's `lower`, then its head:
+ *    the events it may hand out are those with keys below B, the least
+ *    of G and every `lower` it saw. A thread whose `lower` it saw clear
+ *    either published its event before clearing (the head read after
+ *    shows it) or announced after the drainer's read, and then takes a
+ *    key >= G (all four accesses are sequentially consistent). A realloc
+ *    stays announced across the real call, so nothing at or after its k1
+ *    is handed out before its record is complete.
+ *  - A thread never waits for anything while announced: room in its ring
+ *    is made before it announces (a full ring is drained by the thread
+ *    itself, under the log lock), so a drainer that waits for announced
+ *    events (snapshots and ends do, briefly) cannot deadlock. The ends
+ *    (exit, _exit, a fatal signal, exec) wait a bounded time and then
+ *    write every event that is complete; one still in flight then (its
+ *    thread preempted for longer than that, or the thread a signal
+ *    handler interrupted) is after the END.
+ *
+ * Rings are never freed while the process records: a thread's exit
+ * destructor marks its ring, and once drained and the thread gone (its
+ * tid no longer answers) the ring, with its local stack table, serves the
+ * next new thread. A forked child drops every ring (they hold the
+ * parent's events; only the forking thread is left and takes a new one).
+ *
+ * Not for: encoding, the live table, the stack table of the log (core.c,
+ * tables.c); locking beyond the order above (the log lock is core.c's).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+/* A ring holds ~1,300 events; drained when half full. (64 KiB: 256 KiB
+ * measured no better, and each thread has one.) */
+#define RING_BYTES (64u << 10)
+
+enum { R_PAD = 1, R_STACK, R_ALLOC, R_FREE, R_REALLOC };
+
+struct rhdr {
+	uint32_t kind, len;     /* len: the whole record, a multiple of 8 */
+};
+
+struct r_ev {                   /* R_ALLOC, R_FREE */
+	struct rhdr h;
+	uint32_t lid;           /* local stack id (R_ALLOC) */
+	uint32_t unused;
+	uint64_t key, time, addr, size;
+};
+
+struct r_realloc {
+	struct rhdr h;
+	uint32_t lid;           /* MT_TB_NO_STACK: the new block is not recorded */
+	uint32_t unused;
+	uint64_t key, key2, time, addr, addr2, size;
+};
+
+struct r_stack {
+	struct rhdr h;
+	uint32_t lid, n, fn, tag;
+	uint64_t hash;
+	uint64_t ips[];
+};
+
+enum { B_USED, B_EXITED, B_FREE };
+
+struct mt_tbuf {
+	/* the producer's (its thread) */
+	uint64_t head;          /* bytes written, published with release */
+	uint64_t lower;         /* nonzero while an event is in flight: its key >= lower */
+	uint64_t last;          /* the thread's last key */
+	uint64_t tail_seen;     /* the drainer's tail, as last read */
+	int asked;              /* a drain was asked for since the last one (atomic) */
+	int state;              /* B_* (atomic) */
+	struct mt_stacks *local;
+	/* the drainer's (log lock) */
+	uint64_t tail __attribute__((aligned(64)));
+	int stage2;             /* the realloc at tail had its free half taken */
+	struct mt_tbuf_thread th;
+	struct mt_tbuf *next;   /* the list of every ring (never unlinked) */
+	unsigned char ring[RING_BYTES] __attribute__((aligned(64)));
+};
+
+static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
+static uint64_t counter __attribute__((aligned(64))) = 1;   /* the next key (a line of its own) */
+
+/* ---- the producer ------------------------------------------------------------ */
+
+static struct mt_tbuf *ring_new(void)
+{
+	struct mt_tbuf *b;
+
+	/* a ring whose thread is gone first */
+	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
+		int fr = B_FREE;
+		if (__atomic_load_n(&b->state, __ATOMIC_RELAXED) == B_FREE &&
+		    __atomic_compare_exchange_n(&b->state, &fr, B_USED, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (!b) {
+		b = mt_mem_alloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		memset(b, 0, offsetof(struct mt_tbuf, ring));
+		b->local = mt_stacks_new();
+		if (!b->local) {
+			mt_mem_free(b);
+			return NULL;
+		}
+		b->state = B_USED;
+		b->next = __atomic_load_n(&rings, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&rings, &b->next, b, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED))
+			;
+	}
+	b->th.tid = gettid();
+	b->last = __atomic_load_n(&counter, __ATOMIC_RELAXED);
+	mt_tls.tb = b;
+	mt_rec_thread_begin();
+	return b;
+}
+
+static inline struct mt_tbuf *self(void)
+{
+	struct mt_tbuf *b = mt_tls.tb;
+	return MT_LIKELY(b) ? b : ring_new();
+}
+
+/*
+ * Room for len bytes (plus a pad to the ring's end) at head; its offset,
+ * or -1 when recording stopped meanwhile. Called before announcing.
+ */
+static int64_t reserve(struct mt_tbuf *b, uint32_t len)
+{
+	for (int tries = 0;; tries++) {
+		uint64_t off = b->head % RING_BYTES;
+		uint64_t need = len + (off + len > RING_BYTES ? RING_BYTES - off : 0);
+		uint64_t used = b->head - b->tail_seen;
+
+		if (used >= RING_BYTES / 2) {
+			b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+			used = b->head - b->tail_seen;
+			if (used >= RING_BYTES / 2 && !__atomic_load_n(&b->asked, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&b->asked, 1, __ATOMIC_RELAXED);
+				mt_rec_drain_wanted();
+				b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+				used = b->head - b->tail_seen;
+			}
+		}
+		if (RING_BYTES - used >= need) {
+			if (off + len > RING_BYTES) {
+				struct rhdr *pad = (struct rhdr *)(b->ring + off);
+				pad->kind = R_PAD;
+				pad->len = (uint32_t)(RING_BYTES - off);
+				__atomic_store_n(&b->head, b->head + RING_BYTES - off, __ATOMIC_RELEASE);
+				off = 0;
+			}
+			return (int64_t)off;
+		}
+		if (!mt_rec_active)
+			return -1;
+		/* Full: drain it ourselves (not announced: nobody waits for us). */
+		if (tries) {
+			struct timespec nap = { 0, 50000 };
+			nanosleep(&nap, NULL);
+		}
+		mt_rec_drain_now();
+	}
+}
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+static inline uint64_t stamp(void)
+{
+#if defined(__x86_64__)
+	if (MT_LIKELY(mt_rec_tsc))
+		return __rdtsc();
+#endif
+	return mt_rec_stamp();
+}
+
+/*
+ * The announcement must be ordered before the key's increment for every
+ * observer (a store then a read-modify-write: a sequentially consistent
+ * store, an xchg). On x86-64 the locked increment that follows orders it
+ * already (stores are not reordered with a later locked instruction), and
+ * the compiler keeps a store before a seq_cst RMW: a plain store will do.
+ */
+static inline void announce(struct mt_tbuf *b)
+{
+#if defined(__x86_64__)
+	__atomic_store_n(&b->lower, b->last + 1, __ATOMIC_RELAXED);
+#else
+	__atomic_store_n(&b->lower, b->last + 1, __ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline uint64_t take_key(struct mt_tbuf *b)
+{
+	uint64_t k = __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
+	b->last = k;
+	return k;
+}
+
+static inline void publish(struct mt_tbuf *b, uint32_t len)
+{
+	__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->lower, 0, __ATOMIC_RELEASE);
+}
+
+/* The local id of c's stack, its STACK record written if new; -1 on failure. */
+static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
+{
+	int is_new;
+	int64_t lid = mt_stacks_intern(b->local, c, &is_new);
+
+	if (lid < 0) {
+		mt_rec_stop_nomem("out of memory for the stack table", 0);
+		return -1;
+	}
+	if (is_new) {
+		uint32_t len = (uint32_t)(sizeof(struct r_stack) + c->n * sizeof(uint64_t));
+		int64_t off = reserve(b, len);
+		if (off < 0)
+			return -1;
+		struct r_stack *r = (struct r_stack *)(b->ring + off);
+		r->h.kind = R_STACK;
+		r->h.len = len;
+		r->lid = (uint32_t)lid;
+		r->n = c->n;
+		r->fn = c->fn;
+		r->tag = c->tag;
+		r->hash = c->hash;
+		memcpy(r->ips, c->ips, c->n * sizeof(uint64_t));
+		__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
+	}
+	return lid;
+}
+
+void mt_tbuf_alloc(const struct mt_capture *c, void *p, size_t size)
+{
+	struct mt_tbuf *b = self();
+	if (!b)
+		return;
+	int64_t lid = local_stack(b, c);
+	int64_t off = lid < 0 ? -1 : reserve(b, sizeof(struct r_ev));
+	if (off < 0)
+		return;
+	struct r_ev *r = (struct r_ev *)(b->ring + off);
+	announce(b);
+	r->key = take_key(b);
+	r->time = stamp();
+	r->h.kind = R_ALLOC;
+	r->h.len = sizeof(*r);
+	r->lid = (uint32_t)lid;
+	r->addr = (uintptr_t)p;
+	r->size = size;
+	publish(b, sizeof(*r));
+}
+
+void mt_tbuf_free(void *p)
+{
+	struct mt_tbuf *b = self();
+	if (!b)
+		return;
+	int64_t off = reserve(b, sizeof(struct r_ev));
+	if (off < 0)
+		return;
+	struct r_ev *r = (struct r_ev *)(b->ring + off);
+	announce(b);
+	r->key = take_key(b);
+	r->time = stamp();
+	r->h.kind = R_FREE;
+	r->h.len = sizeof(*r);
+	r->addr = (uintptr_t)p;
+	publish(b, sizeof(*r));
+}
+
+void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
+{
+	struct mt_tbuf *b = self();
+	int64_t lid = MT_TB_NO_STACK, off = -1;
+
+	if (b && c)
+		lid = local_stack(b, c);
+	if (b && lid >= 0)
+		off = reserve(b, sizeof(struct r_realloc));
+	if (off < 0)    /* not recorded: the call alone */
+		return nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
+	struct r_realloc *r = (struct r_realloc *)(b->ring + off);
+	announce(b);
+	uint64_t k1 = take_key(b);
+	void *q = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
+	int saved = errno;
+	r->key2 = take_key(b);
+	r->key = k1;
+	r->time = stamp();
+	if (q || n == 0 || nmemb == 0) {
+		/* q == NULL with a zero size: p was freed. Otherwise NULL means
+		 * failure and p is untouched: nothing to record. */
+		r->h.kind = R_REALLOC;
+		r->h.len = sizeof(*r);
+		r->lid = (uint32_t)lid;
+		r->addr = (uintptr_t)p;
+		r->addr2 = (uintptr_t)q;
+		r->size = (uint64_t)nmemb * n;
+		publish(b, sizeof(*r));
+	} else {
+		__atomic_store_n(&b->lower, 0, __ATOMIC_RELEASE);
+	}
+	errno = saved;
+	return q;
+}
+
+uint64_t mt_tbuf_key(void)
+{
+	return __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
+}
+
+/* ---- the drainer (log lock held) ---------------------------------------------- */
+
+/*
+ * The record at b's tail, up to head h: pads are skipped and STACK records
+ * handed out at once (they only define the thread's local ids, and come
+ * before the events that use them). Returns the event's key (the second
+ * one for a realloc whose free half was taken), or UINT64_MAX when the
+ * ring holds nothing more.
+ */
+static uint64_t peek(struct mt_tbuf *b, uint64_t h)
+{
+	while (b->tail != h) {
+		const struct rhdr *r = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
+		if (r->kind == R_PAD) {
+			b->tail += r->len;
+			continue;
+		}
+		if (r->kind == R_STACK) {
+			const struct r_stack *s = (const struct r_stack *)r;
+			struct mt_capture c = { s->ips, s->n, s->fn, s->tag, s->hash };
+			struct mt_tbuf_ev e = { .kind = MT_TB_STACK, .lid = s->lid, .stack = &c };
+			mt_rec_emit(&b->th, &e);
+			b->tail += r->len;
+			continue;
+		}
+		const struct r_ev *ev = (const struct r_ev *)r;
+		if (r->kind == R_REALLOC && b->stage2)
+			return ((const struct r_realloc *)r)->key2;
+		return ev->key;
+	}
+	return UINT64_MAX;
+}
+
+/* Hands out the event at b's tail (peek() found one). */
+static void take(struct mt_tbuf *b)
+{
+	const struct rhdr *h = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
+	struct mt_tbuf_ev e = { 0 };
+
+	if (h->kind == R_REALLOC) {
+		const struct r_realloc *r = (const struct r_realloc *)h;
+		e.kind = b->stage2 ? MT_TB_REALLOC_ALLOC : MT_TB_REALLOC_FREE;
+		e.time = r->time;
+		e.addr = r->addr;
+		e.addr2 = r->addr2;
+		e.size = r->size;
+		e.lid = r->lid;
+		mt_rec_emit(&b->th, &e);
+		b->stage2 = !b->stage2;
+		if (b->stage2)
+			return;
+	} else {
+		const struct r_ev *r = (const struct r_ev *)h;
+		e.kind = h->kind == R_ALLOC ? MT_TB_ALLOC : MT_TB_FREE;
+		e.time = r->time;
+		e.addr = r->addr;
+		e.size = r->size;
+		e.lid = r->lid;
+		mt_rec_emit(&b->th, &e);
+	}
+	b->tail += h->len;
+}
+
+/* The bound below which every key is final (module comment), own thread's
+ * announcement left out (it cannot progress while we drain). */
+static uint64_t bound(void)
+{
+	uint64_t g = __atomic_load_n(&counter, __ATOMIC_SEQ_CST);
+	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
+		uint64_t l = __atomic_load_n(&b->lower, __ATOMIC_SEQ_CST);
+		if (l && l < g && b != mt_tls.tb)
+			g = l;
+	}
+	return g;
+}
+
+/* The rings with events in one pass (drainer only, grown on mmap'ed pages). */
+static struct {
+	struct mt_tbuf **b;
+	uint64_t *head, *key;
+	size_t cap;
+} act;
+
+static int act_room(size_t n)
+{
+	if (n <= act.cap)
+		return 0;
+	size_t cap = act.cap ? 2 * act.cap : 64;
+	while (cap < n)
+		cap *= 2;
+	void *m = mt_mem_alloc(cap * (sizeof(*act.b) + 2 * sizeof(uint64_t)));
+	if (!m)
+		return -1;
+	mt_mem_free(act.b);
+	act.b = m;
+	act.head = (uint64_t *)(act.b + cap);
+	act.key = act.head + cap;
+	act.cap = cap;
+	return 0;
+}
+
+/*
+ * One pass: every event with a key below lim, in key order: the least key
+ * at the rings' tails each time (rings with events are few). Key order is
+ * the true order, also between threads' events on different addresses
+ * (a peak, a snapshot's figures, the order of the threads' first events
+ * are those of the run). Grouping each ring's events into runs made the
+ * log smaller and its size steadier from run to run, but moved one
+ * thread's allocations past another's that the program had ordered
+ * (through a semaphore, say): a peak the program could see, missed.
+ * Without memory for the list it stops recording and only empties the
+ * rings.
+ */
+static void merge(uint64_t lim)
+{
+	size_t n = 0, want = 0;
+	struct mt_tbuf *b;
+
+	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next)
+		want++;
+	if (act_room(want) < 0) {
+		mt_rec_stop_nomem("out of memory for the event merge", 1);
+		lim = UINT64_MAX;
+	}
+	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b && n < act.cap; b = b->next) {
+		uint64_t h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
+		if (b->tail == h)
+			continue;
+		act.b[n] = b;
+		act.head[n] = h;
+		act.key[n] = peek(b, h);
+		if (act.key[n] < lim)
+			n++;
+	}
+	if (n == 1) {
+		/* one thread's events: no choosing */
+		while (act.key[0] < lim) {
+			take(act.b[0]);
+			act.key[0] = peek(act.b[0], act.head[0]);
+		}
+		n = 0;
+	}
+	for (;;) {
+		size_t m = n;
+		for (size_t i = 0; i < n; i++)
+			if (act.key[i] < lim && (m == n || act.key[i] < act.key[m]))
+				m = i;
+		if (m == n)
+			break;
+		take(act.b[m]);
+		act.key[m] = peek(act.b[m], act.head[m]);
+	}
+	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
+		__atomic_store_n(&b->asked, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->tail, b->tail, __ATOMIC_RELEASE);
+	}
+}
+
+void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all)
+{
+	struct timespec nap = { 0, 20000 };
+	uint64_t waited = 0;
+
+	for (;;) {
+		uint64_t b = bound();
+		merge(b);
+		if (b >= upto)
+			break;
+		if (waited >= wait_ns) {
+			if (all)
+				merge(UINT64_MAX);
+			return;
+		}
+		nanosleep(&nap, NULL);
+		waited += 20000;
+	}
+	if (all)
+		merge(UINT64_MAX);
+}
+
+void mt_tbuf_exited(void)
+{
+	struct mt_tbuf *b = mt_tls.tb;
+	if (b)
+		__atomic_store_n(&b->state, B_EXITED, __ATOMIC_RELEASE);
+}
+
+void mt_tbuf_recycle(pid_t pid)
+{
+	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
+		if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != B_EXITED ||
+		    b->tail != __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) || b->stage2)
+			continue;
+		int saved = errno;
+		long r = syscall(SYS_tgkill, pid, b->th.tid, 0);
+		int gone = r < 0 && errno == ESRCH;
+		errno = saved;
+		if (gone) {
+			b->th.idx1 = 0;
+			__atomic_store_n(&b->state, B_FREE, __ATOMIC_RELEASE);
+		}
+	}
+}
+
+struct mt_tbuf_thread *mt_tbuf_thread_of_self(void)
+{
+	return mt_tls.tb ? &mt_tls.tb->th : NULL;
+}
+
+void mt_tbuf_child(void)
+{
+	struct mt_tbuf *b = rings;
+	while (b) {
+		struct mt_tbuf *next = b->next;
+		mt_stacks_free(b->local);
+		mt_rec_thread_drop(&b->th);
+		mt_mem_free(b);
+		b = next;
+	}
+	rings = NULL;
+	mt_tls.tb = NULL;
+}
