@@ -558,6 +558,15 @@ static long granule(const struct scan *s, uint64_t p, size_t *first)
 static long resolve(const struct scan *s, uint64_t p, size_t g, size_t first)
 {
 	size_t i = s->gran[g], j = s->gran[g + 1];
+	/* many blocks in one granule: a sparse cluster (a huge block among
+	 * small ones) made the granules wide */
+	while (j - i > 8) {
+		size_t mid = i + (j - i) / 2;
+		if (s->b[mid].start <= p)
+			i = mid;
+		else
+			j = mid;
+	}
 	while (j > i && s->b[j - 1].start > p)
 		j--;
 	/* j - 1: the last block starting at or before p */
