@@ -523,17 +523,22 @@ static void write_sealed(void)
 }
 
 /* The writer's wait callback: a chunk filled while the previous one is
- * still being written (log lock held; the writer needs only io_lock). */
+ * still being written (log lock held; the writer needs only io_lock,
+ * which a leak check's LEAK records are written with already: then the
+ * chunk is written here, under it). */
 static void wait_sealed(void *ctx)
 {
+	int took = !mt_tls.io_held;
 	(void)ctx;
-	io_take();
+	if (took)
+		io_take();
 	int err = io_write_sealed();
 	/* Not our file any more (or the write failed): drop the chunk; the
 	 * error is sticky, so the put that waits gets it and stops. */
 	if (err < 0)
 		mt_writer_discard_sealed(S.w, err);
-	io_give();
+	if (took)
+		io_give();
 }
 
 /* Takes the log lock; the value goes to log_unlock. */
