@@ -858,7 +858,7 @@ END {
 
 	if (nsw > 0) {
 		print ""
-		print "Leak scan: memtrail'"'"'s check at exit (and LeakSanitizer'"'"'s on the same program), CPU and wall seconds; live heap scanned per second"
+		print "Leak scan: memtrail'"'"'s largest check of each run (at exit; python3: its own, during the run) and LeakSanitizer'"'"'s of the same program: CPU and wall seconds; live heap scanned per second"
 		fmt = "%-9s %-9s %12s %10s %8s %8s %10s %10s\n"
 		printf fmt, "workload", "scanner", "blocks", "live heap", "cpu s", "wall s", "MiB/s cpu", "MiB/s wall"
 		for (k = 1; k <= nsw; k++) {
