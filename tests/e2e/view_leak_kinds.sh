@@ -54,9 +54,7 @@ for l in sys.stdin:
         break' "$2"
 }
 
-view() {   # view COLS ROWS: the viewer on the log, in the leaks view
-	mt_tmux_stop
-	mt_tmux_start "$1" "$2" || mt_skip "tmux cannot start"
+view() {   # the viewer on the log, in the leaks view
 	mt_tmux_keys "'$MEMTRAIL' view kinds.data" Enter
 	mt_tmux_wait "^Live at peak: " 20 || { mt_fail "the viewer did not start"; mt_finish; }
 	mt_tmux_keys l
@@ -64,7 +62,8 @@ view() {   # view COLS ROWS: the viewer on the log, in the leaks view
 	mt_tmux_wait " definite +indirect +possible +reachable " 10 || mt_fail "l: no kind columns"
 }
 
-view 160 40
+mt_tmux_start 160 40 || mt_skip "tmux cannot start"
+view
 mt_tmux_screen all.txt
 # The sample's sites (samples/leak_kinds.c): definite indirect possible reachable
 check_site() {
@@ -106,8 +105,9 @@ mt_tmux_keys q
 
 # 80 columns: a tag per row, the kinds the row has bytes of.
 view_small() {
-	mt_tmux_stop
-	mt_tmux_start 80 24 || mt_skip "tmux cannot start"
+	mt_tmux_wait "mt-prompt" 10 || mt_fail "q: the viewer did not quit"
+	$MT_TMUX resize-window -t mt -x 80 -y 24
+	mt_tmux_keys clear Enter
 	mt_tmux_keys "'$MEMTRAIL' view kinds.data" Enter
 	mt_tmux_wait "^Live at peak: " 20 || { mt_fail "the viewer did not start"; mt_finish; }
 	mt_tmux_keys l
