@@ -580,10 +580,11 @@ static void write_sealed(void)
 }
 
 /* The writer's wait callback: a chunk filled while the previous one is
- * still being written (log lock held; the writer needs only io_lock). */
+ * still being written (log lock held; the writer needs only io_lock,
+ * which an end's drain and a leak check's LEAK records are written with
+ * already: then the chunk is written here, under it). */
 static void wait_sealed(void *ctx)
 {
-	/* an end or a leak check drains the rings with io_lock held */
 	int took = !mt_tls.io_held;
 	(void)ctx;
 	if (took)

@@ -30,8 +30,32 @@
  * links in libc's data, which memcheck never sees as its allocator is
  * its own) lies inside that block's last bytes when the block uses the
  * next chunk's first field; such words are not counted as pointers into
- * it. memcheck's heuristics for C++ interior pointers (std::string,
- * new[] cookies, multiple inheritance) are not applied.
+ * it.
+ *
+ * memcheck's leak-check heuristics (its default, --leak-check-heuristics=
+ * all) are applied the same way: while marking from the roots, a word
+ * pointing inside a block, found in a root or a reachable block, makes it
+ * reachable as a pointer to its start would when the block is laid out
+ * as one of these (mc_leakcheck.c, heuristic_reachedness):
+ *   stdstring   the word points 24 B in, and the block is a copy-on-write
+ *               std::string's rep: length, capacity, refcount, then the
+ *               characters; 24 + capacity + 1 is the block's size and
+ *               length <= capacity;
+ *   length64    8 B in, after a 64-bit count of the bytes that follow
+ *               (sqlite's allocator): the first word is size - 8, not 0;
+ *   newarray    8 B in, after new[]'s element count: the first word is
+ *               not 0 and divides size - 8 (length64 is a case of it);
+ *   multipleinheritance
+ *               an aligned word, 8 B of the block from it, holding a
+ *               vtable's address, and the block's first word too: a
+ *               pointer to a secondary base's subobject. A vtable address
+ *               is an aligned address in a readable file mapping whose
+ *               first 21 words (less at the mapping's end) hold two
+ *               non-null words before any that is not the address of an
+ *               executable file mapping (nulls are passed over).
+ * Found from a possibly lost block, or in clique mode, such a word counts
+ * as any interior pointer. One difference: memcheck also wants the words
+ * it reads defined (written); the scan cannot tell.
  *
  * Stopping the other threads: a real-time signal left at its default by
  * the program, whose handler saves the interrupted registers and parks
@@ -123,11 +147,16 @@ static void unscratch(void *p, size_t len)
 	munmap(p, len);
 }
 
-static uint64_t mono(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static long futex(int *w, int op, int val, const struct timespec *ts)
@@ -461,11 +490,26 @@ static struct block *sort_blocks(struct block *a, struct block *tmp, size_t n, s
 	return a;
 }
 
-#define FANOUT 32
+#define CLUSTER_GAP (64u << 10)  /* a wider gap between blocks starts a cluster */
+
+/*
+ * Blocks no more than CLUSTER_GAP apart, [lo, hi), blocks first..last;
+ * gran[base + g] is the first block starting at or after lo + (g << shift),
+ * for every granule g of the cluster and one past its end.
+ */
+struct cluster { uint64_t lo, hi; size_t first, base; };
+#define VT_CACHE 256
+#define VTABLE_MAX_CHECK 20  /* memcheck's: words after the first looked at */
+
+/* A file mapping (memcheck's SkFileC segments): readable, executable. */
+struct fmap { uint64_t lo, hi; uint8_t r, x; };
 
 struct scan {
-	uint64_t *coarse;     /* b[k * FANOUT].start, k < ncoarse */
-	size_t ncoarse;
+	struct cluster *cl;   /* the blocks in clusters, by address */
+	size_t ncl;
+	uint32_t *gran;       /* per granule of each cluster: its first block */
+	size_t ngran;
+	unsigned shift;       /* log2 of a granule's size */
 	struct block *b;
 	uint8_t *st;
 	uint32_t *stack;
@@ -476,42 +520,126 @@ struct scan {
 	uint64_t deadline;
 	int over;             /* out of time or stack room */
 	size_t (*usable)(void *);
+	struct fmap *fm;      /* file mappings, by address: the vtable test */
+	size_t nfm;
+	uint64_t vt_addr[VT_CACHE];  /* vtable tests made, and their answers */
+	uint8_t vt_is[VT_CACHE];
 };
 
-/* The block containing p, or -1. The coarse index (every FANOUT-th
- * block's start, small enough to stay in the caches) narrows the search
- * to FANOUT neighbouring blocks first: a binary search of millions of
- * blocks would miss the caches at nearly every step. */
-static long find(const struct scan *s, uint64_t p)
+/*
+ * Finding the block a word points into, in two steps so that scan_words
+ * can overlap the cache misses of many words: a binary search of millions
+ * of blocks would miss the caches at nearly every step, and one word's
+ * lookup waiting for memory would leave the next one's idle.
+ *
+ * granule(): the cluster holding p (few of them: they stay in the caches)
+ * and the index of p's granule entry, or -1 (p in no cluster, or outside
+ * the blocks' span: the caller checks [lo, hi) first); *first: the
+ * cluster's first block. resolve(): from that entry, the one or two blocks starting in
+ * p's granule and the one before them, the block containing p, or -1.
+ */
+static long granule(const struct scan *s, uint64_t p, size_t *first)
 {
-	size_t lo = 0, hi = s->n;
-	if (p < s->lo || p >= s->hi)
-		return -1;
-	if (s->coarse) {
-		size_t clo = 0, chi = s->ncoarse;
-		while (chi - clo > 1) {
-			size_t mid = (clo + chi) / 2;
-			if (s->coarse[mid] <= p)
-				clo = mid;
-			else
-				chi = mid;
-		}
-		lo = clo * FANOUT;
-		hi = lo + FANOUT < s->n ? lo + FANOUT : s->n;
-	}
+	size_t lo = 0, hi = s->ncl;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
-		if (s->b[mid].start <= p)
+		if (s->cl[mid].lo <= p)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	const struct block *b = &s->b[lo];
-	if (p < b->start)
+	const struct cluster *c = &s->cl[lo];
+	if (p < c->lo || p >= c->hi)
 		return -1;
+	*first = c->first;
+	return (long)(c->base + (size_t)((p - c->lo) >> s->shift));
+}
+
+static long resolve(const struct scan *s, uint64_t p, size_t g, size_t first)
+{
+	size_t i = s->gran[g], j = s->gran[g + 1];
+	/* many blocks in one granule: a sparse cluster (a huge block among
+	 * small ones) made the granules wide */
+	while (j - i > 8) {
+		size_t mid = i + (j - i) / 2;
+		if (s->b[mid].start <= p)
+			i = mid;
+		else
+			j = mid;
+	}
+	while (j > i && s->b[j - 1].start > p)
+		j--;
+	/* j - 1: the last block starting at or before p */
+	if (j == 0 || j - 1 < first)
+		return -1;
+	const struct block *b = &s->b[j - 1];
 	if (p - b->start < b->size || (b->size == 0 && p == b->start))
-		return (long)lo;
+		return (long)(j - 1);
 	return -1;
+}
+
+/*
+ * The clusters and their granule entries, on the sorted blocks. The
+ * granule is the smallest power of two from 16 B up for which the
+ * entries are at most twice the blocks (plus a few per cluster): one or
+ * two blocks start in a granule where blocks are densest.
+ */
+static int make_clusters(struct scan *s)
+{
+	size_t ncl = 0;
+	uint64_t span = 0, lo = 0, hi = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct block *b = &s->b[i];
+		uint64_t end = b->start + b->size + (b->size == 0);
+		if (i == 0 || b->start > hi + CLUSTER_GAP) {
+			if (i)
+				span += hi - lo;
+			lo = b->start;
+			hi = end;
+			ncl++;
+		} else if (end > hi)
+			hi = end;
+	}
+	span += hi - lo;
+	s->shift = 4;
+	while (s->shift < 30 && (span >> s->shift) > 2 * s->n)
+		s->shift++;
+	s->cl = scratch(ncl * sizeof(*s->cl));
+	if (!s->cl)
+		return -1;
+	s->ncl = ncl;
+	/* entries: each cluster's granules, one past its end, one of slack */
+	s->ngran = (size_t)(span >> s->shift) + 3 * ncl;
+	s->gran = scratch(s->ngran * sizeof(uint32_t));
+	if (!s->gran)
+		return -1;
+	size_t k = 0, base = 0;
+	for (size_t i = 0; i < s->n;) {
+		struct cluster *c = &s->cl[k++];
+		c->lo = s->b[i].start;
+		c->hi = s->b[i].start + s->b[i].size + (s->b[i].size == 0);
+		c->first = i;
+		size_t j = i + 1;
+		for (; j < s->n && s->b[j].start <= c->hi + CLUSTER_GAP; j++) {
+			uint64_t end = s->b[j].start + s->b[j].size + (s->b[j].size == 0);
+			if (end > c->hi)
+				c->hi = end;
+		}
+		c->base = base;
+		size_t ng = (size_t)((c->hi - 1 - c->lo) >> s->shift) + 1;
+		if (base + ng + 1 > s->ngran)
+			return -1;
+		size_t m = i;
+		for (size_t g = 0; g <= ng; g++) {
+			uint64_t at = c->lo + ((uint64_t)g << s->shift);
+			while (m < j && s->b[m].start < at)
+				m++;
+			s->gran[base + g] = (uint32_t)m;
+		}
+		base += ng + 1;
+		i = j;
+	}
+	return 0;
 }
 
 static void push(struct scan *s, size_t i)
@@ -521,17 +649,98 @@ static void push(struct scan *s, size_t i)
 		return;
 	}
 	s->stack[s->sp++] = (uint32_t)i;
+	/* popped soon (last in, first out): its words on their way */
+	__builtin_prefetch((const void *)(uintptr_t)s->b[i].start);
+}
+
+/* The file mapping holding a, or NULL. */
+static const struct fmap *fmap_find(const struct scan *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->nfm;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->fm[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nfm && s->fm[lo].lo <= a ? &s->fm[lo] : NULL;
+}
+
+/*
+ * memcheck's vtable test (aligned_ptr_above_page0_is_vtable_addr): an
+ * array, in a readable file mapping, of words each null or the address of
+ * an executable file mapping, with two non-null ones among the first
+ * VTABLE_MAX_CHECK + 1 (or up to the mapping's last word). The words are
+ * read with process_vm_readv: a file mapped past its end would fault.
+ * Answers are cached: the same few vtables come back for many blocks.
+ */
+static int is_vtable(struct scan *s, uint64_t a)
+{
+	size_t slot = (size_t)(a >> 3) % VT_CACHE;
+	if (s->vt_addr[slot] == a)
+		return s->vt_is[slot];
+	const struct fmap *m = fmap_find(s, a);
+	int is = 0;
+	if (m && m->r) {
+		uint64_t last = a + VTABLE_MAX_CHECK * 8;
+		uint64_t w[VTABLE_MAX_CHECK + 1];
+		if (last > m->hi - 1 - 8)
+			last = m->hi - 1 - 8;
+		size_t nw = last >= a ? (size_t)((last - a) / 8 + 1) : 0;
+		struct iovec l = { w, nw * 8 }, r = { (void *)(uintptr_t)a, nw * 8 };
+		if (nw && syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) ==
+			  (long)(nw * 8)) {
+			unsigned fns = 0;
+			for (size_t k = 0; k < nw && fns < 2; k++) {
+				if (!w[k])
+					continue;
+				const struct fmap *f = fmap_find(s, w[k]);
+				if (!f || !f->x)
+					break;
+				fns++;
+			}
+			is = fns == 2;
+		}
+	}
+	s->vt_addr[slot] = a;
+	s->vt_is[slot] = (uint8_t)is;
+	return is;
+}
+
+/*
+ * Does w, a word pointing inside b but not at its start, count as a
+ * pointer to its start under one of memcheck's heuristics? (The rules
+ * are at the top of the file; the order is memcheck's.)
+ */
+static int heuristic(struct scan *s, const struct block *b, uint64_t w)
+{
+	const uint64_t *d = (const uint64_t *)(uintptr_t)b->start;
+	uint64_t off = w - b->start, size = b->size;
+	if (!b->start || (b->start & 7))
+		return 0;
+	/* stdstring: the word after the length must be in the block */
+	if (off == 24 && size >= 16 && 3 * 8 + d[1] + 1 == size && d[0] <= d[1])
+		return 1;
+	/* length64, newarray */
+	if (off == 8 && size >= 8 && d[0] > 0 && (size - 8) % d[0] == 0)
+		return 1;
+	/* multipleinheritance */
+	if (!(w & 7) && off + 8 <= size) {
+		uint64_t inner = *(const uint64_t *)(uintptr_t)w, first = d[0];
+		if (!(inner & 7) && inner >= 4096 && !(first & 7) && first >= 4096 &&
+		    is_vtable(s, inner) && is_vtable(s, first))
+			return 1;
+	}
+	return 0;
 }
 
 /*
  * One word w found in memory scanned with prior state `prior`
  * (ST_REACHABLE for roots), or in clique mode (clique >= 0).
  */
-static void word(struct scan *s, uint64_t w, int prior, long clique)
+static void word(struct scan *s, uint64_t w, long i, int prior, long clique)
 {
-	long i = find(s, w);
-	if (i < 0)
-		return;
 	struct block *b = &s->b[i];
 	if (w != b->start && s->usable) {
 		/* The next chunk's header, inside a block that uses its first
@@ -550,7 +759,7 @@ static void word(struct scan *s, uint64_t w, int prior, long clique)
 	}
 	if (*st == ST_REACHABLE)
 		return;
-	if (w == b->start && prior == ST_REACHABLE) {
+	if (prior == ST_REACHABLE && (w == b->start || heuristic(s, b, w))) {
 		*st = ST_REACHABLE;
 		push(s, (size_t)i);
 	} else if (*st == ST_UNREACHED) {
@@ -559,12 +768,39 @@ static void word(struct scan *s, uint64_t w, int prior, long clique)
 	}
 }
 
+#define BATCH 32
+
+/*
+ * The words p[0..nw) in order, by batches: each stage prefetches what the
+ * next one reads for every word of the batch (the granule entries, then
+ * the blocks), so their misses overlap. Lookups only read what the marking
+ * never changes: the batch sees the same blocks one word at a time would.
+ */
 static void scan_words(struct scan *s, const uint64_t *p, size_t nw, int prior, long clique)
 {
-	for (size_t k = 0; k < nw; k++) {
-		uint64_t w = p[k];
-		if (w >= s->lo && w < s->hi)
-			word(s, w, prior, clique);
+	uint64_t ws[BATCH];
+	size_t gs[BATCH], fs[BATCH];
+	for (size_t k = 0; k < nw;) {
+		size_t m = 0;
+		for (; k < nw && m < BATCH; k++) {
+			uint64_t w = p[k];
+			long g;
+			if (w < s->lo || w >= s->hi || (g = granule(s, w, &fs[m])) < 0)
+				continue;
+			__builtin_prefetch(&s->gran[g]);
+			ws[m] = w;
+			gs[m++] = (size_t)g;
+		}
+		for (size_t x = 0; x < m; x++) {
+			uint32_t j = s->gran[gs[x] + 1];
+			if (j)
+				__builtin_prefetch(&s->b[j - 1]);
+		}
+		for (size_t x = 0; x < m; x++) {
+			long i = resolve(s, ws[x], gs[x], fs[x]);
+			if (i >= 0)
+				word(s, ws[x], i, prior, clique);
+		}
 	}
 	s->words += nw;
 }
@@ -575,6 +811,9 @@ static void drain(struct scan *s, long clique)
 	while (s->sp && !s->over) {
 		size_t i = s->stack[--s->sp];
 		const struct block *b = &s->b[i];
+		/* the blocks popped next, unless this one pushes others */
+		for (size_t d = 1; d <= 4 && d <= s->sp; d++)
+			__builtin_prefetch((const void *)(uintptr_t)s->b[s->stack[s->sp - d]].start);
 		uint64_t a = (b->start + 7) & ~7ull;
 		uint64_t e = (b->start + b->size) & ~7ull;
 		int prior = clique >= 0 ? ST_UNREACHED : s->st[i];
@@ -686,11 +925,33 @@ static void sort_ranges(struct range *r, size_t n)
 
 /* ---- the scan ------------------------------------------------------------------ */
 
+/*
+ * With MEMTRAIL_LEAK_SCAN_STATS=1, one line on stderr per scan, for the
+ * bench (tests/bench/run.sh): the blocks and bytes classified, the words
+ * read, the wall and CPU time (the process's: the other threads stand
+ * still meanwhile). Plain integers, for a script to read.
+ */
+static void say_stats(int rc, uint64_t blocks, uint64_t bytes, uint64_t words, uint64_t ns,
+		      uint64_t cpu_ns)
+{
+	const char *v = mt_env("MEMTRAIL_LEAK_SCAN_STATS");
+	char b[4][24], t[2][24];
+	if (!v || strcmp(v, "1") != 0)
+		return;
+	mt_fmt_i64(b[0], (int64_t)blocks);
+	mt_fmt_i64(b[1], (int64_t)bytes);
+	mt_fmt_i64(b[2], (int64_t)words);
+	mt_fmt_i64(t[0], (int64_t)ns);
+	mt_fmt_i64(t[1], (int64_t)cpu_ns);
+	mt_say("leak scan: ", rc == 0 ? "classified " : "gave up on ", b[0], " blocks, ", b[1],
+	       " bytes, ", b[2], " words read, ", t[0], " ns wall, ", t[1], " ns cpu", NULL);
+}
+
 int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 		size_t (*usable)(void *), struct mt_leakscan_result *res)
 {
 	const struct mt_livetab *tab = mt_live_table(l);
-	uint64_t t0 = mono();
+	uint64_t t0 = mono(), cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), heap = 0;
 	size_t n = (size_t)mt_livetab_count(tab);
 	struct scan s = { 0 };
 	struct block *tmp = NULL;
@@ -698,7 +959,7 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 	char *maps = NULL;
 	size_t maps_cap = 1 << 20, maps_len = 0;
 	struct range *ex = NULL;
-	size_t nex = 0, ex_cap = 0;
+	size_t nex = 0, ex_cap = 0, fm_cap = 0;
 	uint64_t *buf = NULL;
 	int sig = 0, rc = -1;
 	struct sigaction old;
@@ -756,20 +1017,15 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 	for (size_t i = 0; i < n; i++) {
 		if (s.b[i].start & 3)
 			goto out;     /* the record packs the kind in two low bits */
+		heap += s.b[i].size;
 		if (i == 0 || s.b[i].start < s.lo)
 			s.lo = s.b[i].start;
 		if (s.b[i].start + s.b[i].size + (s.b[i].size == 0) > s.hi)
 			s.hi = s.b[i].start + s.b[i].size + (s.b[i].size == 0);
 	}
 
-	s.ncoarse = (n + FANOUT - 1) / FANOUT;
-	if (s.ncoarse > 1) {
-		s.coarse = scratch(s.ncoarse * sizeof(uint64_t));
-		if (!s.coarse)
-			goto out;
-		for (size_t i = 0; i < s.ncoarse; i++)
-			s.coarse[i] = s.b[i * FANOUT].start;
-	}
+	if (n && make_clusters(&s) < 0)
+		goto out;
 
 	if (helper && !(helper_sp = task_syscall_sp(helper)))
 		goto out;
@@ -800,6 +1056,39 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 		if (got < 0)
 			goto out;
 		maps[maps_len] = '\0';
+	}
+
+	/* The file mappings, for the vtable test of the heuristics. */
+	{
+		size_t lines = 1;
+		for (size_t i = 0; i < maps_len; i++)
+			lines += maps[i] == '\n';
+		fm_cap = lines;
+		s.fm = scratch(fm_cap * sizeof(*s.fm));
+		if (!s.fm)
+			goto out;
+		for (const char *line = maps; *line;) {
+			const char *p = line, *nl = strchr(line, '\n');
+			uint64_t a = hexnum(&p), e;
+			line = nl ? nl + 1 : p + strlen(p);
+			if (*p++ != '-')
+				break;
+			e = hexnum(&p);
+			p++;
+			const char *path = p;
+			for (int f = 0; f < 4 && path; f++) {
+				path = strchr(path, ' ');
+				while (path && *path == ' ')
+					path++;
+			}
+			if (path && *path == '/' && s.nfm < fm_cap) {
+				s.fm[s.nfm].lo = a;
+				s.fm[s.nfm].hi = e;
+				s.fm[s.nfm].r = p[0] == 'r';
+				s.fm[s.nfm].x = p[2] == 'x';
+				s.nfm++;
+			}
+		}
 	}
 
 	/* What the roots leave out: the recorder's pages. */
@@ -910,14 +1199,17 @@ out:
 	if (sig || P.slots)
 		unpark_all(sig, &old);
 	res->ns = mono() - t0;
+	say_stats(rc, n, heap, s.words, res->ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
 	if (s.b)
 		unscratch(s.b, (n + 1) * sizeof(struct block));
 	if (tmp)
 		unscratch(tmp, (n + 1) * sizeof(struct block));
 	if (s.st)
 		unscratch(s.st, n + 1);
-	if (s.coarse)
-		unscratch(s.coarse, s.ncoarse * sizeof(uint64_t));
+	if (s.cl)
+		unscratch(s.cl, s.ncl * sizeof(*s.cl));
+	if (s.gran)
+		unscratch(s.gran, s.ngran * sizeof(uint32_t));
 	if (s.stack)
 		unscratch(s.stack, s.cap * sizeof(uint32_t));
 	if (count)
@@ -928,6 +1220,8 @@ out:
 		unscratch(maps, maps_cap);
 	if (ex)
 		unscratch(ex, ex_cap * sizeof(*ex));
+	if (s.fm)
+		unscratch(s.fm, fm_cap * sizeof(*s.fm));
 	return rc;
 }
 

@@ -702,11 +702,33 @@ static void test_leaks(void **state)
 		r = find(m, 2, "build_index");
 		assert_int_equal(cost(m, r)->bytes, 2 * 4096);
 		assert_int_equal(cost(m, r)->blocks, 2);
+		assert_false(mt_view_model_has_kinds(m));
 		app->leak_kind = -1;
 		assert_int_equal(refresh_closed(app), 0);
 		assert_int_equal(app->total.bytes, fx->ex.leaked_bytes);
+		/* every block: each row's bytes per kind, by the row's path */
+		assert_true(mt_view_model_has_kinds(m));
+		open_row(m, 0, "malloc");
+		x = open_row(m, 1, "xmalloc");
+		r = find(m, 2, "build_index");
+		{
+			struct mt_cost k[MT_LEAK_KINDS];
+
+			assert_int_equal(mt_view_model_row_kinds(m, r, k), 0);
+			assert_int_equal(k[MT_LEAK_DEFINITE].bytes, 2 * 4096);
+			assert_int_equal(k[MT_LEAK_DEFINITE].blocks, 2);
+			assert_int_equal(k[MT_LEAK_REACHABLE].bytes, 0);
+			r = find(m, 2, "load_config");
+			assert_int_equal(mt_view_model_row_kinds(m, r, k), 0);
+			assert_int_equal(k[MT_LEAK_DEFINITE].bytes, 0);
+			assert_int_equal(k[MT_LEAK_REACHABLE].bytes, 1024);
+			assert_int_equal(k[MT_LEAK_REACHABLE].blocks, 1);
+			assert_int_equal(mt_view_model_row_kinds(m, mt_view_model_nrows(m), k), -1);
+		}
 	}
 	app->mode = MT_VIEW_LIVE;
+	assert_int_equal(refresh_closed(app), 0);
+	assert_false(mt_view_model_has_kinds(m));
 }
 
 /*

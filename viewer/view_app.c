@@ -160,6 +160,17 @@ int mt_view_app_refresh(struct mt_view_app *app)
 	if (relayout)
 		mt_view_model_forget(app->model);
 	rc = mt_view_model_set_tree(app->model, t);
+	/* every block of the leaks view: each row's figures per leak kind */
+	if (rc == 0) {
+		struct mt_tree *kinds[MT_LEAK_KINDS];
+
+		if (app->mode != MT_VIEW_LEAKS || app->leak_kind >= 0 ||
+		    mt_view_data_kind_trees(app->data, app->inverted, !app->entries,
+					    app->by_tag, kinds) < 0)
+			mt_view_model_set_kinds(app->model, NULL);
+		else
+			mt_view_model_set_kinds(app->model, kinds);
+	}
 	/* a new view opens on its dominant chain; a new point keeps the user's rows */
 	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode || was_empty))
 		rc = mt_view_model_dominant(app->model, app->sort);

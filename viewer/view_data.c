@@ -382,6 +382,30 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
 	return rc;
 }
 
+int mt_view_data_kind_trees(struct mt_view_data *d, int inverted, int sites, int by_tag,
+			    struct mt_tree *out[MT_LEAK_KINDS])
+{
+	struct mt_tree_opts o = { .inverted = inverted, .sites = sites && !inverted,
+				  .by_tag = by_tag };
+	int rc = 0;
+
+	memset(out, 0, MT_LEAK_KINDS * sizeof(*out));
+	for (unsigned k = 0; k < MT_LEAK_KINDS && rc == 0; k++) {
+		struct mt_profile *p = NULL;
+
+		rc = mt_session_leak_profile(d->ses, k, &p);
+		if (rc == 0)
+			rc = mt_tree_build(p, d->src, &o, &out[k]);
+		mt_profile_free(p);
+	}
+	if (rc < 0)
+		for (unsigned k = 0; k < MT_LEAK_KINDS; k++) {
+			mt_tree_free(out[k]);
+			out[k] = NULL;
+		}
+	return rc;
+}
+
 int mt_view_data_leak_kind(struct mt_view_data *d, int kind)
 {
 	struct mt_profile *p = NULL;

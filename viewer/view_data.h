@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "agg.h"
+#include "format.h"
 #include "series.h"
 #include "tree.h"
 
@@ -103,6 +104,16 @@ int mt_view_data_tree(struct mt_view_data *d, enum mt_view_mode mode,
  * (kind -1). 0, or MT_E_NOTFOUND when the end is not classified.
  */
 int mt_view_data_leak_kind(struct mt_view_data *d, int kind);
+
+/*
+ * The trees of each leak kind's blocks of the check at the end (enum
+ * mt_leak_kind order), with inverted, sites and by_tag as in
+ * mt_view_data_tree, for the leaks view's per-row kinds: owned by the
+ * caller. 0, MT_E_NOTFOUND when the end is not classified, or another
+ * negative MT_E_* (then out holds no tree).
+ */
+int mt_view_data_kind_trees(struct mt_view_data *d, int inverted, int sites, int by_tag,
+			    struct mt_tree *out[MT_LEAK_KINDS]);
 
 /*
  * Restricts every tree from now on to the blocks allocated by the next

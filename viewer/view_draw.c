@@ -294,6 +294,11 @@ static void draw_timeline(const struct mt_view_app *app, const struct mt_view_la
  */
 struct widths {
 	int bytes, pct, blocks, allocs, nums;
+	/* the leaks view's kinds: 0 none; 1 a column of bytes per kind (kind
+	 * wide each) in the allocs column's stead; 2, where those leave the
+	 * labels too little room, a tag there: D, I, P, R for each kind the
+	 * row has bytes of, '-' for the others */
+	int kinds, kind;
 };
 
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
@@ -321,6 +326,20 @@ static void widths(const struct mt_view_app *app, struct widths *w)
 	if (app->mode == MT_VIEW_CALLS)   /* averages: never above the bytes */
 		w->allocs = width_of(g.bytes, 7);
 	w->nums = w->bytes + 1 + w->pct + 1 + w->blocks + 1 + w->allocs + 2;
+	w->kinds = 0;
+	w->kind = width_of(g.bytes, 9);
+	if (mt_view_model_has_kinds(app->model) && !app->flat_on) {
+		int cols = w->bytes + 1 + w->pct + 1 + w->blocks + 4 * (1 + w->kind) + 2;
+
+		if (COLS - cols >= 24) {
+			w->kinds = 1;
+			w->nums = cols;
+		} else {
+			w->kinds = 2;
+			w->allocs = 5;
+			w->nums = w->bytes + 1 + w->pct + 1 + w->blocks + 1 + w->allocs + 2;
+		}
+	}
 }
 
 static void draw_title(const struct mt_view_app *app, const struct mt_view_layout *l,
@@ -388,6 +407,21 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		return;
 	}
 
+	if (w.kinds == 2)
+		allocs = "kinds";
+	if (w.kinds == 1) {
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s%s, sorted by %s%s",
+			 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.kind, "definite", w.kind, "indirect",
+			 w.kind, "possible", w.kind, "reachable",
+			 app->by_tag ? "by tag, " : "",
+			 app->inverted ? "caller first" : app->entries ? "callee first" :
+			 "allocation sites first",
+			 mt_view_sort_name(app->sort),
+			 app->focus_timeline ? "  [Tab: tree keys]" : "");
+		fill(l->head_row, 0, C_NORMAL);
+		put(l->head_row, 0, C_HEAD, line);
+		return;
+	}
 	if (app->mode == MT_VIEW_DIFF)
 		bytes = "+/- bytes", blocks = "+/- blks";
 	else if (app->mode == MT_VIEW_TEMPORARY)
@@ -492,6 +526,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		const struct mt_view_row *r = mt_view_model_row(m, top + (size_t)y);
 		const struct mt_cost *c;
 		char line[1024], b[32], k[32], a[32], pct[16], fold[48];
+		struct mt_cost kinds[MT_LEAK_KINDS];
 		int indent, c_row;
 
 		fill(l->tree_top + y, 0, C_NORMAL);
@@ -510,6 +545,30 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 		indent = (int)r->depth * 2;
 		if (labelw > 20 && indent > labelw / 2)
 			indent = labelw / 2;
+		if (w.kinds && mt_view_model_row_kinds(m, top + (size_t)y, kinds) == 0 &&
+		    w.kinds == 2) {
+			for (unsigned j = 0; j < MT_LEAK_KINDS; j++)
+				a[j] = kinds[j].bytes ? "DIPR"[j] : '-';
+			a[MT_LEAK_KINDS] = '\0';
+			snprintf(line, sizeof(line), "%*s %*s %*s %*s  %*s%s%s",
+				 w.bytes, mt_fmt_signed(b, sizeof(b), c->bytes, 0), w.pct, pct,
+				 w.blocks, mt_fmt_signed(k, sizeof(k), c->blocks, 0), w.allocs, a,
+				 indent, "",
+				 r->fold ? "+ " : !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
+				 r->fold ? fold : mt_tree_node_label(r->node));
+		} else if (w.kinds) {
+			char kb[MT_LEAK_KINDS][32];
+
+			for (unsigned j = 0; j < MT_LEAK_KINDS; j++)
+				mt_fmt_signed(kb[j], sizeof(kb[j]), kinds[j].bytes, 0);
+			snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %*s%s%s",
+				 w.bytes, mt_fmt_signed(b, sizeof(b), c->bytes, 0), w.pct, pct,
+				 w.blocks, mt_fmt_signed(k, sizeof(k), c->blocks, 0),
+				 w.kind, kb[0], w.kind, kb[1], w.kind, kb[2], w.kind, kb[3],
+				 indent, "",
+				 r->fold ? "+ " : !r->nchildren ? "  " : r->expanded ? "- " : "+ ",
+				 r->fold ? fold : mt_tree_node_label(r->node));
+		} else
 		snprintf(line, sizeof(line), "%*s %*s %*s %*s  %*s%s%s",
 			 w.bytes, mt_fmt_signed(b, sizeof(b), c->bytes, plus),
 			 w.pct, pct,

@@ -33,7 +33,7 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 	{ "",                 "sites), s: by total; Enter: to its places in the tree" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
-	{ "l / K",            "leaks: live at the end (l: back); K: one kind at a time" },
+	{ "l / K",            "leaks: live at the end, bytes per kind (l: back); K: one kind at a time" },
 	{ "d",                "diff from the mark to the cursor, grown first (d: back)" },
 	{ "t",                "temporary allocations of the whole run (t: back)" },
 	{ "c",                "every allocation call of the run, most first (c: back)" },

@@ -33,6 +33,8 @@ struct mt_view_model {
 	size_t nbuckets, nset;
 
 	char *sel_path;           /* the selected row's path while rebuilding */
+
+	struct mt_tree *kinds[MT_LEAK_KINDS];  /* the leak kinds' trees, or none */
 };
 
 /* ---- paths ---------------------------------------------------------------- */
@@ -382,6 +384,7 @@ void mt_view_model_free(struct mt_view_model *m)
 	free(m->rows);
 	free(m->sel_path);
 	mt_tree_free(m->tree);
+	mt_view_model_set_kinds(m, NULL);
 	free(m);
 }
 
@@ -745,4 +748,61 @@ size_t mt_view_model_scroll(struct mt_view_model *m, size_t height)
 size_t mt_view_model_top(const struct mt_view_model *m)
 {
 	return m->top;
+}
+
+/* ---- leak kinds per row ------------------------------------------------------ */
+
+void mt_view_model_set_kinds(struct mt_view_model *m, struct mt_tree *kinds[MT_LEAK_KINDS])
+{
+	for (unsigned k = 0; k < MT_LEAK_KINDS; k++) {
+		mt_tree_free(m->kinds[k]);
+		m->kinds[k] = kinds ? kinds[k] : NULL;
+	}
+}
+
+int mt_view_model_has_kinds(const struct mt_view_model *m)
+{
+	return m->kinds[0] != NULL;
+}
+
+/* The child of n labelled label, or NULL. */
+static const struct mt_tree_node *child_named(const struct mt_tree_node *n, const char *label)
+{
+	size_t nc = mt_tree_node_nchildren(n);
+
+	for (size_t i = 0; i < nc; i++) {
+		const struct mt_tree_node *c = mt_tree_node_child(n, i);
+
+		if (strcmp(mt_tree_node_label(c), label) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+int mt_view_model_row_kinds(const struct mt_view_model *m, size_t i,
+			    struct mt_cost out[MT_LEAK_KINDS])
+{
+	const struct mt_tree_node *path[256];
+	const struct mt_tree_node *n;
+	unsigned depth = 0;
+
+	memset(out, 0, MT_LEAK_KINDS * sizeof(*out));
+	if (!mt_view_model_has_kinds(m) || i >= m->nrows)
+		return -1;
+	/* the row's path, from the root's child down (a deeper row than the
+	 * array holds shows no kinds: none is that deep in practice) */
+	for (n = m->rows[i].node; mt_tree_node_parent(n); n = mt_tree_node_parent(n)) {
+		if (depth == sizeof(path) / sizeof(path[0]))
+			return -1;
+		path[depth++] = n;
+	}
+	for (unsigned k = 0; k < MT_LEAK_KINDS; k++) {
+		const struct mt_tree_node *at = mt_tree_root(m->kinds[k]);
+
+		for (unsigned d = depth; at && d-- > 0;)
+			at = child_named(at, mt_tree_node_label(path[d]));
+		if (at)
+			out[k] = *mt_tree_node_cost(at);
+	}
+	return 0;
 }

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "format.h"
 #include "tree.h"
 
 struct mt_view_model;
@@ -118,7 +119,25 @@ size_t mt_view_model_scroll(struct mt_view_model *m, size_t height);
 /* The first row to show, as the last mt_view_model_scroll() left it. */
 size_t mt_view_model_top(const struct mt_view_model *m);
 
-/* Frees the model and its tree; NULL is a no-op. */
+/*
+ * The leaks view's kinds per row: the trees of each leak kind's blocks
+ * (enum mt_leak_kind order), built with the tree's options; the model
+ * owns them from now on and frees those it had. NULL: none.
+ */
+void mt_view_model_set_kinds(struct mt_view_model *m, struct mt_tree *kinds[MT_LEAK_KINDS]);
+
+/* 1 when the kinds' trees are set, else 0. */
+int mt_view_model_has_kinds(const struct mt_view_model *m);
+
+/*
+ * Row i's figures in each kind: the cost of the node with the row's path
+ * (its labels from the top down) in each kind's tree, zero where the
+ * kind has no such node. 0, or -1 (out zeroed) without kinds or row i.
+ */
+int mt_view_model_row_kinds(const struct mt_view_model *m, size_t i,
+			    struct mt_cost out[MT_LEAK_KINDS]);
+
+/* Frees the model, its tree and the kinds' trees; NULL is a no-op. */
 void mt_view_model_free(struct mt_view_model *m);
 
 #endif

@@ -14,6 +14,18 @@
 # --summary` against `heaptrack_print -p 0 -a 0 -T 0 -l 0` (totals only),
 # and of the default `memtrail report` (summary, peak tree, leaks tree)
 # against heaptrack_print's default output: CPU, wall and max RSS.
+# Leak scan: every memtrail recording runs with MEMTRAIL_LEAK_SCAN_STATS=1,
+# so the recorder's leak checks say their wall and CPU time and the live
+# heap they classified; each run's largest check counts (the one at exit,
+# but for python3: Python frees nearly everything before it exits, so the
+# workload makes a check of its own, memtrail_leak_check_impl through
+# ctypes when the recorder is there, with its dict at its largest); the
+# table gives medians and the live heap scanned per second (python3 and
+# gcc are the real programs among them).
+# The comparison with LeakSanitizer is on tests/bench/heapgraph.c (a
+# hash table of 2 M live blocks, all reachable), built plainly (memtrail's
+# scan at exit) and with -fsanitize=leak (its own timing of
+# __lsan_do_recoverable_leak_check): interleaved runs of each.
 # Memory cases: `memtrail report --format massif` on a log of 50,000
 # snapshots (tests/bench/snapshots.c) and the default `memtrail report` on
 # 20,000 distinct 250-frame stacks (tests/bench/deep.c, recorded with
@@ -69,6 +81,9 @@
 # Memory cases (native and memtrail only, also named in MT_BENCH_ONLY):
 #   snapshots tests/bench/snapshots.c, 50,000 snapshots
 #   deep      tests/bench/deep.c, 20,000 stacks 250 frames deep
+# Leak scan case (native, memtrail and the -fsanitize=leak build; named
+# "heapgraph" in MT_BENCH_ONLY):
+#   heapgraph tests/bench/heapgraph.c, 1 M nodes and their 1 M keys
 # Then (named "view" in MT_BENCH_ONLY) tests/bench/view.sh: the viewer on a
 # 100 M-event log.
 #
@@ -99,6 +114,7 @@ GCC_FUNCS=60
 SNAPSHOTS=50000
 DEEP_STACKS=20000
 DEEP_FRAMES=250
+HEAPGRAPH_NODES=1000000
 
 case $runs in
 ''|*[!0-9]*|0) echo "bench: error: MT_BENCH_RUNS must be a positive number" >&2; exit 2;;
@@ -179,6 +195,16 @@ build "$bin/snapshots" "$bench/snapshots.c" \
 	${CC:-cc} -O2 -g -I"$top/include" -o "$bin/snapshots" "$bench/snapshots.c"
 build "$bin/deep" "$bench/deep.c" \
 	${CC:-cc} -O2 -g -o "$bin/deep" "$bench/deep.c"
+build "$bin/heapgraph" "$bench/heapgraph.c" \
+	${CC:-cc} -O2 -g -o "$bin/heapgraph" "$bench/heapgraph.c"
+# LeakSanitizer's build of the same program, where the compiler has it.
+have_lsan=0
+if [ ! -x "$bin/heapgraph_lsan" ] || [ "$bench/heapgraph.c" -nt "$bin/heapgraph_lsan" ] ||
+    [ "$0" -nt "$bin/heapgraph_lsan" ]; then
+	${CC:-cc} -O2 -g -fsanitize=leak -DHEAPGRAPH_LSAN -o "$bin/heapgraph_lsan" \
+		"$bench/heapgraph.c" 2>"$out/heapgraph_lsan.build.err" || rm -f "$bin/heapgraph_lsan"
+fi
+[ -x "$bin/heapgraph_lsan" ] && have_lsan=1
 
 PYTHON=""
 if [ -x /usr/bin/python3 ]; then
@@ -197,6 +223,12 @@ cat >"$in/workload.py" <<EOF
 d = {}
 for i in range($PY_ITEMS):
     d["k%d" % i] = [i, str(i), (i, i * 2)]
+# Under memtrail, a leak check with the dict at its largest (Python frees
+# nearly everything before exit: the check at exit scans little).
+import ctypes
+check = getattr(ctypes.CDLL(None), "memtrail_leak_check_impl", None)
+if check:
+    check(b"bench")
 s = 0
 for k in list(d):
     v = d[k]
@@ -276,6 +308,7 @@ wl_exec() {
 	gcc) "$@" "$CC1" -quiet -O2 -fasynchronous-unwind-tables \
 		"$in/workload.c" -o "$we_side";;
 	snapshots) "$@" "$bin/snapshots" "$SNAPSHOTS";;
+	heapgraph) "$@" "$bin/heapgraph" "$HEAPGRAPH_NODES";;
 	deep) "$@" "$bin/deep" "$DEEP_STACKS" "$DEEP_FRAMES";;
 	esac
 }
@@ -329,15 +362,22 @@ run_record() {
 	case $rr_tool in
 	native) set --;;
 	memtrail) rr_log=$rr_base.mtdata
-		set -- "$MEMTRAIL" record $(mt_record_args "$rr_wl") -o "$rr_log";;
+		set -- env MEMTRAIL_LEAK_SCAN_STATS=1 \
+			"$MEMTRAIL" record $(mt_record_args "$rr_wl") -o "$rr_log";;
+	lsan) set --;;
 	heaptrack) set -- heaptrack -o "$rr_base.ht";;
 	heaptrack-r) set -- heaptrack -r -o "$rr_base.ht";;
 	esac
 	[ -n "$TIME" ] && set -- "$TIME" -f '%M %U %S' -o "$rr_base.rss" "$@"
 	[ -n "$TIMEOUT" ] && set -- "$TIMEOUT" "$limit" "$@"
 	rr_t0=$(now_ns)
-	(ulimit -v "$vmem" 2>/dev/null; wl_exec "$rr_wl" "$rr_base.s" "$@") \
-		>"$rr_base.stdout" 2>"$rr_base.stderr"
+	if [ "$rr_tool" = lsan ]; then
+		# LeakSanitizer reserves terabytes of address space: no limit.
+		"$@" "$bin/heapgraph_lsan" "$HEAPGRAPH_NODES" >"$rr_base.stdout" 2>"$rr_base.stderr"
+	else
+		(ulimit -v "$vmem" 2>/dev/null; wl_exec "$rr_wl" "$rr_base.s" "$@") \
+			>"$rr_base.stdout" 2>"$rr_base.stderr"
+	fi
 	rr_rc=$?
 	rr_t1=$(now_ns)
 	rr_wall=$(awk -v a="$rr_t0" -v b="$rr_t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
@@ -351,11 +391,11 @@ run_record() {
 	if [ "$rr_rc" -ne 0 ]; then
 		rr_status="crash:$(status_words "$rr_rc" | tr ' ' '_')"
 		fail "$rr_wl: $rr_tool run $rr_run: $(status_words "$rr_rc"); see $rr_base.stderr"
-	elif [ "$rr_tool" != native ] && [ "$rr_size" = "-" ]; then
+	elif [ "$rr_tool" != native ] && [ "$rr_tool" != lsan ] && [ "$rr_size" = "-" ]; then
 		rr_status=crash:no_log
 		fail "$rr_wl: $rr_tool run $rr_run wrote no log"
 	else
-		if [ "$rr_tool" != native ] && [ "$rr_tool" != memtrail ]; then
+		if [ "$rr_tool" = heaptrack ] || [ "$rr_tool" = heaptrack-r ]; then
 			strip_heaptrack "$rr_base.stdout" >"$rr_base.out"
 		else
 			cp "$rr_base.stdout" "$rr_base.out"
@@ -376,6 +416,7 @@ run_record() {
 	fi
 	printf '%s\trecord\t%s\t%s\t%s\t%s\t%s\t-\t%s\t%s\n' "$rr_wl" "$rr_tool" "$rr_run" \
 		"$rr_wall" "${rr_rss% *}" "$rr_size" "$rr_status" "${rr_rss#* }" >>"$tsv"
+	scan_row "$rr_wl" "$rr_tool" "$rr_run" "$rr_base.stderr"
 	# Keep the logs of the last run only: they can be large.
 	if [ "$rr_run" -lt "$runs" ] && [ "$rr_status" = ok ]; then
 		[ -n "$rr_log" ] && rm -f "$rr_log"
@@ -436,6 +477,26 @@ time_fields() {
 	else
 		echo "- -"
 	fi
+}
+
+# scan_row WORKLOAD TOOL RUN STDERR: the leak scan's figures, from the
+# recorder's lines (MEMTRAIL_LEAK_SCAN_STATS=1: the one of the largest
+# heap) or heapgraph_lsan's, as a "scan" row: wall and CPU seconds,
+# blocks, live bytes, words read.
+scan_row() {
+	awk -F '\t' -v w="$1" -v t="$2" -v r="$3" '
+	/^memtrail: leak scan: classified / {
+		split($0, f, " ")
+		if (row == "" || f[7] + 0 > best) {
+			best = f[7] + 0
+			row = sprintf("%s\tscan\t%s\t%s\t%.6f\t%s\t%s\t%s\tok\t%.6f", w, t, r, f[12] / 1e9, f[5], f[7], f[9], f[15] / 1e9)
+		}
+	}
+	/^lsan scan: / {
+		split($0, f, " ")
+		row = sprintf("%s\tscan\t%s\t%s\t%.6f\t-\t-\t-\tok\t%.6f", w, t, r, f[3] / 1e9, f[6] / 1e9)
+	}
+	END { if (row != "") print row }' "$4" >>"$tsv"
 }
 
 # count_row WORKLOAD SOURCE EVENTS
@@ -565,6 +626,26 @@ for wl in snapshots deep; do
 		r=$((r + 1))
 	done
 done
+# Leak scan: memtrail's at exit against LeakSanitizer's, on the same
+# program; interleaved runs (the native run checks the output).
+scan_ran=""
+if selected heapgraph; then
+	if [ $have_mt != 1 ]; then
+		note "heapgraph: skipped, memtrail n/a"
+	else
+		scan_ran=1
+		rm -f "$out"/heapgraph.*
+		echo "bench: heapgraph (leak scan, memtrail and LeakSanitizer)..." >&2
+		[ $have_lsan = 1 ] || note "heapgraph: no -fsanitize=leak build (see $out/heapgraph_lsan.build.err)"
+		r=1
+		while [ $r -le "$runs" ]; do
+			run_record heapgraph native "$r"
+			run_record heapgraph memtrail "$r"
+			[ $have_lsan = 1 ] && run_record heapgraph lsan "$r"
+			r=$((r + 1))
+		done
+	fi
+fi
 end_all=$(now_ns)
 load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 
@@ -648,7 +729,23 @@ NR == 1 { next }
 			add(w SUBSEP tool SUBSEP "size", $7)
 	} else if (ph == "count") {
 		ev[w, tool] = $8
+	} else if (ph == "scan") {
+		add(w SUBSEP "scan-" tool SUBSEP "wall", $5)
+		add(w SUBSEP "scan-" tool SUBSEP "cpu", $10)
+		if ($6 != "-") {
+			sblocks[w] = $6; sbytes[w] = $7
+			if (!((w) in sseen)) { sseen[w] = 1; sorder[++nsw] = w }
+		}
 	}
+}
+# One row of the leak scan table: the scan of W by TOOL (blocks and bytes: the
+# figures of the memtrail run: the same program).
+function scanrow(w, tool, label,    c, t, b) {
+	c = med(w, "scan-" tool, "cpu"); t = med(w, "scan-" tool, "wall"); b = sbytes[w]
+	if (t == "")
+		return
+	printf "%-9s %-9s %12s %10s %8.3f %8.3f %10s %10s\n", w, label, commas(sblocks[w]), human(b), c, t, \
+		(c > 0 ? sprintf("%.0f", b / 1048576 / c) : "n/a"), (t > 0 ? sprintf("%.0f", b / 1048576 / t) : "n/a")
 }
 END {
 	printf "memtrail bench: figures are medians of %d interleaved run(s) per tool and workload; %s cores, load average (1 min) %s at start, %s at end; %ss in all.\n", \
@@ -759,6 +856,21 @@ END {
 		}
 	}
 
+	if (nsw > 0) {
+		print ""
+		print "Leak scan: memtrail'"'"'s largest check of each run (at exit; python3: its own, during the run) and LeakSanitizer'"'"'s of the same program: CPU and wall seconds; live heap scanned per second"
+		fmt = "%-9s %-9s %12s %10s %8s %8s %10s %10s\n"
+		printf fmt, "workload", "scanner", "blocks", "live heap", "cpu s", "wall s", "MiB/s cpu", "MiB/s wall"
+		for (k = 1; k <= nsw; k++) {
+			scanrow(sorder[k], "memtrail", "memtrail")
+			scanrow(sorder[k], "lsan", "LSan")
+		}
+		c1 = med("heapgraph", "scan-memtrail", "cpu"); c2 = med("heapgraph", "scan-lsan", "cpu")
+		t1 = med("heapgraph", "scan-memtrail", "wall"); t2 = med("heapgraph", "scan-lsan", "wall")
+		if (c1 != "" && c2 != "")
+			printf "heapgraph memtrail / LSan: %s CPU, %s wall (below 1: memtrail'"'"'s scan is faster)\n", ratio(c1, c2), ratio(t1, t2)
+	}
+
 	print ""
 	print "Notes:"
 	print "  raw numbers (every run): " tsv
@@ -771,6 +883,10 @@ END {
 	print "  heaptrack -r records raw data (no heaptrack_interpret; its log, .raw.zst, is unresolved"
 	print "    and heaptrack_print cannot read it): a recording-cost column only."
 	print "  max RSS = the largest resident size of one process of the tree (getrusage)."
+	print "  leak scan: the recorder'"'"'s own clocks around its scan (MEMTRAIL_LEAK_SCAN_STATS=1; CPU: the"
+	print "    process'"'"'s, the other threads parked); LSan: heapgraph_lsan'"'"'s clocks around"
+	print "    __lsan_do_recoverable_leak_check() (CPU: the process'"'"'s and its tracer task'"'"'s);"
+	print "    live heap: the bytes memtrail classified (the same program for LSan)."
 	print "  reading: `memtrail report --summary` against heaptrack_print -p 0 -a 0 -T 0 -l 0 (its totals);"
 	print "    `memtrail report` (summary, peak tree, leaks tree) against heaptrack_print'"'"'s default output."
 

@@ -75,7 +75,11 @@ def report(path, header):
     return out + sorted(rows)
 
 
-ROW = re.compile(r"^([> ]) *([-+]?[\d,]+) +(\S+) +([-+]?[\d,]+) +([\d,]+)  ( *)([-+ ] )(.*)$")
+# bytes % blocks allocs (or, in the leaks view on a narrow screen, the
+# kinds tag), then the label; the leaks view's wide layout has four kind
+# columns in the allocs column's stead.
+ROW = re.compile(r"^([> ]) *([-+]?[\d,]+) +(\S+) +([-+]?[\d,]+) +([\d,]+|[-DIPR]{4})  ( *)([-+ ] )(.*)$")
+ROW_KINDS = re.compile(r"^([> ]) *([-+]?[\d,]+) +(\S+) +([-+]?[\d,]+) +((?:[\d,]+ +){3}[\d,]+)  ( *)([-+ ] )(.*)$")
 
 
 def screen(path):
@@ -84,6 +88,7 @@ def screen(path):
     if head is None or head == 0:
         die("%s: no tree on the screen" % path)
     out = ["TITLE\t" + lines[head - 1].rstrip()]
+    kinds = re.search(r" blocks +definite +indirect +possible +reachable ", lines[head]) is not None
     stack = []
     rows = []
     body = lines[head + 1:]
@@ -96,7 +101,7 @@ def screen(path):
     for l in body:
         if not l.strip() or l.strip() == "(nothing here)":
             continue
-        m = ROW.match(l)
+        m = (ROW_KINDS if kinds else ROW).match(l)
         if not m:
             die("%s: cannot read '%s'" % (path, l))
         if m.group(7) == "+ ":

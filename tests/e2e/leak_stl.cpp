@@ -1,0 +1,106 @@
+/*
+ * leak_stl.cpp - a small real C++ program for the leak check against
+ * memcheck (tests/e2e/leak_memcheck.sh): it indexes the words of its
+ * input file with the standard library's containers, prints through
+ * iostream, and leaves at exit what programs commonly leave: an index
+ * held by a global pointer (never deleted), an array of objects with
+ * destructors (new[] with its count), objects kept through a secondary
+ * base, strings of both of libstdc++'s ABIs (built twice, once with the
+ * copy-on-write std::string, whose blocks are kept by pointers 24 B in),
+ * and a part of the index it drops on the floor.
+ *
+ * Its figures are not worked out by hand (samples/leak_cxx.cpp does that
+ * for each shape): the test compares them with memcheck's.
+ *
+ * Not for: allocation counts (accuracy tests), the bench (tests/bench).
+ */
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <list>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+struct Shape {
+	virtual ~Shape() {}
+	virtual double area() const = 0;
+};
+
+struct Named {
+	virtual ~Named() {}
+	std::string name;
+};
+
+struct Square : Shape, Named {
+	double side = 0;
+	double area() const override { return side * side; }
+};
+
+struct Cell {
+	std::string text;
+	long count = 0;
+	~Cell() { count = -1; }
+};
+
+struct Index {
+	std::map<std::string, std::vector<int>> where;
+	std::unordered_map<std::string, long> freq;
+	std::list<std::string> order;
+	std::deque<int> lengths;
+	std::vector<std::shared_ptr<std::string>> shared;
+};
+
+}
+
+Index *volatile index_;
+Cell *volatile cells;
+Named *volatile named[8];
+std::vector<std::string> *volatile dropped;
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		std::cerr << "usage: leak_stl FILE" << std::endl;
+		return 2;
+	}
+	std::ifstream in(argv[1]);
+	index_ = new Index;
+	std::string line;
+	int n = 0;
+	while (std::getline(in, line)) {
+		std::istringstream words(line);
+		std::string w;
+		while (words >> w) {
+			std::string key = "word:" + w + ":" + std::to_string(w.size() * 7);
+			index_->where[key].push_back(n);
+			index_->freq[key]++;
+			if (index_->freq[key] == 1)
+				index_->order.push_back(key);
+			index_->lengths.push_back((int)w.size());
+			if (n % 5 == 0)
+				index_->shared.push_back(std::make_shared<std::string>(key + key));
+			n++;
+		}
+	}
+	cells = new Cell[16];
+	for (int i = 0; i < 16; i++)
+		cells[i].text = "cell number " + std::to_string(i) + " of the table";
+	for (int i = 0; i < 8; i++) {
+		Square *s = new Square;
+		s->side = i;
+		s->name = "square with a rather long name " + std::to_string(i);
+		named[i] = s;
+	}
+	/* The dropped part: a vector of strings whose only pointer goes. */
+	dropped = new std::vector<std::string>(index_->order.begin(), index_->order.end());
+	dropped = nullptr;
+	std::cout << n << " words, " << index_->where.size() << " distinct, first "
+		  << index_->order.front() << std::endl;
+	return 0;
+}
