@@ -617,6 +617,8 @@ static int live_add(uint64_t t, uint32_t idx, uint64_t addr, uint64_t size, uint
 	if (rc == 1) {
 		check(mt_writer_free_block(S.w, t, addr, old.size, old.stack, idx));
 		S.tot.frees++;
+	} else {
+		mt_sample_note((void *)(uintptr_t)addr);
 	}
 	return 0;
 }
@@ -641,6 +643,7 @@ void mt_rec_free(void *p)
 	struct mt_block b;
 	uint64_t sl = log_lock_take();
 	if (MT_LIKELY(mt_rec_active) && mt_live_remove(S.live, (uintptr_t)p, &b)) {
+		mt_sample_forget(p);
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
 		check(mt_writer_free_block(S.w, t, (uintptr_t)p, b.size, b.stack, idx));
@@ -661,6 +664,8 @@ void *mt_rec_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n
 		uint64_t t = now();
 		uint32_t idx = thread_index(t);
 		int was = mt_live_remove(S.live, (uintptr_t)p, &old);
+		if (was)
+			mt_sample_forget(p);
 		int64_t id = r && c ? stack_id(c, t) : -1;
 		uint64_t size = (uint64_t)nmemb * n;
 		if (id >= 0 && live_add(t, idx, (uintptr_t)r, size, (uint32_t)id) == 0) {
@@ -1673,6 +1678,11 @@ static int open_log(void)
 		S.tags = mt_tags_new();
 	if (S.tags && mt_tags_emit(S.tags, S.w, 0) < 0) {
 		mt_say("cannot write ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
+		goto fail;
+	}
+	if (mt_sample_start(S.cfg.sample, S.cfg.sample_seed) < 0 ||
+	    (S.cfg.sample && mt_writer_sample(S.w, 0, S.cfg.sample) < 0)) {
+		mt_say("cannot start sampling; not recording", NULL);
 		goto fail;
 	}
 	mt_rec_active = 1;

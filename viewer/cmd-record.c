@@ -46,6 +46,7 @@ const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
 	"                       [--leak-check-signal SIG] [--keep-runtime]\n"
+	"                       [--sample BYTES]\n"
 	"                       [--view [-O FILE] [--kill-on-quit]] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
@@ -82,6 +83,14 @@ const char cmd_record_usage[] =
 	"                           stdout and stderr in a file and its stdin from\n"
 	"                           /dev/null; quitting the viewer leaves PROGRAM\n"
 	"                           running and recording\n"
+	"  --sample BYTES           record one allocation, with its stack, per BYTES\n"
+	"                           allocated on average (e.g. 512k; k, m, g are\n"
+	"                           powers of 1024), drawn at random as jemalloc\n"
+	"                           and tcmalloc do; reports weigh each by the odds\n"
+	"                           of its draw, so byte figures are unbiased\n"
+	"                           estimates, while counts of blocks and calls are\n"
+	"                           of the recorded ones; MEMTRAIL_SAMPLE=BYTES does\n"
+	"                           the same, MEMTRAIL_SAMPLE_SEED=N repeats the draws\n"
 	"  -O, --program-output FILE\n"
 	"                           with --view: PROGRAM's output (default memtrail.out)\n"
 	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
@@ -89,7 +98,7 @@ const char cmd_record_usage[] =
 	"  -h, --help               this help\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
-       O_KILL, O_HELP, O_LEAK_SIGNAL };
+       O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
@@ -99,6 +108,7 @@ static const struct opt options[] = {
 	{ "leak-check-signal", 0, 1, O_LEAK_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
+	{ "sample", 0, 1, O_SAMPLE },
 	{ "view", 0, 0, O_VIEW },
 	{ "program-output", 'O', 1, O_VIEW_OUT },
 	{ "kill-on-quit", 0, 0, O_KILL },
@@ -725,6 +735,7 @@ int cmd_record(int argc, char **argv)
 	struct opt_state st;
 	int id, fds[2], status, code, exec_errno, follow = 0, view = 0, kill_on_quit = 0, out = -1;
 	const char *view_out = NULL;
+	uint64_t sample;
 	struct timespec began;
 	pid_t pid;
 
@@ -768,6 +779,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case O_KEEP:
 			set_env("MEMTRAIL_FREERES", "0");
+			break;
+		case O_SAMPLE:
+			if (mt_fmt_parse_size(arg, &sample) < 0)
+				die_usage("--sample: '%s' is not a size such as 512k", arg);
+			snprintf(num, sizeof(num), "%" PRIu64, sample);
+			set_env("MEMTRAIL_SAMPLE", num);
 			break;
 		case O_VIEW:
 			view = 1;

@@ -9,7 +9,8 @@
 # any event; replays live blocks and counts END's figures itself
 # (replayed_totals, to compare with end_totals); in version 4 checks that
 # every free names the block its own table has at the address
-# (block_mismatch counts those that do not). Prints key=value
+# (block_mismatch counts those that do not); SAMPLE at most once, before
+# any event (sample=MEAN). Prints key=value
 # lines (see the end of main); with -v every record too.
 # Not for: anything but tests.
 import ctypes, struct, sys
@@ -185,6 +186,14 @@ def main():
                 if is_exe(sid): exe_live[addr] = size; st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
+            elif ty == 0x12:
+                # SAMPLE: one, before any event, mean >= 1 (the decoder's
+                # figures stay the recorded blocks' own, as END's are)
+                assert ver >= 4, "SAMPLE before version 4"
+                mean = uv()
+                assert mean >= 1 and "sample" not in st and seq == 0, ("sample", mean, seq)
+                st["sample"] = mean
+                if verbose: print("SAMPLE", mean)
             elif ty == 0x11:
                 assert ver >= 4, "TAG before version 4"
                 tid_ = uv(); parent = uv(); name = bstr()
