@@ -410,12 +410,14 @@ static char *read_child(int fd, int *exec_errno)
  * "child PID (PROG): " for a child): from the END record when the log ended
  * cleanly (only the chunk headers and the last chunk are read,
  * mt_replay_end_totals), else from a session that counts the run's figures
- * alone (a recording that stopped early says why; one cut short warns).
- * Returns 0, or -1 after a warning when the log cannot be read at all.
+ * alone (a recording that stopped early says why; one cut short warns;
+ * a sampled one, whose END counts only the recorded blocks, gives the
+ * estimates and says so). Returns 0, or -1 after a warning when the log cannot be read at all.
  */
 static int closing_line(const char *path, const char *who, struct mt_replay *r)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "";
+	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "", smp[64] = "";
+	const char *sampling = getenv("MEMTRAIL_SAMPLE");
 	struct mt_session_opts so = { .figures_only = 1 };
 	struct mt_leak_totals lk;
 	int classified = 0;
@@ -427,7 +429,8 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 	unsigned how;
 	int err, stopped;
 
-	if (mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
+	if (!(sampling && *sampling) &&
+	    mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
 		stopped = 0;
 	} else {
 		err = mt_session_open(path, &so, &ses, NULL);
@@ -450,6 +453,9 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		stopped = i->stopped;
 		classified = i->classified;
 		lk = i->leaks;
+		if (i->sample)
+			snprintf(smp, sizeof(smp), " (sampled every %s: estimates)",
+				 mt_fmt_size_short(a, sizeof(a), i->sample));
 		mt_summary_free(s);
 		mt_session_free(ses);
 	}
@@ -462,12 +468,12 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		snprintf(lost, sizeof(lost), " (%s definitely lost)",
 			 mt_fmt_size(d, sizeof(d), lk.bytes[MT_LEAK_DEFINITE]));
 	}
-	note("%s%s allocations, %s peak, %s %s in %s blocks%s, %s written (%s)", who,
+	note("%s%s allocations, %s peak, %s %s in %s blocks%s%s, %s written (%s)", who,
 	     mt_fmt_count(a, sizeof(a), tot.allocations),
 	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
 	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
 	     stopped ? "live when recording stopped" : "leaked",
-	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost,
+	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost, smp,
 	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 0;
 }
