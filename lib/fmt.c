@@ -140,7 +140,7 @@ int mt_fmt_parse_size(const char *s, uint64_t *bytes)
 			shift = 10 * (i + 1);
 			p++;
 			if (p[0] == 'i' && p[1] == 'B')
-				p += 2;
+				p++;
 			break;
 		}
 	if (*p == 'B')
