@@ -25,7 +25,9 @@
 #     allocation added), and grow's malloc has 0 B live at the peak (all
 #     realloc'd);
 #   - the summary says "sampled every 1.00 KiB: figures are estimates" and
-#     its JSON has sample_bytes; the same seed gives the same figures;
+#     its JSON has sample_bytes, the viewer's status line "sampled every
+#     1.00 KiB: estimates" beside the peak, `memtrail dump` "sample
+#     mean=1024"; the same seed gives the same figures;
 #   - a bad size is a one-line error.
 # Not for: the cost of sampling (make bench).
 . "$(dirname "$0")/lib.sh"
@@ -162,6 +164,26 @@ if [ "$same" = True ] && cmp -s s1.peak s2.peak; then
 	mt_ok "the same seed draws the same blocks"
 else
 	mt_fail "seed 7 twice: figures differ"
+fi
+
+if "$MEMTRAIL" dump s1.data 2>/dev/null | tail -n 1 | grep -q '^sample mean=1024$'; then
+	mt_ok "dump: sample mean=1024"
+else
+	mt_fail "dump: last line $("$MEMTRAIL" dump s1.data 2>&1 | tail -n 1)"
+fi
+
+if command -v tmux >/dev/null 2>&1 && mt_tmux_start 160 30; then
+	trap 'mt_tmux_stop' EXIT
+	mt_tmux_keys "cd '$MT_TMP' && '$MEMTRAIL' view s1.data" Enter
+	if mt_tmux_wait '\| peak [0-9,]+ B \| sampled every 1.00 KiB: estimates \|' 15; then
+		mt_ok "viewer: the status line says the log is sampled"
+	else
+		mt_fail "viewer: no 'sampled every 1.00 KiB' on the status line"
+	fi
+	mt_tmux_keys q
+	mt_tmux_stop
+else
+	mt_ok "viewer: not checked (no tmux)"
 fi
 
 # ---- bad input ---------------------------------------------------------------
