@@ -28,6 +28,9 @@
 #     its JSON has sample_bytes, the viewer's status line "sampled every
 #     1.00 KiB: estimates" beside the peak, `memtrail dump` "sample
 #     mean=1024"; the same seed gives the same figures;
+#   - on other samples (threads, C++, realloc(p, 0), forks followed), at
+#     256 B: the program's output and exit status are its own, and the
+#     decoder accepts every log (END = its count, frees name their blocks);
 #   - a bad size is a one-line error.
 # Not for: the cost of sampling (make bench).
 . "$(dirname "$0")/lib.sh"
@@ -185,6 +188,37 @@ if command -v tmux >/dev/null 2>&1 && mt_tmux_start 160 30; then
 else
 	mt_ok "viewer: not checked (no tmux)"
 fi
+
+# ---- other programs ------------------------------------------------------------
+for name in threads cxx_new realloc_zero forker tags; do
+	p="$MT_SAMPLES/$name"
+	[ -x "$p" ] || continue
+	timeout "$MT_TIMEOUT" "$p" >"$name.native" 2>&1 </dev/null
+	nrc=$?
+	follow=""
+	[ "$name" = forker ] && follow=--follow-children
+	timeout "$MT_TIMEOUT" "$MEMTRAIL" record --sample 256 $follow -o "$name.data" -- "$p" \
+		>"$name.sampled" 2>"$name.err" </dev/null
+	src=$?
+	bad=""
+	[ "$src" = "$nrc" ] || bad="exit $src, native $nrc"
+	cmp -s "$name.native" "$name.sampled" || bad="$bad; output differs"
+	for log in "$name.data" "$name.data".[0-9]*; do
+		[ -f "$log" ] || continue
+		if python3 "$MT_TOP/tests/e2e/rec_decode.py" "$log" >"$log.dec" 2>"$log.dec.err"; then
+			[ "$(mt_val end_totals "$log.dec")" = "$(mt_val replayed_totals "$log.dec")" ] &&
+			[ "$(mt_val block_mismatch "$log.dec")" = 0 ] &&
+			[ "$(mt_val sample "$log.dec")" = 256 ] || bad="$bad; $log: decoder figures"
+		else
+			bad="$bad; $log: decoder: $(tail -n 1 "$log.dec.err")"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		mt_ok "$name at 256 B: same output and exit, every log decodes"
+	else
+		mt_fail "$name at 256 B:$bad"
+	fi
+done
 
 # ---- bad input ---------------------------------------------------------------
 "$MEMTRAIL" record --sample 12q -o bad.data -- "$prog" >bad.out 2>bad.err
