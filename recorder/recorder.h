@@ -378,10 +378,15 @@ struct mt_sample_tls {
 };
 extern __thread struct mt_sample_tls mt_sample_tls;
 extern uint64_t mt_sample_mean;
-/* Per hash slot of an address, the recorded blocks live there (bounded by
- * the live table): a free whose slot is empty was not recorded. */
-extern uint32_t *mt_sample_slots;
+/*
+ * Per hash slot of an address, how many recorded blocks are live there
+ * (log lock held), and a bit per slot, set while that count is not 0: a
+ * free reads the bit alone, without a lock, from a table small enough
+ * (32 KiB) to stay in cache. A free whose bit is clear was not recorded.
+ */
 #define MT_SAMPLE_SLOT_BITS 18
+extern uint32_t *mt_sample_counts;
+extern uint64_t *mt_sample_bits;
 
 /* Starts sampling at mean bytes (0: off) with the seed (-1: none), for a
  * new log; 0, or -1 when out of memory. With the log lock. */
@@ -401,29 +406,39 @@ static inline __attribute__((always_inline)) int mt_sample_take(size_t size)
 	return mt_sample_draw(size);
 }
 
-static inline __attribute__((always_inline)) uint32_t *mt_sample_slot(const void *p)
+static inline __attribute__((always_inline)) uint32_t mt_sample_slot(const void *p)
 {
-	return &mt_sample_slots[((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >>
-				(64 - MT_SAMPLE_SLOT_BITS)];
+	return (uint32_t)(((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >>
+			  (64 - MT_SAMPLE_SLOT_BITS));
 }
 
 /* May the block at p be a recorded one? (No lock; false only when not.) */
 static inline __attribute__((always_inline)) int mt_sample_held(const void *p)
 {
-	return MT_LIKELY(!mt_sample_mean) || __atomic_load_n(mt_sample_slot(p), __ATOMIC_RELAXED);
+	if (MT_LIKELY(!mt_sample_mean))
+		return 1;
+	uint32_t h = mt_sample_slot(p);
+	return (__atomic_load_n(&mt_sample_bits[h >> 6], __ATOMIC_RELAXED) >> (h & 63)) & 1;
 }
 
 /* A recorded block at p joined, or left, the live table (log lock held). */
 static inline void mt_sample_note(const void *p)
 {
-	if (mt_sample_mean)
-		__atomic_fetch_add(mt_sample_slot(p), 1, __ATOMIC_RELAXED);
+	if (mt_sample_mean) {
+		uint32_t h = mt_sample_slot(p);
+		if (mt_sample_counts[h]++ == 0)
+			__atomic_fetch_or(&mt_sample_bits[h >> 6], 1ull << (h & 63), __ATOMIC_RELAXED);
+	}
 }
 
 static inline void mt_sample_forget(const void *p)
 {
-	if (mt_sample_mean)
-		__atomic_fetch_sub(mt_sample_slot(p), 1, __ATOMIC_RELAXED);
+	if (mt_sample_mean) {
+		uint32_t h = mt_sample_slot(p);
+		if (--mt_sample_counts[h] == 0)
+			__atomic_fetch_and(&mt_sample_bits[h >> 6], ~(1ull << (h & 63)),
+					   __ATOMIC_RELAXED);
+	}
 }
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */

@@ -28,7 +28,8 @@
 
 __thread struct mt_sample_tls mt_sample_tls __attribute__((tls_model("initial-exec")));
 uint64_t mt_sample_mean;
-uint32_t *mt_sample_slots;
+uint32_t *mt_sample_counts;
+uint64_t *mt_sample_bits;
 
 static long sample_seed = -1;
 static uint64_t threads_drawn;
@@ -123,19 +124,22 @@ int mt_sample_draw(size_t size)
 
 int mt_sample_start(uint64_t mean, long seed)
 {
-	size_t len = sizeof(uint32_t) << MT_SAMPLE_SLOT_BITS;
+	size_t counts = sizeof(uint32_t) << MT_SAMPLE_SLOT_BITS;
+	size_t bits = sizeof(uint64_t) << (MT_SAMPLE_SLOT_BITS - 6);
 
 	if (!mean) {
 		mt_sample_mean = 0;
 		return 0;
 	}
-	if (!mt_sample_slots) {
-		mt_sample_slots = mt_mem_alloc(len);
-		if (!mt_sample_slots)
+	if (!mt_sample_counts) {
+		mt_sample_counts = mt_mem_alloc(counts);
+		mt_sample_bits = mt_mem_alloc(bits);
+		if (!mt_sample_counts || !mt_sample_bits)
 			return -1;
 	} else {
 		/* a forked child's new log: the parent's blocks are not in it */
-		memset(mt_sample_slots, 0, len);
+		memset(mt_sample_counts, 0, counts);
+		memset(mt_sample_bits, 0, bits);
 	}
 	sample_seed = seed;
 	mt_sample_mean = mean;
