@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "error.h"
 #include "fmt.h"
 
 char *mt_fmt_count(char *buf, size_t size, uint64_t n)
@@ -118,4 +119,34 @@ char *mt_fmt_time_short(char *buf, size_t size, uint64_t ns)
 	else
 		snprintf(buf, size, "%.0fs", v / 1e9);
 	return buf;
+}
+
+int mt_fmt_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "kmgt";
+	uint64_t v = 0;
+	const char *p = s;
+	unsigned shift = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > (1ull << 62))
+			return MT_E_ARG;
+	}
+	if (p == s)
+		return MT_E_ARG;
+	for (unsigned i = 0; units[i]; i++)
+		if ((*p | 0x20) == units[i]) {
+			shift = 10 * (i + 1);
+			p++;
+			if (p[0] == 'i' && p[1] == 'B')
+				p++;
+			break;
+		}
+	if (*p == 'B')
+		p++;
+	if (*p || !v || v > (1ull << 62) >> shift)
+		return MT_E_ARG;
+	*bytes = v << shift;
+	return 0;
 }

@@ -55,4 +55,12 @@ char *mt_fmt_duration(char *buf, size_t size, uint64_t ns);
  */
 char *mt_fmt_time_short(char *buf, size_t size, uint64_t ns);
 
+/*
+ * The inverse of the size formats, for options and settings: a whole
+ * number of bytes with an optional unit, powers of 1024: "4096", "512k",
+ * "512K", "512KiB", "1m", "1MiB", "2g" ("B" may follow any of them).
+ * 0 and *bytes, or MT_E_ARG for anything else, a value beyond 2^62 or 0.
+ */
+int mt_fmt_parse_size(const char *s, uint64_t *bytes);
+
 #endif

@@ -190,11 +190,26 @@
  *        before END(EXIT); none where it could not scan (other ends, a
  *        thread that would not stop), and readers then say "not
  *        classified".
+ *   0x12 SAMPLE       uv mean
+ *        The recorder samples (memtrail record --sample): of the allocations
+ *        only some are in the log, drawn as jemalloc's and tcmalloc's heap
+ *        profilers draw them. Each thread counts down the bytes it
+ *        allocates; the allocation that takes the count to zero or below is
+ *        recorded, and the count starts again from a fresh interval,
+ *        exponentially distributed with mean `mean` bytes (>= 1). Sampling
+ *        points thus fall on the bytes allocated as a Poisson process, and a
+ *        block of s bytes is recorded with probability p = 1 - exp(-s/mean).
+ *        Readers weigh each recorded block by 1/p: it stands for s/p bytes
+ *        (an unbiased estimate). A FREE or REALLOC is written only for a
+ *        recorded block; a realloc whose old block was not recorded is an
+ *        ALLOC if its new block is, and nothing otherwise. At most one, in
+ *        the first chunk before any event. END's figures are the recorder's
+ *        count of the recorded blocks, unweighted. Version 4 on.
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
  * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
- * (BLOCK above); LEAK; TAG, and STACK's tag. 3: THREAD_NAME and RSS;
+ * (BLOCK above); LEAK; TAG, and STACK's tag; SAMPLE. 3: THREAD_NAME and RSS;
  * frees name an address only; no leak kinds, no tags. 2: neither.
  * Readers take all three.
  */
@@ -237,6 +252,7 @@ enum mt_record {
 	MT_REC_RSS         = 0x0F,  /* version 3 on */
 	MT_REC_LEAK        = 0x10,  /* version 4 on */
 	MT_REC_TAG         = 0x11,  /* version 4 on */
+	MT_REC_SAMPLE      = 0x12,  /* version 4 on */
 };
 
 /* Tag paths a log may define (ids 1 .. MT_MAX_TAGS), and their depth. */

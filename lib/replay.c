@@ -64,6 +64,7 @@
  *   so pointers handed out by an earlier run stay valid.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,7 @@ struct mt_replay {
 	/* Decoding state of the current run. */
 	uint64_t events;
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
+	uint64_t sample;      /* SAMPLE's mean interval (0: every allocation) */
 	uint64_t time;
 	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
 	uint64_t hist[2][MT_ADDR_HISTORY];
@@ -415,6 +417,11 @@ const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i)
 	return i < r->nmods ? &r->mods[i]->m : NULL;
 }
 
+uint64_t mt_replay_sample(const struct mt_replay *r)
+{
+	return r->sample;
+}
+
 size_t mt_replay_nthreads(const struct mt_replay *r)
 {
 	return r->nthreads;
@@ -521,6 +528,35 @@ static inline int get_u32(struct cur *c, uint32_t *v, uint64_t max)
 	if (get_uv(c, &x) < 0 || x > max)
 		return MT_E_CORRUPT;
 	*v = (uint32_t)x;
+	return 0;
+}
+
+/*
+ * A recorded block of size bytes in a sampled log stands for size / p
+ * bytes, p = 1 - exp(-size / mean) (format.h SAMPLE). Every size the log
+ * gives passes here once, so that a free, or a leak check, names the very
+ * figure its allocation added and live bytes return to zero. A block so
+ * large that p is 1 in double precision keeps its size exactly.
+ */
+static uint64_t weigh(uint64_t size, uint64_t mean)
+{
+	double x = (double)size / (double)mean;
+	double p = -expm1(-x);
+
+	if (p >= 1.0)
+		return size;
+	if (p <= 0.0)         /* size 0: never drawn, stands for nothing */
+		return size;
+	return (uint64_t)llround((double)size / p);
+}
+
+/* A SIZES field, weighed when the log is sampled. */
+HOT int get_size(struct mt_replay *r, struct cur *c, uint64_t *size)
+{
+	if (get_uv(c, size) < 0)
+		return -1;
+	if (__builtin_expect(r->sample != 0, 0))
+		*size = weigh(*size, r->sample);
 	return 0;
 }
 
@@ -885,6 +921,8 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		    prev + (v >> 2) < prev || get_uv(c, &stack) < 0 || stack >= r->nstacks ||
 		    get_uv(c, &size) < 0)
 			return MT_E_CORRUPT;
+		if (r->sample)
+			size = weigh(size, r->sample);
 		prev += v >> 2;
 		/* increasing addresses over the whole check */
 		if (r->nleak && prev <= r->leak_last)
@@ -1076,7 +1114,7 @@ HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stac
 		*stack = r->hstack[pos];
 		*size = r->hsize[pos];
 	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
-		   *stack >= r->nstacks || get_uv(&s[MT_STREAM_SIZES], size) < 0) {
+		   *stack >= r->nstacks || get_size(r, &s[MT_STREAM_SIZES], size) < 0) {
 		return MT_E_CORRUPT;
 	}
 	if (r->tail)
@@ -1177,7 +1215,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_ALLOC:
 		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 		    stack >= r->nstacks ||
-		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
 		    get_addr(r, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
@@ -1209,7 +1247,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_REALLOC:
 		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 		    stack >= r->nstacks ||
-		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
+		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
 		    get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
@@ -1283,6 +1321,13 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		memcpy(it->p, &e, sizeof(e));
 		return 0;
 	}
+	case MT_REC_SAMPLE:
+		/* one, before the first event, so that every size is weighed */
+		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || r->sample || r->events ||
+		    r->allocated)
+			return MT_E_CORRUPT;
+		r->sample = a;
+		return 0;
 	case MT_REC_STOP:
 		if (get_str(c, &s, &slen) < 0)
 			return MT_E_CORRUPT;
@@ -1621,6 +1666,7 @@ static void reset_run(struct mt_replay *r)
 	r->events = 0;
 	r->seq = 0;
 	r->allocated = 0;
+	r->sample = 0;
 	r->time = 0;
 	r->in_chunk = 0;
 	r->fin_rc = 0;

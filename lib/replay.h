@@ -206,6 +206,13 @@ size_t mt_replay_nmodules(const struct mt_replay *r);
 const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
 size_t mt_replay_nthreads(const struct mt_replay *r);
 /*
+ * The mean sampling interval in bytes of the last run's log (SAMPLE), 0
+ * when it records every allocation. A sampled log's sizes reach the
+ * consumer weighed (format.h SAMPLE): every byte figure is an estimate;
+ * counts of blocks and calls are those of the recorded blocks.
+ */
+uint64_t mt_replay_sample(const struct mt_replay *r);
+/*
  * Tag paths of the last run: ids 1 .. mt_replay_ntags. mt_replay_tag gives
  * the path ("parser/lexer"), "" for 0 (no tag), NULL for an id not
  * defined; owned by the replay, valid as long as it is.

@@ -534,6 +534,11 @@ const struct mt_header *mt_session_header(const struct mt_session *s)
 	return mt_replay_header(s->r);
 }
 
+uint64_t mt_session_sample(const struct mt_session *s)
+{
+	return mt_replay_sample(s->r);
+}
+
 const struct mt_end *mt_session_end(const struct mt_session *s)
 {
 	return &s->end;

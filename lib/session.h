@@ -104,6 +104,9 @@ const struct mt_header *mt_session_header(const struct mt_session *s);
 const struct mt_end *mt_session_end(const struct mt_session *s);
 const struct mt_agg_stats *mt_session_stats(const struct mt_session *s);
 const struct mt_series *mt_session_series(const struct mt_session *s);  /* see figures_only */
+/* The log's mean sampling interval in bytes, 0 when every allocation is in
+ * it: its byte figures are then estimates (mt_replay_sample). */
+uint64_t mt_session_sample(const struct mt_session *s);
 size_t mt_session_nthreads(const struct mt_session *s);
 
 /*

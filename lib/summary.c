@@ -102,6 +102,9 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 	size_t k;
 
 	fprintf(out, "command:          %s\n", i->command);
+	if (i->sample)
+		fprintf(out, "sampled every %s: figures are estimates\n",
+			mt_fmt_size_short(a, sizeof(a), i->sample));
 	fprintf(out, "duration:         ");
 	secs(out, i->duration_ns);
 	fprintf(out, "\n");
@@ -227,6 +230,8 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 
 	fputs("{\"command\": ", out);
 	mt_json_string(out, i->command);
+	if (i->sample)
+		fprintf(out, ", \"sample_bytes\": %" PRIu64, i->sample);
 	fputs(", \"duration_s\": ", out);
 	json_secs(out, i->duration_ns);
 	fprintf(out, ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
@@ -326,6 +331,7 @@ int mt_summary_of_session(struct mt_summary *s, const struct mt_session *ses)
 		s->info.peak_seq = st->peak_seq;
 	}
 	s->info.threads = mt_session_nthreads(ses);
+	s->info.sample = mt_session_sample(ses);
 	s->info.has_rss = st->rss_samples > 0;
 	s->info.peak_rss_bytes = st->peak_rss_bytes;
 	s->info.peak_rss_time_ns = st->peak_rss_time_ns;

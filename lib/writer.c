@@ -619,6 +619,19 @@ int mt_writer_tag(struct mt_writer *w, uint64_t t, uint32_t id, uint32_t parent,
 	return 0;
 }
 
+int mt_writer_sample(struct mt_writer *w, uint64_t t, uint64_t mean)
+{
+	if (!mean || w->events)
+		return MT_E_RANGE;
+	uint8_t *p = begin(w, t, 1 + MT_MAX_VARINT);
+	if (!p)
+		return werr(w);
+	*p++ = MT_REC_SAMPLE;
+	p += mt_put_uv(p, mean);
+	END_RECORD(w, p);
+	return 0;
+}
+
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread)
 {

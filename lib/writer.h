@@ -100,6 +100,9 @@ int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, u
 /* TAG: path id (1..MT_MAX_TAGS, parent < id) is parent with name inside;
  * name not empty, at most MT_MAX_STRING bytes (MT_E_RANGE otherwise). */
 int mt_writer_tag(struct mt_writer *w, uint64_t t, uint32_t id, uint32_t parent, const char *name);
+/* SAMPLE: the log records one allocation per mean bytes on average
+ * (mean >= 1; MT_E_RANGE otherwise); before the first event. */
+int mt_writer_sample(struct mt_writer *w, uint64_t t, uint64_t mean);
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread);
 /* A free names the block it ends: its requested size and stack id. */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "outpath.h"
 #include "recorder.h"
 #include "unwind.h"
@@ -164,6 +165,14 @@ void mt_config_read(struct mt_config *cfg)
 	/* The same for the leak check at exit (leakscan.c). */
 	s = mt_env("MEMTRAIL_LEAK_CHECK");
 	cfg->leak_check = !(s && strcmp(s, "0") == 0);
+	cfg->sample = 0;
+	if ((s = mt_env("MEMTRAIL_SAMPLE")) && *s && mt_fmt_parse_size(s, &cfg->sample) < 0) {
+		mt_say("MEMTRAIL_SAMPLE is a size such as 512k: recording every allocation", NULL);
+		cfg->sample = 0;
+	}
+	cfg->sample_seed = -1;
+	if ((s = mt_env("MEMTRAIL_SAMPLE_SEED")) && *s)
+		cfg->sample_seed = parse_num(s);
 	cfg->unwind = mt_unwind_parse(mt_env("MEMTRAIL_UNWIND"));
 	if (cfg->unwind < 0) {
 		mt_say("MEMTRAIL_UNWIND is full, incremental or check: unwinding in full", NULL);

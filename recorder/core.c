@@ -686,6 +686,7 @@ static int live_add(uint64_t t, uint32_t idx, uint64_t addr, uint64_t size, uint
 	if (rc == 1) {
 		check(mt_writer_free_block(S.w, t, addr, old.size, old.stack, idx));
 		S.tot.frees++;
+		mt_sample_forget((void *)(uintptr_t)addr);
 	}
 	return 0;
 }
@@ -806,6 +807,7 @@ void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e)
 		struct mt_block b;
 		if (mt_live_remove(S.live, e->addr, &b)) {
 			uint32_t idx = thread_index(th, t);
+			mt_sample_forget((void *)(uintptr_t)e->addr);
 			check(mt_writer_free_block(S.w, t, e->addr, b.size, b.stack, idx));
 			S.tot.frees++;
 		}
@@ -813,6 +815,8 @@ void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e)
 	}
 	case MT_TB_REALLOC_FREE:
 		th->pwas = mt_live_remove(S.live, e->addr, &th->pblk);
+		if (th->pwas)
+			mt_sample_forget((void *)(uintptr_t)e->addr);
 		th->pold = e->addr;
 		th->pfreed = 0;
 		th->pending = 1;
@@ -1923,6 +1927,11 @@ static int open_log(void)
 		S.tags = mt_tags_new();
 	if (S.tags && mt_tags_emit(S.tags, S.w, 0) < 0) {
 		mt_say("cannot write ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
+		goto fail;
+	}
+	if (mt_sample_start(S.cfg.sample, S.cfg.sample_seed) < 0 ||
+	    (S.cfg.sample && mt_writer_sample(S.w, 0, S.cfg.sample) < 0)) {
+		mt_say("cannot start sampling; not recording", NULL);
 		goto fail;
 	}
 	mt_rec_active = 1;

@@ -196,6 +196,9 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigne
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
 	struct mt_capture c;
+	if (!mt_sample_take(size))
+		return;
+	mt_sample_note(p);
 	capture(&c, buf, fn);
 	mt_rec_alloc(&c, p, size);
 }
@@ -205,10 +208,28 @@ static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, siz
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
 	struct mt_capture c;
-	if (nmemb == 0 || n == 0)
+	/* sampling: the new half is drawn on its own size; an old half that
+	 * was not recorded is nothing to the log, nor to core.c's lock */
+	int take = nmemb && n && mt_sample_take(nmemb * n);
+	if (!mt_sample_held(p)) {
+		void *r = nmemb == 1 ? mt_real.realloc(p, n) : mt_real.reallocarray(p, nmemb, n);
+		if (r && take) {
+			int saved = errno;
+			mt_sample_note(r);
+			capture(&c, buf, fn);
+			mt_rec_alloc(&c, r, nmemb * n);
+			errno = saved;
+		}
+		return r;
+	}
+	if (!take)
 		return mt_rec_realloc(NULL, p, nmemb, n);
 	capture(&c, buf, fn);
-	return mt_rec_realloc(&c, p, nmemb, n);
+	void *r = mt_rec_realloc(&c, p, nmemb, n);
+	/* counted in before the program has it (see mt_sample_note) */
+	if (r)
+		mt_sample_note(r);
+	return r;
 }
 
 /* ---- the C allocator ------------------------------------------------------------- */
@@ -244,7 +265,8 @@ MT_EXPORT void free(void *p)
 		return;
 	}
 	mt_tls.guard++;
-	mt_rec_free(p);
+	if (mt_sample_held(p))
+		mt_rec_free(p);
 	mt_real.free(p);
 	mt_tls.guard--;
 }
@@ -519,7 +541,8 @@ MT_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t al, const vo
 			break;                                  \
 		if (recording()) {                              \
 			GUARDED;                                \
-			mt_rec_free(p);                         \
+			if (mt_sample_held(p))                  \
+				mt_rec_free(p);                 \
 			if (real)                               \
 				call;                           \
 			else                                    \

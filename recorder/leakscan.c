@@ -972,6 +972,11 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 #if !defined(__x86_64__) && !defined(__aarch64__)
 	return -1;
 #endif
+	/* Sampling: the table holds the recorded blocks only, and the
+	 * pointers held in the others are out of sight: a reachable block
+	 * would look lost. Such a log says "not classified". */
+	if (mt_sample_mean)
+		return -1;
 	s.n = n;
 	s.cap = 3 * n + 16;
 	s.deadline = t0 + MT_LEAKSCAN_LIMIT_NS;

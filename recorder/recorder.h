@@ -21,6 +21,8 @@
  *   leakscan.c which live blocks are still reachable at exit (leak kinds).
  *   tbuf.c     each thread's ring of raw events and the order key; their
  *              merge, in order, into core.c's encoding.
+ *   sample.c   sampling by bytes (MEMTRAIL_SAMPLE): which allocations are
+ *              recorded, and which frees may be of recorded blocks.
  *
  * Not for: anything outside the recorder. Nothing here is exported from the
  * shared object (the library is built with -fvisibility=hidden).
@@ -343,6 +345,8 @@ struct mt_config {
 	int freeres;              /* MEMTRAIL_FREERES (default 1; 0: keep the runtimes' memory) */
 	int leak_check;           /* MEMTRAIL_LEAK_CHECK (default 1; 0: no scan at exit) */
 	int unwind;               /* MEMTRAIL_UNWIND: enum mt_unwind_mode (unwind.h) */
+	uint64_t sample;          /* MEMTRAIL_SAMPLE: mean bytes per recorded block; 0: all */
+	long sample_seed;         /* MEMTRAIL_SAMPLE_SEED; -1: none (draws differ per run) */
 };
 
 /* An environment variable, also before libc set up environ. */
@@ -433,6 +437,81 @@ void memtrail_tag_pop_impl(void);
 void memtrail_tag_push(const char *name);
 void memtrail_tag_pop(void);
 uint32_t mt_rec_tag(uint32_t parent, const char *name);
+
+/* ---- sample.c ------------------------------------------------------------- */
+
+/*
+ * Sampling (MEMTRAIL_SAMPLE, format.h SAMPLE): each thread counts down the
+ * bytes it allocates, and the allocation that takes the count to zero or
+ * below is recorded; the next count is drawn from an exponential law of
+ * mean mt_sample_mean. Off (0), every allocation is recorded and the
+ * checks below are always true.
+ */
+struct mt_sample_tls {
+	int64_t left;         /* bytes until the next recorded allocation */
+	uint64_t rng;         /* xorshift state; 0: not drawn yet */
+};
+extern __thread struct mt_sample_tls mt_sample_tls;
+extern uint64_t mt_sample_mean;
+/*
+ * Per hash slot of an address, how many recorded blocks may be live there.
+ * The allocating thread counts a block in (mt_sample_note) before the
+ * program gets its address; the drainer counts it out (mt_sample_forget)
+ * when the block leaves the live table. So a free of a recorded block
+ * always finds its slot's count above 0, without a lock, even while the
+ * allocation still waits in its thread's ring (tbuf.c); a count of 0 means
+ * the block was not recorded. Other blocks of the slot only make a free
+ * take the recording path for nothing (the table then says so). 64 Ki
+ * slots, 256 KiB.
+ */
+#define MT_SAMPLE_SLOT_BITS 16
+extern uint32_t *mt_sample_counts;
+
+/* Starts sampling at mean bytes (0: off) with the seed (-1: none), for a
+ * new log; 0, or -1 when out of memory. With the log lock. */
+int mt_sample_start(uint64_t mean, long seed);
+/* The slow path of mt_sample_take: the count ran out (or was never set). */
+int mt_sample_draw(size_t size);
+
+/* Is an allocation of size bytes to be recorded? Only a thread-local
+ * count when not: no lock, no unwinding. */
+static inline __attribute__((always_inline)) int mt_sample_take(size_t size)
+{
+	if (MT_LIKELY(!mt_sample_mean))
+		return 1;
+	mt_sample_tls.left -= (int64_t)size;
+	if (MT_LIKELY(mt_sample_tls.left > 0))
+		return 0;
+	return mt_sample_draw(size);
+}
+
+static inline __attribute__((always_inline)) uint32_t mt_sample_slot(const void *p)
+{
+	return (uint32_t)(((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >>
+			  (64 - MT_SAMPLE_SLOT_BITS));
+}
+
+/* May the block at p be a recorded one? (No lock; false only when not.) */
+static inline __attribute__((always_inline)) int mt_sample_held(const void *p)
+{
+	if (MT_LIKELY(!mt_sample_mean))
+		return 1;
+	return __atomic_load_n(&mt_sample_counts[mt_sample_slot(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* A block at p the hooks record (before the program gets p). */
+static inline void mt_sample_note(const void *p)
+{
+	if (mt_sample_mean)
+		__atomic_fetch_add(&mt_sample_counts[mt_sample_slot(p)], 1, __ATOMIC_RELAXED);
+}
+
+/* A recorded block at p left the live table (log lock held). */
+static inline void mt_sample_forget(const void *p)
+{
+	if (mt_sample_mean)
+		__atomic_fetch_sub(&mt_sample_counts[mt_sample_slot(p)], 1, __ATOMIC_RELAXED);
+}
 
 /* ---- small helpers that never allocate (core.c) -------------------------- */
 

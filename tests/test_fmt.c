@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "error.h"
 #include "fmt.h"
 
 static void test_count(void **state)
@@ -149,6 +150,29 @@ static void test_time_short(void **state)
 	assert_string_equal(mt_fmt_time_short(b, sizeof(b), UINT64_MAX), "18446744074s");
 }
 
+static void test_parse_size(void **state)
+{
+	static const struct { const char *s; uint64_t v; } good[] = {
+		{ "4096", 4096 }, { "1", 1 }, { "512k", 524288 }, { "512K", 524288 },
+		{ "512KiB", 524288 }, { "512kB", 524288 }, { "1m", 1048576 }, { "1MiB", 1048576 },
+		{ "2g", 2147483648ull }, { "3t", 3298534883328ull }, { "100B", 100 },
+	};
+	static const char *const bad[] = {
+		"", "k", "0", "0k", "-1", "1.5k", "512 k", "512kk", "512x", "1KiBB", "1ki",
+		"99999999999999999999", "4194305t",
+	};
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = 0;
+		assert_int_equal(mt_fmt_parse_size(good[i].s, &v), 0);
+		assert_int_equal(v, good[i].v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(mt_fmt_parse_size(bad[i], &v), MT_E_ARG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_size_short),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_time_short),
+		cmocka_unit_test(test_parse_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

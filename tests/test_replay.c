@@ -497,6 +497,69 @@ static void test_tags(void **state)
 	}
 }
 
+/*
+ * A sampled log (format.h SAMPLE, mean 1024): each size the log gives is
+ * weighed s / p, p = 1 - exp(-s / 1024), worked out here: 64 B stands for
+ * 64 / 0.0605869 = 1,056 B, 512 B for 512 / 0.3934693 = 1,301 B, and a
+ * 1 MiB block (p = 1 in double precision) for itself; each free names the
+ * figure its allocation added (a realloc's old half too). And the corrupt
+ * ones: SAMPLE after an event, twice, with mean 0, in a version 3 log.
+ */
+static void test_sampled(void **state)
+{
+	struct fix *f = *state;
+	static const uint8_t sample[] = { MT_REC_SAMPLE, 0x80, 0x08 };   /* 1024 */
+	static const uint8_t zero[] = { MT_REC_SAMPLE, 0 };
+	struct testlog *t = new_log_version(MT_FORMAT_VERSION);
+	struct mt_replay *r;
+
+	tl_raw(t, sample, sizeof(sample));
+	tl_alloc(t, 1, 0x1000, 64, 0, 0);
+	tl_alloc(t, 1, 0x2000, 1 << 20, 1, 0);
+	tl_realloc(t, 1, 0x1000, 0x3000, 512, 0, 0);
+	tl_free_block(t, 1, 0x2000, 0);
+	tl_free_block(t, 1, 0x3000, 0);
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, &r), 0);
+	assert_int_equal(f->rec.end.error, 0);
+	assert_int_equal(mt_replay_sample(r), 1024);
+	assert_int_equal(f->rec.n, 6);
+	assert_event(&f->rec.v[0], 'a', 0, 1, 0x1000, 1056, 0, 0, 0);
+	assert_event(&f->rec.v[1], 'a', 1, 2, 0x2000, 1 << 20, 1, 0, 0);
+	assert_event(&f->rec.v[2], 'f', 2, 3, 0x1000, 1056, 0, 0, 1);
+	assert_event(&f->rec.v[3], 'a', 2, 3, 0x3000, 1301, 0, 0, 1);
+	assert_event(&f->rec.v[4], 'f', 3, 4, 0x2000, 1 << 20, 1, 0, 0);
+	assert_event(&f->rec.v[5], 'f', 4, 5, 0x3000, 1301, 0, 0, 0);
+	mt_replay_free(r);
+	tl_free(t);
+
+	/* an unsampled log says 0 */
+	t = new_log_version(MT_FORMAT_VERSION);
+	tl_alloc(t, 1, 0x1000, 64, 0, 0);
+	tl_end(t, 0, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, &r), 0);
+	assert_int_equal(mt_replay_sample(r), 0);
+	assert_int_equal(f->rec.v[0].ev.size, 64);
+	mt_replay_free(r);
+	tl_free(t);
+
+	for (int k = 0; k < 4; k++) {
+		t = new_log_version(k == 3 ? 3 : MT_FORMAT_VERSION);
+		tl_flush(t);
+		switch (k) {
+		case 0: tl_alloc(t, 1, 0x1000, 64, 0, 0); tl_raw(t, sample, sizeof(sample)); break;
+		case 1: tl_raw(t, sample, sizeof(sample)); tl_raw(t, sample, sizeof(sample)); break;
+		case 2: tl_raw(t, zero, sizeof(zero)); break;
+		case 3: tl_raw(t, sample, sizeof(sample)); break;
+		}
+		tl_end(t, 0, MT_END_EXIT, 0);
+		assert_int_equal(replay(f, t, NULL), 0);
+		assert_int_equal(f->rec.end.error, MT_E_CORRUPT);
+		assert_int_equal(f->rec.end.error_offset, tl_chunk_offset(t, 1));
+		tl_free(t);
+	}
+}
+
 static void test_snapshots_modules_stop(void **state)
 {
 	struct fix *f = *state;
@@ -1305,6 +1368,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_alloc_thread_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_name_corrupt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_odd_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_stop, setup, teardown),

@@ -20,8 +20,11 @@
  *   totals allocations=N frees=N bytes_allocated=N peak_bytes=N peak_blocks=N
  *          peak_t=T leaked_bytes=N leaked_blocks=N
  *   end clean=0|1 how=exit|_exit|signal|exec code=C t=T events=N
+ *   sample mean=N                                     (a sampled log)
  * The totals line shows the figures of the END record, as the recorder
- * counted them, when the replay read one (mt_end.totals).
+ * counted them, when the replay read one (mt_end.totals). In a sampled
+ * log (format.h SAMPLE) the sizes are the replay's weighed estimates, the
+ * totals the recorder's count of the recorded blocks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -225,6 +228,8 @@ int cmd_dump(int argc, char **argv)
 	rc = mt_replay_run(r, &dump_ops, &d);
 	if (rc < 0)
 		die("%s: %s", file, mt_strerror(rc));
+	if (mt_replay_sample(r))
+		printf("sample mean=%" PRIu64 "\n", mt_replay_sample(r));
 	if (fflush(stdout) != 0 || ferror(stdout))
 		die("cannot write standard output: %s", strerror(errno));
 	warn_log_end(file, mt_replay_end(r));

@@ -46,6 +46,7 @@ const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
 	"                       [--leak-check-signal SIG] [--keep-runtime]\n"
+	"                       [--sample BYTES]\n"
 	"                       [--view [-O FILE] [--kill-on-quit]] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
@@ -82,6 +83,14 @@ const char cmd_record_usage[] =
 	"                           stdout and stderr in a file and its stdin from\n"
 	"                           /dev/null; quitting the viewer leaves PROGRAM\n"
 	"                           running and recording\n"
+	"  --sample BYTES           record one allocation, with its stack, per BYTES\n"
+	"                           allocated on average (e.g. 512k; k, m, g are\n"
+	"                           powers of 1024), drawn at random as jemalloc\n"
+	"                           and tcmalloc do; reports weigh each by the odds\n"
+	"                           of its draw, so byte figures are unbiased\n"
+	"                           estimates, while counts of blocks and calls are\n"
+	"                           of the recorded ones; MEMTRAIL_SAMPLE=BYTES does\n"
+	"                           the same, MEMTRAIL_SAMPLE_SEED=N repeats the draws\n"
 	"  -O, --program-output FILE\n"
 	"                           with --view: PROGRAM's output (default memtrail.out)\n"
 	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
@@ -89,7 +98,7 @@ const char cmd_record_usage[] =
 	"  -h, --help               this help\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
-       O_KILL, O_HELP, O_LEAK_SIGNAL };
+       O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
@@ -99,6 +108,7 @@ static const struct opt options[] = {
 	{ "leak-check-signal", 0, 1, O_LEAK_SIGNAL },
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
+	{ "sample", 0, 1, O_SAMPLE },
 	{ "view", 0, 0, O_VIEW },
 	{ "program-output", 'O', 1, O_VIEW_OUT },
 	{ "kill-on-quit", 0, 0, O_KILL },
@@ -400,12 +410,14 @@ static char *read_child(int fd, int *exec_errno)
  * "child PID (PROG): " for a child): from the END record when the log ended
  * cleanly (only the chunk headers and the last chunk are read,
  * mt_replay_end_totals), else from a session that counts the run's figures
- * alone (a recording that stopped early says why; one cut short warns).
- * Returns 0, or -1 after a warning when the log cannot be read at all.
+ * alone (a recording that stopped early says why; one cut short warns;
+ * a sampled one, whose END counts only the recorded blocks, gives the
+ * estimates and says so). Returns 0, or -1 after a warning when the log cannot be read at all.
  */
 static int closing_line(const char *path, const char *who, struct mt_replay *r)
 {
-	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "";
+	char a[32], peak[32], leak[32], blocks[32], size[32], lost[64] = "", smp[64] = "";
+	const char *sampling = getenv("MEMTRAIL_SAMPLE");
 	struct mt_session_opts so = { .figures_only = 1 };
 	struct mt_leak_totals lk;
 	int classified = 0;
@@ -417,7 +429,8 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 	unsigned how;
 	int err, stopped;
 
-	if (mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
+	if (!(sampling && *sampling) &&
+	    mt_replay_end_leaks(r, &how, &tot, &classified, &lk) == 1 && how != MT_END_STOPPED) {
 		stopped = 0;
 	} else {
 		err = mt_session_open(path, &so, &ses, NULL);
@@ -440,6 +453,9 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		stopped = i->stopped;
 		classified = i->classified;
 		lk = i->leaks;
+		if (i->sample)
+			snprintf(smp, sizeof(smp), " (sampled every %s: estimates)",
+				 mt_fmt_size_short(a, sizeof(a), i->sample));
 		mt_summary_free(s);
 		mt_session_free(ses);
 	}
@@ -452,12 +468,12 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		snprintf(lost, sizeof(lost), " (%s definitely lost)",
 			 mt_fmt_size(d, sizeof(d), lk.bytes[MT_LEAK_DEFINITE]));
 	}
-	note("%s%s allocations, %s peak, %s %s in %s blocks%s, %s written (%s)", who,
+	note("%s%s allocations, %s peak, %s %s in %s blocks%s%s, %s written (%s)", who,
 	     mt_fmt_count(a, sizeof(a), tot.allocations),
 	     mt_fmt_size(peak, sizeof(peak), tot.peak_bytes),
 	     mt_fmt_size(leak, sizeof(leak), tot.leaked_bytes),
 	     stopped ? "live when recording stopped" : "leaked",
-	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost,
+	     mt_fmt_count(blocks, sizeof(blocks), tot.leaked_blocks), lost, smp,
 	     path, mt_fmt_size(size, sizeof(size), (uint64_t)st.st_size));
 	return 0;
 }
@@ -725,6 +741,7 @@ int cmd_record(int argc, char **argv)
 	struct opt_state st;
 	int id, fds[2], status, code, exec_errno, follow = 0, view = 0, kill_on_quit = 0, out = -1;
 	const char *view_out = NULL;
+	uint64_t sample;
 	struct timespec began;
 	pid_t pid;
 
@@ -768,6 +785,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case O_KEEP:
 			set_env("MEMTRAIL_FREERES", "0");
+			break;
+		case O_SAMPLE:
+			if (mt_fmt_parse_size(arg, &sample) < 0)
+				die_usage("--sample: '%s' is not a size such as 512k", arg);
+			snprintf(num, sizeof(num), "%" PRIu64, sample);
+			set_env("MEMTRAIL_SAMPLE", num);
 			break;
 		case O_VIEW:
 			view = 1;

@@ -597,8 +597,9 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 {
 	const struct mt_agg_stats *st = mt_view_data_stats(app->data);
 	const struct mt_view_point *cur = mt_view_timeline_cursor(app->tl);
-	char line[1024], what[128], t[32], live[32], pk[32], lk[32], rec[64];
+	char line[1024], what[128], t[32], live[32], pk[32], lk[32], rec[64], smp[64] = "";
 	const char *base = strrchr(app->file, '/');
+	uint64_t sample = mt_session_sample(mt_view_data_session(app->data));
 
 	fill(l->status_row, 0, C_STATUS);
 	if (app->prompt) {
@@ -620,12 +621,17 @@ static void draw_status(const struct mt_view_app *app, const struct mt_view_layo
 	else
 		snprintf(rec, sizeof(rec), "%s %s B", stopped ? "live at stop" : "leaked",
 			 mt_fmt_signed(lk, sizeof(lk), st->end_bytes, 0));
-	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B | %s | %s | %s | ?: help",
+	/* a sampled log's byte figures are estimates: say so beside them */
+	if (sample)
+		snprintf(smp, sizeof(smp), " | sampled every %s: estimates",
+			 mt_fmt_size_short(t, sizeof(t), sample));
+	snprintf(line, sizeof(line), " %s %s: %s B | %s | peak %s B%s | %s | %s | %s | ?: help",
 		 what,
 		 mt_fmt_time_short(t, sizeof(t), cur->time_ns),
 		 mt_fmt_count(live, sizeof(live), cursor_bytes(app)),
 		 stopped && app->mode == MT_VIEW_LEAKS ? "live at stop" : mt_view_mode_name(app->mode),
 		 mt_fmt_signed(pk, sizeof(pk), st->peak_bytes, 0),
+		 smp,
 		 rec,
 		 base ? base + 1 : app->file,
 		 mt_view_data_command(app->data));

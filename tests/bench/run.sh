@@ -51,8 +51,10 @@
 #   MT_BENCH_ONLY     names to run, space separated (default all): the
 #                     workloads, the memory cases and "view" below
 #   MT_BENCH_TOOLS    the profilers to run, space separated, among memtrail,
-#                     heaptrack and heaptrack-r (default all that are
-#                     present); the native run is always made
+#                     memtrail-sampled, heaptrack and heaptrack-r (default
+#                     all that are present); the native run is always made
+#   MT_BENCH_SAMPLE   memtrail-sampled's interval: `memtrail record --sample
+#                     SIZE` (default 512k)
 #   MT_BENCH_VMEM_KB  address-space limit of every run (default 12 GiB), so a
 #                     tool that runs away fails instead of exhausting the
 #                     machine
@@ -87,6 +89,13 @@
 # Then (named "view" in MT_BENCH_ONLY) tests/bench/view.sh: the viewer on a
 # 100 M-event log.
 #
+# Sampling: memtrail-sampled records each workload with --sample 512k; a
+# table gives its CPU and wall time against native (target: wall <= 1.1x),
+# and, from the last run's logs, its estimated peak against the exact one
+# of the full recording, and the error of each stack above 1 % of the
+# exact peak (live bytes at the peak, stacks matched by their symbolized
+# frames: `report --show-maximum --format collapsed`).
+#
 # Not here: correctness of the figures (tests/e2e), the recorder itself.
 
 set -u
@@ -100,6 +109,7 @@ out=$builddir/bench/out
 in=$out/input
 runs=${MT_BENCH_RUNS:-3}
 only=${MT_BENCH_ONLY:-}
+sample=${MT_BENCH_SAMPLE:-512k}
 vmem=${MT_BENCH_VMEM_KB:-12582912}
 limit=${MT_BENCH_TIMEOUT:-300}
 MEMTRAIL=${MEMTRAIL:-$builddir/memtrail}
@@ -365,6 +375,8 @@ run_record() {
 		set -- env MEMTRAIL_LEAK_SCAN_STATS=1 \
 			"$MEMTRAIL" record $(mt_record_args "$rr_wl") -o "$rr_log";;
 	lsan) set --;;
+	memtrail-sampled) rr_log=$rr_base.mtdata
+		set -- "$MEMTRAIL" record --sample "$sample" $(mt_record_args "$rr_wl") -o "$rr_log";;
 	heaptrack) set -- heaptrack -o "$rr_base.ht";;
 	heaptrack-r) set -- heaptrack -r -o "$rr_base.ht";;
 	esac
@@ -504,12 +516,59 @@ count_row() {
 	printf '%s\tcount\t%s\t-\t-\t-\t-\t%s\tok\t-\n' "$1" "$2" "$3" >>"$tsv"
 }
 
+# sampling_accuracy WORKLOAD: the last run's sampled log against its full
+# one: estimated and exact peak, and per stack above 1 % of the exact peak
+# (live bytes at each log's peak, by symbolized stack) the estimate's
+# error; one line into $out/sampling.txt.
+sampling_accuracy() {
+	sa_full=$out/$1.memtrail.$runs.mtdata
+	sa_smp=$out/$1.memtrail-sampled.$runs.mtdata
+	[ -f "$sa_full" ] && [ -f "$sa_smp" ] || return 0
+	for sa_k in full smp; do
+		eval "sa_log=\$sa_$sa_k"
+		"$MEMTRAIL" report --show-maximum -t 0 --format collapsed "$sa_log" \
+			>"$out/$1.$sa_k.peak" 2>"$out/$1.$sa_k.peak.err" ||
+			fail "$1: report --show-maximum of the $sa_k log failed"
+		"$MEMTRAIL" report --summary --format json "$sa_log" 2>/dev/null | tr -d '\n' |
+			sed -n 's/.*"peak_bytes": *\([0-9]*\).*/\1/p' >"$out/$1.$sa_k.peakbytes"
+	done
+	sa_mean=$("$MEMTRAIL" report --summary --format json "$sa_smp" 2>/dev/null | tr -d '\n' |
+		sed -n 's/.*"sample_bytes": *\([0-9]*\).*/\1/p')
+	awk -v wl="$1" -v exact="$(cat "$out/$1.full.peakbytes")" -v mean="${sa_mean:-0}" \
+	    -v est="$(cat "$out/$1.smp.peakbytes")" '
+		function key(line) { return substr(line, 1, length(line) - length($NF) - 1) }
+		FNR == 1 { f++ }
+		f == 1 { ex[key($0)] += $NF }
+		f == 2 { es[key($0)] += $NF }
+		END {
+			n = 0; worst = 0; sum_abs = 0; sum_ex = 0
+			for (k in ex) {
+				if (ex[k] * 100 < exact)
+					continue
+				e = (es[k] - ex[k]) / ex[k] * 100
+				n++
+				a = e < 0 ? -e : e
+				if (a > worst) worst = a
+				sum_abs += (es[k] > ex[k] ? es[k] - ex[k] : ex[k] - es[k]); sum_ex += ex[k]
+			}
+			# small blocks (s << mean) each stand for about mean
+			# bytes: the standard error of B live bytes is then
+			# about sqrt(B mean), larger blocks make it smaller
+			printf "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", wl, exact, est,
+				(exact > 0 ? sprintf("%+.2f", (est - exact) / exact * 100) : "n/a"), n,
+				(n ? sprintf("%.2f", worst) : "n/a"),
+				(sum_ex > 0 ? sprintf("%.2f", sum_abs / sum_ex * 100) : "n/a"),
+				(exact > 0 && mean > 0 ? sprintf("%.1f", sqrt(mean / exact) * 100) : "n/a")
+		}' "$out/$1.full.peak" "$out/$1.smp.peak" >>"$out/sampling.txt"
+}
+
 # ---- the runs ----------------------------------------------------------------
 printf 'workload\tphase\ttool\trun\twall_s\tmax_rss_kb\tlog_bytes\tevents\tstatus\tcpu_s\n' >"$tsv"
+rm -f "$out/sampling.txt"
 tools=native
-for t in ${MT_BENCH_TOOLS:-memtrail heaptrack heaptrack-r}; do
+for t in ${MT_BENCH_TOOLS:-memtrail memtrail-sampled heaptrack heaptrack-r}; do
 	case $t in
-	memtrail) [ $have_mt = 1 ] && tools="$tools memtrail";;
+	memtrail|memtrail-sampled) [ $have_mt = 1 ] && tools="$tools $t";;
 	heaptrack|heaptrack-r) [ $have_ht = 1 ] && tools="$tools $t";;
 	*) echo "bench: error: MT_BENCH_TOOLS: unknown tool $t" >&2; exit 2;;
 	esac
@@ -567,6 +626,8 @@ for wl in $workloads; do
 		ev_ht=$($dec "$ht_log" | grep -c '^[+-] ')
 		count_row "$wl" heaptrack "$ev_ht"
 	fi
+
+	sampling_accuracy "$wl"
 
 	# Reading, interleaved: the summaries, then the full reports.
 	r=1
@@ -653,6 +714,7 @@ load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 awk -F '\t' -v ran="$ran" -v mem_ran="$mem_ran" -v have_mt="$have_mt" -v have_ht="$have_ht" \
     -v mt_why="$mt_why" -v ht_why="$ht_why" -v runs="$runs" -v tsv="${tsv#"$top"/}" \
     -v ncores="$(nproc 2>/dev/null)" -v load1="${load_start:-}" -v load2="${load_end:-}" \
+    -v sample="$sample" -v accuracy="$out/sampling.txt" \
     -v snapshots="$SNAPSHOTS" -v deep_stacks="$DEEP_STACKS" -v deep_frames="$DEEP_FRAMES" \
     -v secs="$(awk -v a="$start_all" -v b="$end_all" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')" '
 function median(key,    n, i, j, t, v) {
@@ -869,6 +931,37 @@ END {
 		t1 = med("heapgraph", "scan-memtrail", "wall"); t2 = med("heapgraph", "scan-lsan", "wall")
 		if (c1 != "" && c2 != "")
 			printf "heapgraph memtrail / LSan: %s CPU, %s wall (below 1: memtrail'"'"'s scan is faster)\n", ratio(c1, c2), ratio(t1, t2)
+	}
+
+	# Sampling: the cost against native, and the estimates against the
+	# exact figures of the full recording.
+	sm = 0
+	for (k = 1; k <= n; k++)
+		if (med(wls[k], "memtrail-sampled", "wall") != "")
+			sm++
+	if (sm > 0) {
+		while ((getline line < accuracy) > 0) {
+			split(line, f, "\t")
+			acc[f[1]] = 1; a_ex[f[1]] = f[2]; a_es[f[1]] = f[3]; a_pe[f[1]] = f[4]
+			a_n[f[1]] = f[5]; a_worst[f[1]] = f[6]; a_w[f[1]] = f[7]; a_se[f[1]] = f[8]
+		}
+		print ""
+		printf "Sampling (memtrail record --sample %s): CPU and wall seconds against native (target: wall <= 1.10x); from the last run, the estimated peak against the full recording'"'"'s exact one, and over the stacks above 1 %% of the exact peak, the largest error and the error weighted by bytes; SE: the standard error of the peak were all its blocks small (sqrt(interval / peak)), which bounds what to expect\n", sample
+		fmt = "%-9s %13s %13s %7s %7s  %-6s %13s %13s %8s %6s %6s %8s %8s\n"
+		printf fmt, "workload", "native", "sampled", "wall", "CPU", "target", "exact peak", "estimate", "error", "SE", "stacks", "largest", "weighted"
+		printf fmt, "", "cpu   wall", "cpu   wall", "ratio", "ratio", "", "B", "B", "%", "%", ">1 %", "error %", "error %"
+		for (k = 1; k <= n; k++) {
+			w = wls[k]
+			if (med(w, "memtrail-sampled", "wall") == "")
+				continue
+			wr = ratio(med(w, "memtrail-sampled", "wall"), med(w, "native", "wall"))
+			printf fmt, w, cell(w, "native"), cell(w, "memtrail-sampled"), wr,
+				ratio(med(w, "memtrail-sampled", "cpu"), med(w, "native", "cpu")),
+				(wr == "n/a" ? "n/a" : (wr + 0 <= 1.10 ? "met" : "MISSED")),
+				((w in acc) ? commas(a_ex[w]) : "n/a"), ((w in acc) ? commas(a_es[w]) : "n/a"),
+				((w in acc) ? a_pe[w] : "n/a"), ((w in acc) ? a_se[w] : "n/a"), ((w in acc) ? a_n[w] : "n/a"),
+				((w in acc) ? a_worst[w] : "n/a"), ((w in acc) ? a_w[w] : "n/a")
+		}
 	}
 
 	print ""

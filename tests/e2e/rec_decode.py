@@ -12,7 +12,8 @@
 # (block_mismatch counts those that do not). Of the program's own blocks
 # (frame 0 in the main program) it also counts the frees and reallocs by
 # a thread other than the one that allocated the block
-# (exe_xthread_frees). Prints key=value
+# (exe_xthread_frees); SAMPLE at most once, before any event
+# (sample=MEAN). Prints key=value
 # lines (see the end of main); with -v every record too.
 # Not for: anything but tests.
 import ctypes, struct, sys
@@ -197,6 +198,14 @@ def main():
                     st["exe_allocs"] += 1; st["exe_bytes"] += size
                 born(addr, size, sid); st["allocs"] += 1; st["bytes"] += size; st["reallocs"] += 1
                 if verbose: print("REALLOC", t, hex(old), hex(addr), size, sid, th)
+            elif ty == 0x12:
+                # SAMPLE: one, before any event, mean >= 1 (the decoder's
+                # figures stay the recorded blocks' own, as END's are)
+                assert ver >= 4, "SAMPLE before version 4"
+                mean = uv()
+                assert mean >= 1 and "sample" not in st and seq == 0, ("sample", mean, seq)
+                st["sample"] = mean
+                if verbose: print("SAMPLE", mean)
             elif ty == 0x11:
                 assert ver >= 4, "TAG before version 4"
                 tid_ = uv(); parent = uv(); name = bstr()
