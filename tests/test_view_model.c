@@ -647,6 +647,30 @@ static void test_flat(void **state)
 	assert_int_equal(mt_view_flat_row(f, mn)->total.bytes, fx->ex.peak_bytes);
 	assert_int_equal(mt_view_flat_row(f, mr)->total.bytes, 262144);
 	assert_int_equal(mt_view_flat_row(f, mr)->self.bytes, 0);
+	/* s: from total bytes to self blocks (xmalloc's 15, grow_rows' 8),
+	 * total blocks, self calls (xmalloc's 23), total calls (31, main's
+	 * and its callers': xmalloc's 23 and grow_rows' 8), self bytes again */
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BLOCKS);
+	assert_int_equal(mt_view_flat_nrows(f), 2);
+	assert_int_equal(mt_view_flat_row(f, 0)->self.blocks, 15);
+	mt_view_flat_next_order(f);
+	assert_true(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BLOCKS);
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_ALLOCS);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
+	assert_int_equal(mt_view_flat_row(f, 0)->self.allocs, 23);
+	mt_view_flat_next_order(f);
+	assert_true(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_ALLOCS);
+	assert_int_equal(mt_view_flat_row(f, 0)->total.allocs, 31);
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BYTES);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
 	mt_view_flat_free(f);
 	/* make_report's place: under malloc and xmalloc; then nowhere else */
 	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 1), 0);

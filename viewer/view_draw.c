@@ -406,18 +406,19 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 }
 
 /*
- * The flat list (f): per function, self bytes, % and blocks, then total
- * bytes, % and blocks, then calls (of the sorted cost) and the name.
+ * The flat list (f): per function, self bytes, %, blocks and calls, then
+ * the same of its total, and the name.
  */
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w)
 {
 	char line[256];
 
-	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
-		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->bytes, "total B",
-		 w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
-		 mt_view_flat_by_total(app->flat) ? "total" : "self", mt_view_sort_name(app->sort));
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
+		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 w->bytes, "total B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 mt_view_flat_by_total(app->flat) ? "total" : "self",
+		 mt_view_sort_name(mt_view_flat_key(app->flat)));
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
 }
@@ -434,8 +435,7 @@ static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout
 
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_tree_fn *fn = mt_view_flat_row(f, top + (size_t)y);
-		const struct mt_cost *by = NULL;
-		char line[1024], b[2][32], k[2][32], p[2][16], a[32];
+		char line[1024], b[2][32], k[2][32], p[2][16], a[2][32];
 
 		fill(l->tree_top + y, 0, C_NORMAL);
 		if (!fn) {
@@ -448,17 +448,17 @@ static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout
 
 			mt_fmt_signed(b[j], sizeof(b[j]), c->bytes, plus);
 			mt_fmt_signed(k[j], sizeof(k[j]), c->blocks, plus);
+			mt_fmt_signed(a[j], sizeof(a[j]), c->allocs, 0);
 			if (whole)
 				snprintf(p[j], sizeof(p[j]), "%.2f%%",
 					 100.0 * (double)c->bytes / (double)whole);
 			else
 				snprintf(p[j], sizeof(p[j]), "-");
 		}
-		by = mt_view_flat_by_total(f) ? &fn->total : &fn->self;
-		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s",
-			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0],
-			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1],
-			 w->allocs, mt_fmt_signed(a, sizeof(a), by->allocs, 0), fn->name);
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s %*s  %s",
+			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0], w->allocs, a[0],
+			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1], w->allocs, a[1],
+			 fn->name);
 		if (top + (size_t)y == sel) {
 			line[0] = '>';
 			fill(l->tree_top + y, 0, C_SEL);

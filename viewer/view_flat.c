@@ -103,6 +103,26 @@ int mt_view_flat_by_total(const struct mt_view_flat *f)
 	return f->by_total;
 }
 
+enum mt_tree_key mt_view_flat_key(const struct mt_view_flat *f)
+{
+	return f->key;
+}
+
+void mt_view_flat_next_order(struct mt_view_flat *f)
+{
+	enum mt_tree_key key = f->key;
+	int by_total = !f->by_total;
+
+	if (key == MT_TREE_BY_NAME) {
+		key = MT_TREE_BY_BYTES;
+		by_total = 0;
+	} else if (!by_total) {
+		key = key == MT_TREE_BY_BYTES ? MT_TREE_BY_BLOCKS :
+		      key == MT_TREE_BY_BLOCKS ? MT_TREE_BY_ALLOCS : MT_TREE_BY_BYTES;
+	}
+	mt_view_flat_sort(f, by_total, key);
+}
+
 size_t mt_view_flat_nrows(const struct mt_view_flat *f)
 {
 	return f->nrows;

@@ -29,8 +29,8 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 			      " 'f() via malloc')" },
 	{ "",                 "<-> from the entry points (malloc, operator new...)" },
 	{ "s",                "cycle the sort: bytes, blocks, allocations, name" },
-	{ "f",                "flat list: the functions by self bytes (their allocation" },
-	{ "",                 "sites), s: by total; Enter: to its places in the tree" },
+	{ "f",                "flat list: functions by self bytes (their allocation sites)," },
+	{ "",                 "s: by total, blocks, calls; Enter: its places in the tree" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
 	{ "l / K",            "leaks: live at the end (l: back); K: one kind at a time" },
@@ -132,10 +132,10 @@ static int flat_key(struct mt_view_app *app, int key, const struct mt_view_layou
 		mt_view_flat_move(app->flat, (long)l->tree_h);
 		return MT_REDRAW;
 	case 's':
-		mt_view_flat_sort(app->flat, !mt_view_flat_by_total(app->flat), app->sort);
+		mt_view_flat_next_order(app->flat);
 		snprintf(app->msg, sizeof(app->msg), "sorted by %s %s",
 			 mt_view_flat_by_total(app->flat) ? "total" : "self",
-			 mt_view_sort_name(app->sort));
+			 mt_view_sort_name(mt_view_flat_key(app->flat)));
 		return MT_REDRAW;
 	case 27:      /* Esc */
 	case 'f':

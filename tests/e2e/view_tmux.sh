@@ -336,7 +336,8 @@ wait_for "Live at peak" 15 || true
 keys f
 wait_for "function, by self bytes" || true
 screen flat.txt
-# flat_rows FILE: "selected self_B self% self_K total_B total% total_K calls name"
+# flat_rows FILE: "selected self_B self% self_K self_calls total_B total% total_K
+# total_calls name"
 flat_rows() {
 	awk '/function, by / { on = 1; next }
 	     on && /^[> ] *[-+]?[0-9]/ { s = 0; if (substr($0, 1, 1) == ">") { s = 1; sub(/^>/, "") }
@@ -344,14 +345,14 @@ flat_rows() {
 }
 flat_rows flat.txt >flat.rows
 check "flat: by self, xmalloc then grow_rows" \
-	[ "$(cat flat.rows)" = "1 297088 81.93% 15 297088 81.93% 15 23 xmalloc
-0 65536 18.07% 8 65536 18.07% 8 8 grow_rows" ]
+	[ "$(cat flat.rows)" = "1 297088 81.93% 15 23 297088 81.93% 15 23 xmalloc
+0 65536 18.07% 8 8 65536 18.07% 8 8 grow_rows" ]
 keys s
 wait_for "function, by total bytes" || true
 screen flat2.txt
 flat_rows flat2.txt >flat2.rows
 check "flat: by total, make_report 262,144 B in 1 block, none itself" \
-	grep -qx "0 0 0.00% 0 262144 72.29% 1 1 make_report" flat2.rows
+	grep -qx "0 0 0.00% 0 0 262144 72.29% 1 1 make_report" flat2.rows
 # the selection stayed on xmalloc; down to make_report, Enter
 sel=$(grep -n '^1 ' flat2.rows | cut -d: -f1)
 mr=$(grep -n ' make_report$' flat2.rows | cut -d: -f1)
@@ -362,6 +363,22 @@ wait_for "found: make_report" || true
 screen flat3.txt
 check "flat: Enter selects make_report in the tree" \
 	sh -c "grep -q '^>.* make_report \[samples/phases.c:[0-9]*\]\$' flat3.txt"
+# s goes on: self blocks (xmalloc's 15 first), total blocks, self calls,
+# total calls (main's 31: xmalloc's 23 and grow_rows' 8), self bytes
+keys f s
+wait_for "function, by self blocks" || true
+screen flat4.txt
+flat_rows flat4.txt >flat4.rows
+check "flat: s, by self blocks, xmalloc's 15 first" \
+	sh -c "head -1 flat4.rows | grep -q ' 15 23 297088 81.93% 15 23 xmalloc\$'"
+keys s s s
+wait_for "function, by total calls" || true
+screen flat5.txt
+flat_rows flat5.txt >flat5.rows
+check "flat: s s s, by total calls, main's 31" \
+	grep -qx "[01] 0 0.00% 0 0 362624 100.00% 23 31 main" flat5.rows
+keys s
+wait_for "function, by self bytes" || mt_fail "flat: s comes back to self bytes"
 keys q
 wait_for "status=0" 5 || mt_fail "flat: q exits 0"
 
