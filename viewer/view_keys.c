@@ -304,6 +304,7 @@ int mt_view_key(struct mt_view_app *app, int key)
 	case 's':
 		app->sort = (enum mt_tree_key)((app->sort + 1) % (MT_TREE_BY_NAME + 1));
 		mt_view_model_sort(app->model, app->sort);
+		mt_view_model_reopen(app->model, app->sort);
 		snprintf(app->msg, sizeof(app->msg), "sorted by %s", mt_view_sort_name(app->sort));
 		break;
 	case '/':

@@ -382,6 +382,34 @@ wait_for "function, by self bytes" || mt_fail "flat: s comes back to self bytes"
 keys q
 wait_for "status=0" 5 || mt_fail "flat: q exits 0"
 
+# ---- the flat list of the leaks and of a diff -------------------------------------------
+# With the list up, l shows the leaks' functions (phases.c: xmalloc's
+# config and rows 14 and 15, 9,216 B in 3 blocks, after 1 + 16 calls of
+# load_config and build_index); N m n d the diff from snapshot 0 to 1:
+# grow_rows +65,536 B in +8 blocks (8 calls), xmalloc -40,960 B in -8
+# blocks (rows 0..7 went to realloc, rows 8..11 4,096 -> 2,048; 4 calls).
+keys clear Enter
+keys "'$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+keys f
+wait_for "function, by self bytes" || true
+keys l
+wait_for "Leaked \(live at the end\)" || true
+screen flat-leaks.txt
+flat_rows flat-leaks.txt >flat-leaks.rows
+check "flat: l, the leaks' functions, xmalloc 9,216 B in 3 blocks, 17 calls" \
+	[ "$(cat flat-leaks.rows)" = "1 9216 100.00% 3 17 9216 100.00% 3 17 xmalloc" ]
+keys l N m n d
+wait_for "function, by self bytes" || true
+wait_for "^Diff" || true
+screen flat-diff.txt
+flat_rows flat-diff.txt >flat-diff.rows
+check "flat: a diff, grow_rows grown, then xmalloc shrunk" \
+	sh -c "head -2 flat-diff.rows | cut -d' ' -f2- | tr -d '+' | awk '{ print \$1, \$3, \$4, \$9 }' |
+	       tr '\n' ';' | grep -qx '65536 8 8 grow_rows;-40960 -8 4 xmalloc;'"
+keys q
+wait_for "status=0" 5 || mt_fail "flat: q exits 0"
+
 # ---- TERM=vt100 (no colours) and a missing file ---------------------------------------------
 keys clear Enter
 keys "TERM=vt100 '$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
