@@ -298,6 +298,7 @@ struct widths {
 
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w);
+static void flat_widths(const struct mt_view_app *app, struct widths *w);
 
 static int width_of(int64_t v, int min)
 {
@@ -384,6 +385,7 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 
 	widths(app, &w);
 	if (app->flat_on) {
+		flat_widths(app, &w);
 		draw_flat_head(app, l, &w);
 		return;
 	}
@@ -407,18 +409,43 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 
 /*
  * The flat list (f): per function, self bytes, %, blocks and calls, then
- * the same of its total, and the name.
+ * the same of its total, and the name. Eight numbers to a row: each column
+ * as wide as its heading or the tree's total, no wider (no function's
+ * figure exceeds the total), so that the name still has room.
  */
+static int flat_width(int64_t v, int plus, int min)
+{
+	char buf[32];
+	int n = (int)strlen(mt_fmt_signed(buf, sizeof(buf), v, plus));
+
+	return n > min ? n : min;
+}
+
+static void flat_widths(const struct mt_view_app *app, struct widths *w)
+{
+	const struct mt_tree *t = mt_view_model_tree(app->model);
+	struct mt_cost g = { 0, 0, 0 };
+	int plus = app->mode == MT_VIEW_DIFF;
+
+	if (t)
+		g = mt_tree_gross(t);
+	w->bytes = flat_width(g.bytes, plus, 7);
+	w->pct = plus ? 8 : 7;    /* "-100.00%", "100.00%" */
+	w->blocks = flat_width(g.blocks, plus, 6);
+	w->allocs = flat_width(g.allocs, 0, 5);
+}
+
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w)
 {
+	enum mt_tree_key key = mt_view_flat_key(app->flat);
 	char line[256];
 
-	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
+	snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
 		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
 		 w->bytes, "total B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
 		 mt_view_flat_by_total(app->flat) ? "total" : "self",
-		 mt_view_sort_name(mt_view_flat_key(app->flat)));
+		 key == MT_TREE_BY_ALLOCS ? "calls" : mt_view_sort_name(key));
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
 }
@@ -455,7 +482,8 @@ static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout
 			else
 				snprintf(p[j], sizeof(p[j]), "-");
 		}
-		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s %*s  %s",
+		/* the first column marks the selected row */
+		snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  %s",
 			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0], w->allocs, a[0],
 			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1], w->allocs, a[1],
 			 fn->name);
@@ -484,6 +512,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 
 	widths(app, &w);
 	if (app->flat_on) {
+		flat_widths(app, &w);
 		draw_flat(app, l, &w);
 		return;
 	}

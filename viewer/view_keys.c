@@ -135,6 +135,7 @@ static int flat_key(struct mt_view_app *app, int key, const struct mt_view_layou
 		mt_view_flat_next_order(app->flat);
 		snprintf(app->msg, sizeof(app->msg), "sorted by %s %s",
 			 mt_view_flat_by_total(app->flat) ? "total" : "self",
+			 mt_view_flat_key(app->flat) == MT_TREE_BY_ALLOCS ? "calls" :
 			 mt_view_sort_name(mt_view_flat_key(app->flat)));
 		return MT_REDRAW;
 	case 27:      /* Esc */

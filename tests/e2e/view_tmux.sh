@@ -141,6 +141,26 @@ EOF
 check "tree: sites first, make_report's chain open, the cursor at its end ($(cat first.check))" \
 	sh -c "grep -q '^ok' first.check"
 check "tree: the heading says allocation sites first" has "allocation sites first, sorted by bytes" peak.txt
+# Nothing touched in the tree yet: another point opens its own chain. At
+# the end (9,216 B: the config's 1,024 from load_config, rows 14 and 15's
+# 8,192 from build_index, all through xmalloc) build_index holds more than
+# half of xmalloc's: its chain is open, the cursor at its end, make_report
+# gone; back at the peak (p), make_report's chain again.
+keys End
+wait_for ": $(commas "$leak") B in " || true
+screen end.txt
+rows end.txt >end.rows
+check "tree: at the end, build_index's chain open, the cursor at its end" \
+	sh -c "head -n 2 end.rows | cut -f1,2,6,7 | tr '\t\n' ' /' |
+	         grep -qx '0 $leak - xmalloc \[samples/phases.c:94\] via malloc/1 8192 - build_index \[samples/phases.c:[0-9]*\]/' &&
+	       awk -F'\t' '\$5 == 1 && \$2 == 8192 && \$6 == \"\"' end.rows | grep -q . &&
+	       ! grep -q make_report end.rows"
+keys p
+wait_for "Live at peak:" || true
+sleep 0.3
+screen peak2.txt
+rows peak2.txt >peak2.rows
+check "tree: p, the peak's first screen again" cmp -s peak.rows peak2.rows
 # Enter on the fold shows its N frames as rows, each with the chain's figures
 nfold=$(sed -n '4s/.*\.\.\. \([0-9]*\) frames \.\.\..*/\1/p' peak.rows)
 keys Up
@@ -394,14 +414,14 @@ wait_for "Live at peak" 15 || true
 keys f
 wait_for "function, by self bytes" || true
 keys l
-wait_for "Leaked \(live at the end\)" || true
+wait_for "Leaked (live at the end)" || true
 screen flat-leaks.txt
 flat_rows flat-leaks.txt >flat-leaks.rows
 check "flat: l, the leaks' functions, xmalloc 9,216 B in 3 blocks, 17 calls" \
 	[ "$(cat flat-leaks.rows)" = "1 9216 100.00% 3 17 9216 100.00% 3 17 xmalloc" ]
 keys l N m n d
 wait_for "function, by self bytes" || true
-wait_for "^Diff" || true
+wait_for "Diff from" || true
 screen flat-diff.txt
 flat_rows flat-diff.txt >flat-diff.rows
 check "flat: a diff, grow_rows grown, then xmalloc shrunk" \
