@@ -399,6 +399,13 @@ static void test_allocator_frames(void **state)
 		assert_true(mt_tree_node_is_entry(n));
 		assert_int_equal(mt_tree_node_nchildren(n), 0);
 		assert_int_equal(mt_tree_nnodes(f->t), pruned ? 1 + 4 + 1 : 1 + 4 + 3);
+		/* the depth counts from the site: one frame, the sites alone */
+		o.depth = 1;
+		mt_tree_free(f->t);
+		assert_int_equal(mt_tree_build(p, &as, &o, &f->t), 0);
+		assert_int_equal(mt_tree_nnodes(f->t), 1 + 4);
+		kid(mt_tree_root(f->t), 1, "std::_Vector_base<int, std::allocator<int> >::"
+		    "_M_allocate(unsigned long) [stl_vector.h:378] via malloc", 40, 2, 3);
 	}
 	/* the entry points' layout keeps every frame (report's default) */
 	mt_tree_free(f->t);
