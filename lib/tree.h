@@ -190,10 +190,11 @@ int mt_tree_frame_is_allocator(const struct mt_frame *f);
 /*
  * The functions of a callee-first tree (not inverted), for a flat list of
  * allocation sites: self is the cost of the stacks whose first frame
- * outside the allocator (mt_tree_frame_is_allocator) is in the function, total the cost of the stacks
- * with the function anywhere (once per stack, recursion too). A function
- * is its frames' function name, or the label for frames without one; the
- * allocator's frames before the site are no function of the list.
+ * outside the allocator (mt_tree_frame_is_allocator) is in the function,
+ * total the cost of the stacks with the function anywhere (once per stack,
+ * recursion too). A function is its frames' function name, or the label
+ * for frames without one; the allocator's frames before the site are no
+ * function of the list.
  */
 struct mt_tree_fn {
 	char *name;               /* owned by the array */

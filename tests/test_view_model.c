@@ -718,6 +718,7 @@ static void test_flat(void **state)
 	mt_view_flat_next_order(f);
 	assert_true(mt_view_flat_by_total(f));
 	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_ALLOCS);
+	assert_string_equal(mt_view_flat_order_name(f), "total calls");
 	assert_int_equal(mt_view_flat_row(f, 0)->total.allocs, 31);
 	mt_view_flat_next_order(f);
 	assert_false(mt_view_flat_by_total(f));

@@ -438,14 +438,12 @@ static void flat_widths(const struct mt_view_app *app, struct widths *w)
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w)
 {
-	enum mt_tree_key key = mt_view_flat_key(app->flat);
 	char line[256];
 
-	snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
+	snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  function, by %s",
 		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
 		 w->bytes, "total B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
-		 mt_view_flat_by_total(app->flat) ? "total" : "self",
-		 key == MT_TREE_BY_ALLOCS ? "calls" : mt_view_sort_name(key));
+		 mt_view_flat_order_name(app->flat));
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
 }

@@ -108,6 +108,16 @@ enum mt_tree_key mt_view_flat_key(const struct mt_view_flat *f)
 	return f->key;
 }
 
+const char *mt_view_flat_order_name(const struct mt_view_flat *f)
+{
+	static const char *const names[2][MT_TREE_BY_NAME + 1] = {
+		{ "self bytes", "self blocks", "self calls", "name" },
+		{ "total bytes", "total blocks", "total calls", "name" },
+	};
+
+	return names[f->by_total ? 1 : 0][f->key <= MT_TREE_BY_NAME ? f->key : 0];
+}
+
 void mt_view_flat_next_order(struct mt_view_flat *f)
 {
 	enum mt_tree_key key = f->key;

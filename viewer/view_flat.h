@@ -30,6 +30,9 @@ void mt_view_flat_sort(struct mt_view_flat *f, int by_total, enum mt_tree_key ke
 int mt_view_flat_by_total(const struct mt_view_flat *f);
 enum mt_tree_key mt_view_flat_key(const struct mt_view_flat *f);
 
+/* The order in words, for headings: "self bytes", "total calls"... (static). */
+const char *mt_view_flat_order_name(const struct mt_view_flat *f);
+
 /*
  * The next order (s in the list): self then total bytes, self then total
  * blocks, self then total calls, and round again (from the name order:

@@ -133,10 +133,8 @@ static int flat_key(struct mt_view_app *app, int key, const struct mt_view_layou
 		return MT_REDRAW;
 	case 's':
 		mt_view_flat_next_order(app->flat);
-		snprintf(app->msg, sizeof(app->msg), "sorted by %s %s",
-			 mt_view_flat_by_total(app->flat) ? "total" : "self",
-			 mt_view_flat_key(app->flat) == MT_TREE_BY_ALLOCS ? "calls" :
-			 mt_view_sort_name(mt_view_flat_key(app->flat)));
+		snprintf(app->msg, sizeof(app->msg), "sorted by %s",
+			 mt_view_flat_order_name(app->flat));
 		return MT_REDRAW;
 	case 27:      /* Esc */
 	case 'f':
@@ -291,7 +289,7 @@ int mt_view_key(struct mt_view_app *app, int key)
 			app->flat_on = 1;
 			snprintf(app->msg, sizeof(app->msg),
 				 "functions by %s: s other order, Enter to the tree, f back",
-				 mt_view_flat_by_total(app->flat) ? "total" : "self");
+				 mt_view_flat_order_name(app->flat));
 		} else {
 			snprintf(app->msg, sizeof(app->msg), "no flat list: out of memory");
 		}
