@@ -134,6 +134,7 @@ enum { RE_INC_FN, RE_EXC_FN, RE_INC_MOD, RE_EXC_MOD, RE_N };
 struct fent {
 	const char *label;        /* interned */
 	const struct mt_frame *frame;
+	int alloc;                /* the allocator's (mt_tree_frame_is_allocator) */
 };
 
 /* A resolved ip: its frames, innermost first, and the filters it matches. */
@@ -285,6 +286,57 @@ static const char *format_label(struct build *b, const struct mt_frame *f)
 	return intern(b, b->buf);
 }
 
+/* s with prefix p, or NULL. */
+static const char *after(const char *s, const char *p)
+{
+	size_t n = strlen(p);
+
+	return strncmp(s, p, n) ? NULL : s + n;
+}
+
+int mt_tree_frame_is_allocator(const struct mt_frame *f)
+{
+	/* the C allocation functions, also under glibc's internal names */
+	static const char *const c_fns[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "memalign",
+		"posix_memalign", "aligned_alloc", "valloc", "pvalloc",
+	};
+	/* the C++ standard allocators, whose allocate() only calls operator new */
+	static const char *const cxx_allocators[] = {
+		"std::allocator<", "std::__new_allocator<", "__gnu_cxx::new_allocator<",
+		"std::allocator_traits<", "std::__1::allocator<",
+		"std::__1::allocator_traits<",
+	};
+	const char *name = f->function, *base, *r;
+
+	if (f->module) {
+		base = strrchr(f->module, '/');
+		base = base ? base + 1 : f->module;
+		if (after(base, "libmemtrail.so"))
+			return 1;
+	}
+	if (!name)
+		return 0;
+	/* operator new, new[], their nothrow and aligned forms */
+	if ((r = after(name, "operator new")) && (!*r || *r == '(' || *r == '['))
+		return 1;
+	if ((r = after(name, "__GI_")))
+		name = r;
+	if ((r = after(name, "__libc_")) || (r = after(name, "__")))
+		name = r;
+	for (size_t i = 0; i < sizeof(c_fns) / sizeof(c_fns[0]); i++)
+		if (!strcmp(name, c_fns[i]))
+			return 1;
+	name = f->function;
+	if (after(name, "std::__1::__libcpp_allocate") ||
+	    after(name, "std::__1::__libcpp_operator_new<"))
+		return 1;
+	for (size_t i = 0; i < sizeof(cxx_allocators) / sizeof(cxx_allocators[0]); i++)
+		if (after(name, cxx_allocators[i]) && strstr(name, ">::allocate("))
+			return 1;
+	return 0;
+}
+
 static int filter_match(const struct build *b, int which, const char *s)
 {
 	return b->have_re[which] && s && !regexec(&b->re[which], s, 0, NULL, 0);
@@ -313,6 +365,7 @@ static int resolve_ip(struct build *b, uint64_t ip, const struct ipinfo **out)
 		const struct mt_frame *f = &frames[i];
 
 		in->f[i].frame = f;
+		in->f[i].alloc = mt_tree_frame_is_allocator(f);
 		in->f[i].label = format_label(b, f);
 		if (!in->f[i].label) {
 			free(in);
@@ -436,15 +489,19 @@ static const char *site_label(struct build *b, const char *l, const char *entry)
 /*
  * The frames of stack s into b->path (*np of them) and its entry point's
  * label; returns 1 when the filters keep the stack, 0 when they drop it,
- * or a negative MT_E_*.
+ * or a negative MT_E_*. In the sites layout the allocator's frames before
+ * the first frame outside it are left out of the path, *nskip of them
+ * (the filters still see them).
  */
 static int stack_path(struct build *b, const struct mt_stack *s, const char **entry,
-		      size_t *np)
+		      size_t *np, size_t *nskip)
 {
+	int leading = b->o.sites && !b->o.inverted;
 	unsigned match = 0;
 	int rc;
 
 	*np = 0;
+	*nskip = 0;
 	*entry = intern(b, mt_fn_name(s->fn));
 	if (!*entry)
 		return MT_E_NOMEM;
@@ -459,9 +516,15 @@ static int stack_path(struct build *b, const struct mt_stack *s, const char **en
 		if (rc < 0)
 			return rc;
 		match |= in->match;
-		for (size_t k = 0; k < in->n; k++)
+		for (size_t k = 0; k < in->n; k++) {
+			if (leading && in->f[k].alloc) {
+				(*nskip)++;
+				continue;
+			}
+			leading = 0;
 			if ((rc = path_push(b, (*np)++, &in->f[k])) < 0)
 				return rc;
+		}
 	}
 	if (b->have_re[RE_INC_FN] && !(match & (1u << RE_INC_FN)))
 		return 0;
@@ -500,7 +563,7 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 	const struct mt_stack *s = b->src->stack(b->src->ctx, id);
 	struct mt_tree_node *n = &b->t->root;
 	const char *entry;
-	size_t np, first, count;
+	size_t np, nskip, first, count;
 	int rc;
 
 	if (!s) {
@@ -512,7 +575,7 @@ static int add_stack(struct build *b, uint32_t id, const struct mt_cost *c)
 		add_gross(b->t, c);
 		return 0;
 	}
-	rc = stack_path(b, s, &entry, &np);
+	rc = stack_path(b, s, &entry, &np, &nskip);
 	if (rc <= 0)
 		return rc;
 
@@ -674,7 +737,8 @@ static int fns_walk(struct fns *f, const struct mt_tree_node *n, int first)
 		size_t k;
 		int rc;
 
-		if (c->entry) {
+		/* an entry point, or an allocator's frame before the site */
+		if (c->entry || (first && c->frame && mt_tree_frame_is_allocator(c->frame))) {
 			if ((rc = fns_walk(f, c, 1)) < 0)
 				return rc;
 			continue;
@@ -974,7 +1038,7 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 		struct mt_cost c = mt_profile_get(p, id);
 		const struct mt_stack *s;
 		struct member *x = &m[nm];
-		size_t np, count;
+		size_t np, nskip, count;
 
 		if (!c.bytes && !c.blocks && (!b->o.all_stacks || !c.allocs))
 			continue;
@@ -988,7 +1052,7 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 			add_gross(b->t, &c);
 			continue;
 		}
-		rc = stack_path(b, s, &x->entry, &np);
+		rc = stack_path(b, s, &x->entry, &np, &nskip);
 		if (rc < 0)
 			goto out;
 		if (!rc)
@@ -1002,8 +1066,7 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 		x->id = id;
 		if (!b->o.inverted) {
 			x->entry_next = b->o.sites ? !count : !b->o.skip_entry;
-			x->site_next = b->o.sites && count;
-			x->left = (uint32_t)count + (uint32_t)x->entry_next;
+			x->left = (uint32_t)(count + nskip) + (uint32_t)x->entry_next;
 			x->i = 0;
 			x->k = 0;
 			/* to the first ip with a frame */
@@ -1016,6 +1079,13 @@ static int build_pruned(struct build *b, const struct mt_profile *p)
 					break;
 				x->i++;
 			}
+			/* past the allocator's frames that stack_path left out */
+			for (size_t j = 0; count && j < nskip; j++)
+				if ((rc = member_next(b, x)) < 0)
+					goto out;
+			if (!count)
+				x->left -= (uint32_t)nskip;
+			x->site_next = b->o.sites && count;
 		} else {
 			/* the outermost frame, then inward; past the depth, no entry */
 			x->left = (uint32_t)count + (count == np);
@@ -1096,13 +1166,13 @@ int mt_tree_keep(const struct mt_profile *p, const struct mt_tree_source *src,
 		struct mt_cost c = mt_profile_get(p, id);
 		const struct mt_stack *s;
 		const char *entry;
-		size_t np;
+		size_t np, nskip;
 
 		if (!c.bytes && !c.blocks && !c.allocs)
 			continue;
 		s = src->stack(src->ctx, id);
 		/* a stack the source lacks: the tree's "?" branch keeps it */
-		rc = s ? stack_path(&b, s, &entry, &np) : 1;
+		rc = s ? stack_path(&b, s, &entry, &np, &nskip) : 1;
 		if (rc == 1)
 			rc = mt_profile_add(kept, id, &c);
 	}

@@ -10,10 +10,13 @@
  *     "operator new"...) -> frame 0 -> frame 1 ... outward to main/_start.
  *   inverted (caller first): root -> outermost frame ... -> frame 0 ->
  *     entry point.
- *   allocation sites (sites): root -> frame 0, labelled "LABEL via ENTRY"
- *     (frame 0 is the first frame outside the allocator and memtrail: the
- *     recorder's stacks start at the caller of the entry point) -> frame 1
- *     ... outward; a stack without frames is its entry point alone.
+ *   allocation sites (sites): root -> the site, labelled "LABEL via ENTRY"
+ *     -> its caller ... outward. The site is the first frame outside the
+ *     allocator and memtrail (mt_tree_frame_is_allocator): the recorder's
+ *     stacks start at the caller of the entry point, and the frames before
+ *     the site that still belong to the allocator (ld.so's inline malloc,
+ *     a static operator new, std::allocator<T>::allocate) are left out; a
+ *     stack with no frame outside them is its entry point alone.
  * Siblings with the same label are merged; a node's cost is the sum of the
  * stacks through it, the root's the total of the stacks kept.
  * Grouped by tag (by_tag): one more level under the root, a node per tag
@@ -173,11 +176,25 @@ size_t mt_tree_node_nchildren(const struct mt_tree_node *n);
 const struct mt_tree_node *mt_tree_node_child(const struct mt_tree_node *n, size_t i);
 
 /*
+ * 1 when frame f is the allocator's rather than a caller's: a frame in
+ * libmemtrail.so; a C allocation function (malloc, calloc, realloc,
+ * reallocarray, memalign, posix_memalign, aligned_alloc, valloc, pvalloc,
+ * also as glibc's __libc_NAME, and the dynamic linker's inline wrappers of
+ * the same names); operator new and new[] in every form; the C++ standard
+ * allocators' allocate() (std::allocator, std::__new_allocator,
+ * __gnu_cxx::new_allocator, std::allocator_traits, libc++'s). Decided from
+ * the frame's function name and module, whatever the program.
+ */
+int mt_tree_frame_is_allocator(const struct mt_frame *f);
+
+/*
  * The functions of a callee-first tree (not inverted), for a flat list of
  * allocation sites: self is the cost of the stacks whose first frame
- * outside the allocator is in the function, total the cost of the stacks
- * with the function anywhere (once per stack, recursion too). A function
- * is its frames' function name, or the label for frames without one.
+ * outside the allocator (mt_tree_frame_is_allocator) is in the function,
+ * total the cost of the stacks with the function anywhere (once per stack,
+ * recursion too). A function is its frames' function name, or the label
+ * for frames without one; the allocator's frames before the site are no
+ * function of the list.
  */
 struct mt_tree_fn {
 	char *name;               /* owned by the array */

@@ -283,6 +283,155 @@ static void test_fns(void **state)
 	}
 }
 
+/*
+ * The allocator's frames before the site: ld.so's inline calloc (stack 0:
+ * _dl_new_object's 64 B), a static operator new under the standard
+ * allocators' allocate() (stack 1: _M_allocate's 40 B), a frame of
+ * libmemtrail.so (stack 2: xmalloc's 8 B), a stack of allocator frames
+ * only (stack 3: 2 B, its entry point alone). Every stack ends in main.
+ */
+static const struct mt_frame a50[] = {
+	{ "calloc", "include/rtld-malloc.h", 44, "/lib64/ld-linux-x86-64.so.2", 0x50, 1 },
+	{ "_dl_new_object", "elf/dl-object.c", 92, "/lib64/ld-linux-x86-64.so.2", 0x50, 0 },
+};
+static const struct mt_frame a60[] = {
+	{ "operator new(unsigned long)", NULL, 0, "/bin/prog", 0x60, 0 },
+};
+static const struct mt_frame a70[] = {
+	{ "std::__new_allocator<int>::allocate(unsigned long, void const*)",
+	  "new_allocator.h", 137, "/bin/prog", 0x70, 1 },
+	{ "std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
+	  "unsigned long)", "alloc_traits.h", 464, "/bin/prog", 0x70, 1 },
+	{ "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
+	  "stl_vector.h", 378, "/bin/prog", 0x70, 0 },
+};
+static const struct mt_frame a80[] = { { NULL, NULL, 0, "/opt/mt/libmemtrail.so", 0x80, 0 } };
+static const struct mt_frame a90[] = { { "xmalloc", "x.c", 3, "/bin/prog", 0x90, 0 } };
+static const struct mt_frame aa0[] = {
+	{ "__libc_malloc", "malloc.c", 3287, "/lib/libc.so.6", 0xa0, 0 },
+};
+
+static const uint64_t ips_dl[] = { 0x50, 0x20 };
+static const uint64_t ips_vec[] = { 0x60, 0x70, 0x20 };
+static const uint64_t ips_x[] = { 0x80, 0x90, 0x20 };
+static const uint64_t ips_libc[] = { 0xa0 };
+
+static const struct mt_stack alloc_stacks[] = {
+	{ 0, MT_FN_CALLOC, 2, ips_dl, 0 },
+	{ 1, MT_FN_MALLOC, 3, ips_vec, 0 },
+	{ 2, MT_FN_MALLOC, 3, ips_x, 0 },
+	{ 3, MT_FN_MALLOC, 1, ips_libc, 0 },
+};
+
+static const struct mt_stack *alloc_stack(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id < 4 ? &alloc_stacks[id] : NULL;
+}
+
+static int alloc_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, size_t *n)
+{
+	switch (ip) {
+	case 0x50: *frames = a50; *n = 2; return 0;
+	case 0x60: *frames = a60; *n = 1; return 0;
+	case 0x70: *frames = a70; *n = 3; return 0;
+	case 0x80: *frames = a80; *n = 1; return 0;
+	case 0x90: *frames = a90; *n = 1; return 0;
+	case 0xa0: *frames = aa0; *n = 1; return 0;
+	}
+	return fake_resolve(ctx, ip, frames, n);
+}
+
+static void test_allocator_frames(void **state)
+{
+	struct fixture *f = *state;
+	const struct mt_tree_source as = { alloc_stack, alloc_resolve, NULL, NULL };
+	static const struct mt_cost ac[] = { { 64, 1, 1 }, { 40, 2, 3 }, { 8, 1, 1 }, { 2, 1, 1 } };
+	static const struct mt_frame not_alloc[] = {
+		{ "xmalloc", NULL, 0, "/bin/prog", 0, 0 },
+		{ "malloc_consolidate", NULL, 0, "/lib/libc.so.6", 0, 0 },
+		{ "std::allocator<int>::deallocate(int*, unsigned long)", NULL, 0, "/bin/prog", 0, 0 },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", NULL, 0,
+		  "/bin/prog", 0, 0 },
+		{ "operator delete(void*)", NULL, 0, "/usr/lib/libstdc++.so.6", 0, 0 },
+		{ NULL, NULL, 0, "/opt/libmemtrailer.so", 0, 0 },
+	};
+	static const struct mt_frame is_alloc[] = {
+		{ "operator new[](unsigned long, std::nothrow_t const&)", NULL, 0, NULL, 0, 0 },
+		{ "operator new", NULL, 0, NULL, 0, 0 },
+		{ "__GI___libc_realloc", NULL, 0, NULL, 0, 0 },
+		{ "posix_memalign", NULL, 0, NULL, 0, 0 },
+		{ "__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", NULL, 0,
+		  NULL, 0, 0 },
+		{ "std::__1::allocator<int>::allocate(unsigned long)", NULL, 0, NULL, 0, 0 },
+		{ NULL, NULL, 0, "libmemtrail.so", 0, 0 },
+	};
+	const struct mt_tree_node *r, *n;
+	struct mt_profile *p = mt_profile_new();
+	struct mt_tree_fn *fns;
+	size_t nf;
+
+	for (size_t i = 0; i < sizeof(not_alloc) / sizeof(not_alloc[0]); i++)
+		assert_false(mt_tree_frame_is_allocator(&not_alloc[i]));
+	for (size_t i = 0; i < sizeof(is_alloc) / sizeof(is_alloc[0]); i++)
+		assert_true(mt_tree_frame_is_allocator(&is_alloc[i]));
+	assert_non_null(p);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(mt_profile_add(p, i, &ac[i]), 0);
+	/* the sites, whole and pruned (at half of 114 B: the sites and the
+	 * biggest one's caller) */
+	for (int pruned = 0; pruned < 2; pruned++) {
+		struct mt_tree_opts o = { .sites = 1, .prune_pct = pruned ? 50 : 0 };
+
+		mt_tree_free(f->t);
+		assert_int_equal(mt_tree_build(p, &as, &o, &f->t), 0);
+		r = mt_tree_root(f->t);
+		assert_int_equal(mt_tree_node_nchildren(r), 4);
+		n = kid(r, 0, "_dl_new_object [elf/dl-object.c:92] via calloc", 64, 1, 1);
+		assert_ptr_equal(mt_tree_node_frame(n), &a50[1]);
+		kid(n, 0, "main [m.c:3]", 64, 1, 1);
+		n = kid(r, 1, "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)"
+			" [stl_vector.h:378] via malloc", 40, 2, 3);
+		if (!pruned)
+			kid(n, 0, "main [m.c:3]", 40, 2, 3);
+		n = kid(r, 2, "xmalloc [x.c:3] via malloc", 8, 1, 1);
+		n = kid(r, 3, "malloc", 2, 1, 1);
+		assert_true(mt_tree_node_is_entry(n));
+		assert_int_equal(mt_tree_node_nchildren(n), 0);
+		assert_int_equal(mt_tree_nnodes(f->t), pruned ? 1 + 4 + 1 : 1 + 4 + 3);
+		/* the depth counts from the site: one frame, the sites alone */
+		o.depth = 1;
+		mt_tree_free(f->t);
+		assert_int_equal(mt_tree_build(p, &as, &o, &f->t), 0);
+		assert_int_equal(mt_tree_nnodes(f->t), 1 + 4);
+		kid(mt_tree_root(f->t), 1, "std::_Vector_base<int, std::allocator<int> >::"
+		    "_M_allocate(unsigned long) [stl_vector.h:378] via malloc", 40, 2, 3);
+	}
+	/* the entry points' layout keeps every frame (report's default) */
+	mt_tree_free(f->t);
+	assert_int_equal(mt_tree_build(p, &as, NULL, &f->t), 0);
+	r = mt_tree_root(f->t);
+	n = kid(r, 0, "calloc", 64, 1, 1);
+	kid(n, 0, "calloc [include/rtld-malloc.h:44]", 64, 1, 1);
+	/* the functions: the same sites as self, no allocator among them */
+	assert_int_equal(mt_tree_fns(f->t, &fns, &nf), 0);
+	mt_tree_fns_sort(fns, nf, 0, MT_TREE_BY_BYTES);
+	assert_int_equal(nf, 4);
+	assert_string_equal(fns[0].name, "_dl_new_object");
+	assert_int_equal(fns[0].self.bytes, 64);
+	assert_string_equal(fns[1].name,
+			    "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)");
+	assert_int_equal(fns[1].self.bytes, 40);
+	assert_int_equal(fns[1].self.allocs, 3);
+	assert_string_equal(fns[2].name, "xmalloc");
+	assert_int_equal(fns[2].self.bytes, 8);
+	assert_string_equal(fns[3].name, "main");
+	assert_int_equal(fns[3].self.bytes, 0);
+	assert_int_equal(fns[3].total.bytes, 112);
+	mt_tree_fns_free(fns, nf);
+	mt_profile_free(p);
+}
+
 static int64_t root_bytes_with(struct fixture *f, const struct mt_tree_opts *o)
 {
 	mt_tree_free(f->t);
@@ -552,6 +701,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_skip_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sites, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fns, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allocator_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sort_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff_order, setup, teardown),

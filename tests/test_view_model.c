@@ -579,6 +579,58 @@ static void test_sites_first_screen(void **state)
 	assert_int_equal(mt_view_model_selected(m), 5);
 }
 
+/*
+ * Another point: rows nobody touched since the chain opened open on the new
+ * point's chain; rows the user moved in stay. At the end (phases.c: 9,216
+ * B, the config's 1,024 from load_config and rows 14 and 15, 8,192 B, from
+ * build_index, all through xmalloc), build_index's 8,192 B are more than
+ * half of xmalloc's: its chain opens, down to its last frame, and the peak's
+ * make_report is gone. Moved once, back to the peak: xmalloc and
+ * build_index stay open, make_report stays closed.
+ */
+static void test_reopen(void **state)
+{
+	struct mt_view_app *app = get(state);
+	struct mt_view_model *m = app->model;
+	const struct mt_view_row *r;
+	size_t i;
+
+	app->entries = 0;
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_true(is_fn(mt_view_model_row(m, 1), "make_report"));
+	mt_view_timeline_end(app->tl);
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_int_equal(app->total.bytes, 9216);
+	r = mt_view_model_row(m, 0);
+	assert_true(is_fn(r, "xmalloc") && r->expanded);
+	r = mt_view_model_row(m, 1);
+	assert_true(is_fn(r, "build_index") && r->expanded);
+	assert_int_equal(cost(m, 1)->bytes, 8192);
+	r = mt_view_model_row(m, mt_view_model_selected(m));
+	assert_int_equal(r->nchildren, 0);
+	assert_int_equal(mt_tree_node_cost(r->node)->bytes, 8192);
+	assert_int_equal(find(m, 1, "make_report"), SIZE_MAX);
+	/* s: the same chain by blocks (2 of 3), reopened as well */
+	app->sort = MT_TREE_BY_BLOCKS;
+	mt_view_model_sort(m, app->sort);
+	assert_true(mt_view_model_reopen(m, app->sort) >= 0);
+	assert_true(is_fn(mt_view_model_row(m, 1), "build_index"));
+	assert_int_equal(mt_view_model_row(m, mt_view_model_selected(m))->nchildren, 0);
+	app->sort = MT_TREE_BY_BYTES;
+	mt_view_model_sort(m, app->sort);
+	/* the user moves: nothing reopens any more */
+	mt_view_model_move(m, -1);
+	assert_int_equal(mt_view_model_reopen(m, app->sort), 0);
+	mt_view_timeline_peak(app->tl);
+	assert_int_equal(mt_view_app_refresh(app), 0);
+	assert_true(mt_view_model_row(m, 0)->expanded);
+	i = find(m, 1, "build_index");
+	assert_true(i != SIZE_MAX && mt_view_model_row(m, i)->expanded);
+	i = find(m, 1, "make_report");
+	assert_true(i != SIZE_MAX && !mt_view_model_row(m, i)->expanded);
+	app->entries = 1;
+}
+
 /* Search and '*' show what a fold hides. */
 static void test_fold_search(void **state)
 {
@@ -647,6 +699,31 @@ static void test_flat(void **state)
 	assert_int_equal(mt_view_flat_row(f, mn)->total.bytes, fx->ex.peak_bytes);
 	assert_int_equal(mt_view_flat_row(f, mr)->total.bytes, 262144);
 	assert_int_equal(mt_view_flat_row(f, mr)->self.bytes, 0);
+	/* s: from total bytes to self blocks (xmalloc's 15, grow_rows' 8),
+	 * total blocks, self calls (xmalloc's 23), total calls (31, main's
+	 * and its callers': xmalloc's 23 and grow_rows' 8), self bytes again */
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BLOCKS);
+	assert_int_equal(mt_view_flat_nrows(f), 2);
+	assert_int_equal(mt_view_flat_row(f, 0)->self.blocks, 15);
+	mt_view_flat_next_order(f);
+	assert_true(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BLOCKS);
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_ALLOCS);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
+	assert_int_equal(mt_view_flat_row(f, 0)->self.allocs, 23);
+	mt_view_flat_next_order(f);
+	assert_true(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_ALLOCS);
+	assert_string_equal(mt_view_flat_order_name(f), "total calls");
+	assert_int_equal(mt_view_flat_row(f, 0)->total.allocs, 31);
+	mt_view_flat_next_order(f);
+	assert_false(mt_view_flat_by_total(f));
+	assert_int_equal(mt_view_flat_key(f), MT_TREE_BY_BYTES);
+	assert_string_equal(mt_view_flat_row(f, 0)->name, "xmalloc");
 	mt_view_flat_free(f);
 	/* make_report's place: under malloc and xmalloc; then nowhere else */
 	assert_int_equal(mt_view_model_find_function(app->model, "make_report", 1), 0);
@@ -1080,6 +1157,7 @@ int main(void)
 		cmocka_unit_test_setup(test_sort, setup),
 		cmocka_unit_test_setup(test_search, setup),
 		cmocka_unit_test_setup(test_sites_first_screen, setup),
+		cmocka_unit_test_setup(test_reopen, setup),
 		cmocka_unit_test_setup(test_fold_search, setup),
 		cmocka_unit_test_setup(test_flat, setup),
 		cmocka_unit_test_setup(test_leaks, setup),

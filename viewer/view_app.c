@@ -171,9 +171,17 @@ int mt_view_app_refresh(struct mt_view_app *app)
 		else
 			mt_view_model_set_kinds(app->model, kinds);
 	}
-	/* a new view opens on its dominant chain; a new point keeps the user's rows */
+	/*
+	 * a new view opens on its dominant chain; a new point keeps the
+	 * user's rows, or, when they are still the chain the viewer opened,
+	 * opens the new point's
+	 */
 	if (rc == 0 && (!app->built || relayout || app->b_mode != app->mode || was_empty))
 		rc = mt_view_model_dominant(app->model, app->sort);
+	else if (rc == 0)
+		rc = mt_view_model_reopen(app->model, app->sort);
+	if (rc > 0)
+		rc = 0;
 	/* the flat list is of callee-first trees only, not grouped by tag */
 	if (rc == 0 && app->flat_on && (app->inverted || app->by_tag))
 		app->flat_on = 0;

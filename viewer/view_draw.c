@@ -303,6 +303,7 @@ struct widths {
 
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w);
+static void flat_widths(const struct mt_view_app *app, struct widths *w);
 
 static int width_of(int64_t v, int min)
 {
@@ -403,6 +404,7 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 
 	widths(app, &w);
 	if (app->flat_on) {
+		flat_widths(app, &w);
 		draw_flat_head(app, l, &w);
 		return;
 	}
@@ -440,18 +442,42 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 }
 
 /*
- * The flat list (f): per function, self bytes, % and blocks, then total
- * bytes, % and blocks, then calls (of the sorted cost) and the name.
+ * The flat list (f): per function, self bytes, %, blocks and calls, then
+ * the same of its total, and the name. Eight numbers to a row: each column
+ * as wide as its heading or the tree's total, no wider (no function's
+ * figure exceeds the total), so that the name still has room.
  */
+static int flat_width(int64_t v, int plus, int min)
+{
+	char buf[32];
+	int n = (int)strlen(mt_fmt_signed(buf, sizeof(buf), v, plus));
+
+	return n > min ? n : min;
+}
+
+static void flat_widths(const struct mt_view_app *app, struct widths *w)
+{
+	const struct mt_tree *t = mt_view_model_tree(app->model);
+	struct mt_cost g = { 0, 0, 0 };
+	int plus = app->mode == MT_VIEW_DIFF;
+
+	if (t)
+		g = mt_tree_gross(t);
+	w->bytes = flat_width(g.bytes, plus, 7);
+	w->pct = plus ? 8 : 7;    /* "-100.00%", "100.00%" */
+	w->blocks = flat_width(g.blocks, plus, 6);
+	w->allocs = flat_width(g.allocs, 0, 5);
+}
+
 static void draw_flat_head(const struct mt_view_app *app, const struct mt_view_layout *l,
 			   const struct widths *w)
 {
 	char line[256];
 
-	snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  function, by %s %s",
-		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->bytes, "total B",
-		 w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
-		 mt_view_flat_by_total(app->flat) ? "total" : "self", mt_view_sort_name(app->sort));
+	snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  function, by %s",
+		 w->bytes, "self B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 w->bytes, "total B", w->pct, "%", w->blocks, "blocks", w->allocs, "calls",
+		 mt_view_flat_order_name(app->flat));
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
 }
@@ -468,8 +494,7 @@ static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout
 
 	for (int y = 0; y < l->tree_h; y++) {
 		const struct mt_tree_fn *fn = mt_view_flat_row(f, top + (size_t)y);
-		const struct mt_cost *by = NULL;
-		char line[1024], b[2][32], k[2][32], p[2][16], a[32];
+		char line[1024], b[2][32], k[2][32], p[2][16], a[2][32];
 
 		fill(l->tree_top + y, 0, C_NORMAL);
 		if (!fn) {
@@ -482,17 +507,18 @@ static void draw_flat(const struct mt_view_app *app, const struct mt_view_layout
 
 			mt_fmt_signed(b[j], sizeof(b[j]), c->bytes, plus);
 			mt_fmt_signed(k[j], sizeof(k[j]), c->blocks, plus);
+			mt_fmt_signed(a[j], sizeof(a[j]), c->allocs, 0);
 			if (whole)
 				snprintf(p[j], sizeof(p[j]), "%.2f%%",
 					 100.0 * (double)c->bytes / (double)whole);
 			else
 				snprintf(p[j], sizeof(p[j]), "-");
 		}
-		by = mt_view_flat_by_total(f) ? &fn->total : &fn->self;
-		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s",
-			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0],
-			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1],
-			 w->allocs, mt_fmt_signed(a, sizeof(a), by->allocs, 0), fn->name);
+		/* the first column marks the selected row */
+		snprintf(line, sizeof(line), "  %*s %*s %*s %*s %*s %*s %*s %*s  %s",
+			 w->bytes, b[0], w->pct, p[0], w->blocks, k[0], w->allocs, a[0],
+			 w->bytes, b[1], w->pct, p[1], w->blocks, k[1], w->allocs, a[1],
+			 fn->name);
 		if (top + (size_t)y == sel) {
 			line[0] = '>';
 			fill(l->tree_top + y, 0, C_SEL);
@@ -518,6 +544,7 @@ static void draw_tree(const struct mt_view_app *app, const struct mt_view_layout
 
 	widths(app, &w);
 	if (app->flat_on) {
+		flat_widths(app, &w);
 		draw_flat(app, l, &w);
 		return;
 	}

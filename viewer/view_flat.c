@@ -103,6 +103,36 @@ int mt_view_flat_by_total(const struct mt_view_flat *f)
 	return f->by_total;
 }
 
+enum mt_tree_key mt_view_flat_key(const struct mt_view_flat *f)
+{
+	return f->key;
+}
+
+const char *mt_view_flat_order_name(const struct mt_view_flat *f)
+{
+	static const char *const names[2][MT_TREE_BY_NAME + 1] = {
+		{ "self bytes", "self blocks", "self calls", "name" },
+		{ "total bytes", "total blocks", "total calls", "name" },
+	};
+
+	return names[f->by_total ? 1 : 0][f->key <= MT_TREE_BY_NAME ? f->key : 0];
+}
+
+void mt_view_flat_next_order(struct mt_view_flat *f)
+{
+	enum mt_tree_key key = f->key;
+	int by_total = !f->by_total;
+
+	if (key == MT_TREE_BY_NAME) {
+		key = MT_TREE_BY_BYTES;
+		by_total = 0;
+	} else if (!by_total) {
+		key = key == MT_TREE_BY_BYTES ? MT_TREE_BY_BLOCKS :
+		      key == MT_TREE_BY_BLOCKS ? MT_TREE_BY_ALLOCS : MT_TREE_BY_BYTES;
+	}
+	mt_view_flat_sort(f, by_total, key);
+}
+
 size_t mt_view_flat_nrows(const struct mt_view_flat *f)
 {
 	return f->nrows;

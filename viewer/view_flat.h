@@ -28,6 +28,17 @@ int mt_view_flat_set(struct mt_view_flat *f, const struct mt_tree *t);
 /* Sorts by total (1) or self (0) cost on key, the selection kept. */
 void mt_view_flat_sort(struct mt_view_flat *f, int by_total, enum mt_tree_key key);
 int mt_view_flat_by_total(const struct mt_view_flat *f);
+enum mt_tree_key mt_view_flat_key(const struct mt_view_flat *f);
+
+/* The order in words, for headings: "self bytes", "total calls"... (static). */
+const char *mt_view_flat_order_name(const struct mt_view_flat *f);
+
+/*
+ * The next order (s in the list): self then total bytes, self then total
+ * blocks, self then total calls, and round again (from the name order:
+ * self bytes); the selection kept.
+ */
+void mt_view_flat_next_order(struct mt_view_flat *f);
 
 /* The rows: the functions with a non-zero figure in the sorted cost. */
 size_t mt_view_flat_nrows(const struct mt_view_flat *f);

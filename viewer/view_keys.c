@@ -29,8 +29,8 @@ const struct mt_view_keyhelp mt_view_keys[] = {
 			      " 'f() via malloc')" },
 	{ "",                 "<-> from the entry points (malloc, operator new...)" },
 	{ "s",                "cycle the sort: bytes, blocks, allocations, name" },
-	{ "f",                "flat list: the functions by self bytes (their allocation" },
-	{ "",                 "sites), s: by total; Enter: to its places in the tree" },
+	{ "f",                "flat list: functions by self bytes (their allocation sites)," },
+	{ "",                 "s: by total, blocks, calls; Enter: its places in the tree" },
 	{ "/",                "search a function name (Enter searches, Esc cancels)" },
 	{ "g",                "next match of the last search (also F3, or / Enter)" },
 	{ "l / K",            "leaks: live at the end, bytes per kind (l: back); K: one kind at a time" },
@@ -132,10 +132,9 @@ static int flat_key(struct mt_view_app *app, int key, const struct mt_view_layou
 		mt_view_flat_move(app->flat, (long)l->tree_h);
 		return MT_REDRAW;
 	case 's':
-		mt_view_flat_sort(app->flat, !mt_view_flat_by_total(app->flat), app->sort);
-		snprintf(app->msg, sizeof(app->msg), "sorted by %s %s",
-			 mt_view_flat_by_total(app->flat) ? "total" : "self",
-			 mt_view_sort_name(app->sort));
+		mt_view_flat_next_order(app->flat);
+		snprintf(app->msg, sizeof(app->msg), "sorted by %s",
+			 mt_view_flat_order_name(app->flat));
 		return MT_REDRAW;
 	case 27:      /* Esc */
 	case 'f':
@@ -290,7 +289,7 @@ int mt_view_key(struct mt_view_app *app, int key)
 			app->flat_on = 1;
 			snprintf(app->msg, sizeof(app->msg),
 				 "functions by %s: s other order, Enter to the tree, f back",
-				 mt_view_flat_by_total(app->flat) ? "total" : "self");
+				 mt_view_flat_order_name(app->flat));
 		} else {
 			snprintf(app->msg, sizeof(app->msg), "no flat list: out of memory");
 		}
@@ -304,6 +303,7 @@ int mt_view_key(struct mt_view_app *app, int key)
 	case 's':
 		app->sort = (enum mt_tree_key)((app->sort + 1) % (MT_TREE_BY_NAME + 1));
 		mt_view_model_sort(app->model, app->sort);
+		mt_view_model_reopen(app->model, app->sort);
 		snprintf(app->msg, sizeof(app->msg), "sorted by %s", mt_view_sort_name(app->sort));
 		break;
 	case '/':

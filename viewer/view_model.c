@@ -33,6 +33,7 @@ struct mt_view_model {
 	size_t nbuckets, nset;
 
 	char *sel_path;           /* the selected row's path while rebuilding */
+	int auto_rows;            /* the rows are the dominant chain's, untouched */
 
 	struct mt_tree *kinds[MT_LEAK_KINDS];  /* the leak kinds' trees, or none */
 };
@@ -416,6 +417,7 @@ const struct mt_tree *mt_view_model_tree(const struct mt_view_model *m)
 
 void mt_view_model_forget(struct mt_view_model *m)
 {
+	m->auto_rows = 0;
 	set_clear(m);
 	free(m->sel_path);
 	m->sel_path = NULL;
@@ -441,11 +443,13 @@ size_t mt_view_model_selected(const struct mt_view_model *m)
 
 void mt_view_model_select(struct mt_view_model *m, size_t i)
 {
+	m->auto_rows = 0;
 	m->sel = !m->nrows ? 0 : i < m->nrows ? i : m->nrows - 1;
 }
 
 void mt_view_model_move(struct mt_view_model *m, long delta)
 {
+	m->auto_rows = 0;
 	if (delta < 0 && (size_t)-delta > m->sel)
 		m->sel = 0;
 	else
@@ -499,6 +503,7 @@ int mt_view_model_expand(struct mt_view_model *m)
 {
 	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
 
+	m->auto_rows = 0;
 	if (r && r->fold) {
 		/*
 		 * the chain's frames as rows, each expanded as it was shown,
@@ -522,6 +527,7 @@ int mt_view_model_collapse(struct mt_view_model *m)
 {
 	const struct mt_view_row *r = mt_view_model_row(m, m->sel);
 
+	m->auto_rows = 0;
 	if (!r)
 		return 0;
 	if (r->expanded) {
@@ -573,6 +579,7 @@ int mt_view_model_expand_all(struct mt_view_model *m)
 	size_t before = m->nrows;
 	int rc;
 
+	m->auto_rows = 0;
 	if (!r || !r->nchildren)
 		return 0;
 	rc = path_of(&b, r->node);
@@ -631,7 +638,16 @@ int mt_view_model_dominant(struct mt_view_model *m, enum mt_tree_key key)
 	m->sel_path = b.p;
 	if (rebuild(m) < 0)
 		return MT_E_NOMEM;
+	m->auto_rows = 1;
 	return m->nrows != before || m->sel != sel;
+}
+
+int mt_view_model_reopen(struct mt_view_model *m, enum mt_tree_key key)
+{
+	if (!m->auto_rows)
+		return 0;
+	mt_view_model_forget(m);
+	return mt_view_model_dominant(m, key);
 }
 
 int mt_view_model_sort(struct mt_view_model *m, enum mt_tree_key key)
@@ -712,6 +728,7 @@ static int search(struct mt_view_model *m, const char *needle, int function,
 		hit = r->node;     /* the only match is the selected node */
 	if (!hit)
 		return MT_E_NOTFOUND;
+	m->auto_rows = 0;
 	if (reveal(m, hit) < 0 || path_of(&b, hit) < 0)
 		return MT_E_NOMEM;
 	free(m->sel_path);

@@ -10,7 +10,8 @@
  *
  * Expansion and selection are remembered by path (the labels from the top
  * down), so they survive installing a new tree for another point of the run
- * wherever the same call paths exist. The model never draws and never
+ * wherever the same call paths exist; rows nobody touched since the
+ * dominant chain opened open on the new tree's (mt_view_model_reopen). The model never draws and never
  * includes <curses.h>: view_draw.c reads the rows, view_keys.c calls the
  * functions below.
  *
@@ -88,6 +89,15 @@ int mt_view_model_collapse(struct mt_view_model *m);
  * MT_E_NOMEM.
  */
 int mt_view_model_dominant(struct mt_view_model *m, enum mt_tree_key key);
+
+/*
+ * While the rows are still the ones mt_view_model_dominant opened (nothing
+ * expanded, collapsed, selected, searched or forgotten since), opens the
+ * dominant chain by key afresh, every other path closed: for a new point
+ * or order that the user has not looked into yet. 1 if anything changed,
+ * 0 (also when the user moved), or MT_E_NOMEM.
+ */
+int mt_view_model_reopen(struct mt_view_model *m, enum mt_tree_key key);
 
 /* Expands the selected row's whole subtree (unfolding its chains). 1 if changed, 0, or MT_E_NOMEM. */
 int mt_view_model_expand_all(struct mt_view_model *m);

@@ -24,7 +24,8 @@
 #     2,048, the 4 new mallocs of replace_rows) = -40,960 B, -8 blocks,
 #     4 calls.
 # Rows of libc's frames (__libc_start_main...) are left out of the checks:
-# their names are the C library's.
+# their names are the C library's. Then python3's leaks: no allocator
+# function (malloc, ld.so's inline calloc...) is a site.
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3
 mt_have_memtrail || mt_skip "memtrail not built"
@@ -124,6 +125,33 @@ if grep -q '^  -> 81.93% (297,088B, 15x): xmalloc \[samples/phases.c:[0-9]*\] vi
 else
 	mt_fail "--sites: not the two sites at the top"; cat sites.txt
 fi
+# A real program: python3's sites and self list name no allocator function
+# (its loader's blocks come through ld.so's inline malloc and calloc, which
+# the entry points' tree shows as frames of their own when libc's debug info
+# is there: the site is then their caller, _dl_new_object...)
+mt_record py.data pyrec /usr/bin/python3 -c 'import json; print(len(json.dumps(list(range(1000)))))'
+[ "$(cat pyrec.rc)" = 0 ] || { cat pyrec.err; mt_fail "record python3 failed"; }
+py() { timeout "$MT_TIMEOUT" "$MEMTRAIL" report py.data --show-leaks "$@"; }
+alloc_re='(malloc|calloc|realloc|reallocarray|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|operator new[^ ]*)'
+py --sites -t 0 >py-sites.txt 2>&1 || mt_fail "python3: report --sites failed"
+py --top-sites 1000 >py-top.txt 2>&1 || mt_fail "python3: report --top-sites failed"
+if grep -Eq "^  -> [^:]*: $alloc_re( \[| via )" py-sites.txt ||
+   awk 'NF >= 9 && $9 != "function" { $1 = $2 = $3 = $4 = $5 = $6 = $7 = $8 = ""; print }' \
+	py-top.txt | grep -Eqx " *$alloc_re"; then
+	grep -E "$alloc_re" py-sites.txt py-top.txt | head
+	mt_fail "python3: an allocator function as a site"
+else
+	mt_ok "python3: no allocator function among the sites and the self list"
+fi
+py -t 0 >py-entries.txt 2>&1
+if grep -q 'calloc \[include/rtld-malloc.h:[0-9]*\]$' py-entries.txt; then
+	if grep -Eq '^  -> [^:]*: _dl_[a-z_]* \[[^]]*\] via calloc$' py-sites.txt; then
+		mt_ok "python3: ld.so's inline calloc: the site is its caller"
+	else
+		mt_fail "python3: no _dl_* site via calloc"
+	fi
+fi
+
 # errors
 if r --top-sites 3 --format collapsed >/dev/null 2>err.txt; then
 	mt_fail "--top-sites --format collapsed accepted"

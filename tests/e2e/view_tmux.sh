@@ -141,6 +141,26 @@ EOF
 check "tree: sites first, make_report's chain open, the cursor at its end ($(cat first.check))" \
 	sh -c "grep -q '^ok' first.check"
 check "tree: the heading says allocation sites first" has "allocation sites first, sorted by bytes" peak.txt
+# Nothing touched in the tree yet: another point opens its own chain. At
+# the end (9,216 B: the config's 1,024 from load_config, rows 14 and 15's
+# 8,192 from build_index, all through xmalloc) build_index holds more than
+# half of xmalloc's: its chain is open, the cursor at its end, make_report
+# gone; back at the peak (p), make_report's chain again.
+keys End
+wait_for ": $(commas "$leak") B in " || true
+screen end.txt
+rows end.txt >end.rows
+check "tree: at the end, build_index's chain open, the cursor at its end" \
+	sh -c "head -n 2 end.rows | cut -f1,2,6,7 | tr '\t\n' ' /' |
+	         grep -qx '0 $leak - xmalloc \[samples/phases.c:94\] via malloc/1 8192 - build_index \[samples/phases.c:[0-9]*\]/' &&
+	       awk -F'\t' '\$5 == 1 && \$2 == 8192 && \$6 == \"\"' end.rows | grep -q . &&
+	       ! grep -q make_report end.rows"
+keys p
+wait_for "Live at peak:" || true
+sleep 0.3
+screen peak2.txt
+rows peak2.txt >peak2.rows
+check "tree: p, the peak's first screen again" cmp -s peak.rows peak2.rows
 # Enter on the fold shows its N frames as rows, each with the chain's figures
 nfold=$(sed -n '4s/.*\.\.\. \([0-9]*\) frames \.\.\..*/\1/p' peak.rows)
 keys Up
@@ -336,7 +356,8 @@ wait_for "Live at peak" 15 || true
 keys f
 wait_for "function, by self bytes" || true
 screen flat.txt
-# flat_rows FILE: "selected self_B self% self_K total_B total% total_K calls name"
+# flat_rows FILE: "selected self_B self% self_K self_calls total_B total% total_K
+# total_calls name"
 flat_rows() {
 	awk '/function, by / { on = 1; next }
 	     on && /^[> ] *[-+]?[0-9]/ { s = 0; if (substr($0, 1, 1) == ">") { s = 1; sub(/^>/, "") }
@@ -344,14 +365,14 @@ flat_rows() {
 }
 flat_rows flat.txt >flat.rows
 check "flat: by self, xmalloc then grow_rows" \
-	[ "$(cat flat.rows)" = "1 297088 81.93% 15 297088 81.93% 15 23 xmalloc
-0 65536 18.07% 8 65536 18.07% 8 8 grow_rows" ]
+	[ "$(cat flat.rows)" = "1 297088 81.93% 15 23 297088 81.93% 15 23 xmalloc
+0 65536 18.07% 8 8 65536 18.07% 8 8 grow_rows" ]
 keys s
 wait_for "function, by total bytes" || true
 screen flat2.txt
 flat_rows flat2.txt >flat2.rows
 check "flat: by total, make_report 262,144 B in 1 block, none itself" \
-	grep -qx "0 0 0.00% 0 262144 72.29% 1 1 make_report" flat2.rows
+	grep -qx "0 0 0.00% 0 0 262144 72.29% 1 1 make_report" flat2.rows
 # the selection stayed on xmalloc; down to make_report, Enter
 sel=$(grep -n '^1 ' flat2.rows | cut -d: -f1)
 mr=$(grep -n ' make_report$' flat2.rows | cut -d: -f1)
@@ -362,6 +383,50 @@ wait_for "found: make_report" || true
 screen flat3.txt
 check "flat: Enter selects make_report in the tree" \
 	sh -c "grep -q '^>.* make_report \[samples/phases.c:[0-9]*\]\$' flat3.txt"
+# s goes on: self blocks (xmalloc's 15 first), total blocks, self calls,
+# total calls (main's 31: xmalloc's 23 and grow_rows' 8), self bytes
+keys f s
+wait_for "function, by self blocks" || true
+screen flat4.txt
+flat_rows flat4.txt >flat4.rows
+check "flat: s, by self blocks, xmalloc's 15 first" \
+	sh -c "head -1 flat4.rows | grep -q ' 15 23 297088 81.93% 15 23 xmalloc\$'"
+keys s s s
+wait_for "function, by total calls" || true
+screen flat5.txt
+flat_rows flat5.txt >flat5.rows
+check "flat: s s s, by total calls, main's 31" \
+	grep -qx "[01] 0 0.00% 0 0 362624 100.00% 23 31 main" flat5.rows
+keys s
+wait_for "function, by self bytes" || mt_fail "flat: s comes back to self bytes"
+keys q
+wait_for "status=0" 5 || mt_fail "flat: q exits 0"
+
+# ---- the flat list of the leaks and of a diff -------------------------------------------
+# With the list up, l shows the leaks' functions (phases.c: xmalloc's
+# config and rows 14 and 15, 9,216 B in 3 blocks, after 1 + 16 calls of
+# load_config and build_index); N m n d the diff from snapshot 0 to 1:
+# grow_rows +65,536 B in +8 blocks (8 calls), xmalloc -40,960 B in -8
+# blocks (rows 0..7 went to realloc, rows 8..11 4,096 -> 2,048; 4 calls).
+keys clear Enter
+keys "'$MEMTRAIL' view phases.data; echo stat\"\"us=\$?" Enter
+wait_for "Live at peak" 15 || true
+keys f
+wait_for "function, by self bytes" || true
+keys l
+wait_for "Leaked (live at the end)" || true
+screen flat-leaks.txt
+flat_rows flat-leaks.txt >flat-leaks.rows
+check "flat: l, the leaks' functions, xmalloc 9,216 B in 3 blocks, 17 calls" \
+	[ "$(cat flat-leaks.rows)" = "1 9216 100.00% 3 17 9216 100.00% 3 17 xmalloc" ]
+keys l N m n d
+wait_for "function, by self bytes" || true
+wait_for "Diff from" || true
+screen flat-diff.txt
+flat_rows flat-diff.txt >flat-diff.rows
+check "flat: a diff, grow_rows grown, then xmalloc shrunk" \
+	sh -c "head -2 flat-diff.rows | cut -d' ' -f2- | tr -d '+' | awk '{ print \$1, \$3, \$4, \$9 }' |
+	       tr '\n' ';' | grep -qx '65536 8 8 grow_rows;-40960 -8 4 xmalloc;'"
 keys q
 wait_for "status=0" 5 || mt_fail "flat: q exits 0"
 
