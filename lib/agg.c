@@ -232,11 +232,22 @@ struct mt_profile *mt_profile_diff(const struct mt_profile *a, const struct mt_p
 
 /* ---- the aggregator ------------------------------------------------------ */
 
+/*
+ * On a page of its own: its running figures are written for every event,
+ * and where the heap put it (how many bytes other objects took before it)
+ * decided whether those writes stalled the loads of the event that
+ * follows (addresses equal in their low 12 bits: a --summary on churn took
+ * 0.30 or 0.47 s depending on an 8-byte change elsewhere). Page-aligned,
+ * its place is the same in every build.
+ */
 struct mt_agg *mt_agg_new(void)
 {
-	struct mt_agg *a = calloc(1, sizeof(*a));
+	struct mt_agg *a = NULL;
 
+	if (posix_memalign((void **)&a, 4096, sizeof(*a)) != 0)
+		a = NULL;
 	if (a) {
+		memset(a, 0, sizeof(*a));
 		a->st.peak_at_start = 1;
 		mt_livetab_init(&a->last, NULL, NULL);
 		a->st.sizes = a->sizes = mt_sizes_new();
