@@ -1,6 +1,6 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 4 (readers
- * also take versions 2 and 3: see VERSIONS at the end of this comment).
+ * format.h - the memtrail event log (memtrail.data), version 5 (readers
+ * also take versions 2, 3 and 4: see VERSIONS at the end of this comment).
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
@@ -56,16 +56,30 @@
  *           advanced only by TIME. Every record happens at the current time.
  *   thread  the thread index of the events that follow; none at the chunk's
  *           start (an event before the chunk's first SWITCH is corrupt).
- *   allocated, freed   address histories: the addresses of the chunk's
- *           ALLOCs (and REALLOCs' new blocks), and of its FREEs (and
- *           REALLOCs' old blocks), in order; empty at the chunk's start.
+ *   address states, MT_ADDR_STATES of them (version 5; one before): each
+ *           holds two address histories, `allocated` and `freed`: the
+ *           addresses of the chunk's ALLOCs (and REALLOCs' new blocks),
+ *           and of its FREEs (and REALLOCs' old blocks), in order, of the
+ *           threads whose index mod MT_ADDR_STATES is the state's number;
+ *           all empty at the chunk's start. An event's address fields
+ *           use the state of the current thread (SWITCH) only.
  * ADDR(h) = KEYS uv k, then, only when k = 0, DELTAS sv (address - the
  * latest address of the history the address joins, or 0 when it is empty):
- *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h in
- *   this chunk (1 = the latest); k beyond the history is corrupt. A block
- *   freed soon after it was allocated, or allocated where a block was just
- *   freed (allocators reuse them), costs a small k that repeats, not a
- *   fresh address.
+ *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h
+ *   of the current thread's state in this chunk (1 = the latest); k beyond
+ *   the history is corrupt. A block freed soon after it was allocated, or
+ *   allocated where a block was just freed (allocators reuse them), costs a
+ *   small k that repeats, not a fresh address.
+ * Why a state per thread: threads take their blocks from allocator arenas
+ * of their own, and their events interleave as the scheduler had them run.
+ * With one state (versions 2 to 4) every thread switch made the delta jump
+ * between arenas and pushed other threads' addresses into the histories,
+ * so the same program's logs varied tenfold in size from run to run. With
+ * a state per thread, a thread's events encode the same whatever other
+ * threads do in between. The states are a fixed number, the thread index
+ * picking one, so that a writer's and a reader's memory stays bounded
+ * however many threads a program starts; threads 16 apart share a state
+ * (correct, only less compact when they are busy at the same time).
  * The writer quantizes time: by default to a power of two of at most
  * 1/16,384 of the time elapsed, between about 1 us and 1 ms (a fixed quantum
  * can be asked for). TIME is written only when the quantized clock has
@@ -97,9 +111,15 @@
  *        The block at address is released by the current thread; address
  *        joins `freed`. BLOCK = the stack id and the requested size of the
  *        block it ends: when the address was named from `allocated` (k > 0)
- *        they are not written (the block is that allocation's, the latest at
- *        the address in this chunk); when k = 0 they follow, STACKS uv stack
- *        then SIZES uv size. So a reader needs no table of live blocks to
+ *        they are not written (the block is that allocation's: the stack
+ *        and size of the ALLOC or REALLOC whose address k named); when
+ *        k = 0 they follow, STACKS uv stack then SIZES uv size. In version
+ *        4 the entry k names is the latest allocation at the address in
+ *        the chunk, the block being freed. In version 5 a thread may free
+ *        a block that another thread allocated at an address its own
+ *        history holds from an older allocation: the writer names an
+ *        entry (k > 0) only when that allocation's stack and size are the
+ *        freed block's, and writes k = 0 and BLOCK otherwise. So a reader needs no table of live blocks to
  *        know what a free releases, and most frees, which follow their
  *        allocation within the chunk, cost an address only. The recorder
  *        writes a FREE for live blocks only: an allocation at an address
@@ -193,10 +213,11 @@
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
- * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
- * (BLOCK above); LEAK; TAG, and STACK's tag. 3: THREAD_NAME and RSS;
- * frees name an address only; no leak kinds, no tags. 2: neither.
- * Readers take all three.
+ * VERSIONS. 5 (written now): an address state per thread (MT_ADDR_STATES
+ * above); otherwise as 4. 4: one address state for all threads; FREE and
+ * REALLOC name the block they end (BLOCK above); LEAK; TAG, and STACK's
+ * tag. 3: THREAD_NAME and RSS; frees name an address only; no leak kinds,
+ * no tags. 2: neither. Readers take all four.
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -207,7 +228,7 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     4
+#define MT_FORMAT_VERSION     5
 #define MT_FORMAT_VERSION_MIN 2     /* the oldest a reader takes */
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12
@@ -294,6 +315,9 @@ enum mt_stream {
 
 /* Addresses an ALLOC or FREE may name by their place in history. */
 #define MT_ADDR_HISTORY       1024
+/* Address states of a version 5 chunk: thread index mod this picks one
+ * (a power of two). */
+#define MT_ADDR_STATES        16
 
 /* The bounds of the writer's default time quantum, ns (see TIME). */
 #define MT_TIME_QUANTUM_MIN   1024

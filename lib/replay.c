@@ -165,6 +165,18 @@ struct modrec {
 	struct mt_segment *segs;
 };
 
+/*
+ * An address state (format.h): histories [0] allocated, [1] freed, and
+ * (version 4 on) the stack and size of each address of hist[0].
+ */
+struct addr_state {
+	uint64_t nhist[2];
+	uint64_t last[2];     /* the latest address of each history, 0 at first */
+	uint64_t hist[2][MT_ADDR_HISTORY];
+	uint32_t hstack[MT_ADDR_HISTORY];
+	uint64_t hsize[MT_ADDR_HISTORY];
+};
+
 struct mt_replay {
 	struct mt_reader *rd;
 	struct mt_header hdr;
@@ -223,13 +235,11 @@ struct mt_replay {
 	uint64_t events;
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
 	uint64_t time;
-	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
-	uint64_t hist[2][MT_ADDR_HISTORY];
-	uint64_t nhist[2];
-	/* version 4: the stack and size of each address of hist[0] */
-	uint32_t hstack[MT_ADDR_HISTORY];
-	uint64_t hsize[MT_ADDR_HISTORY];
-	uint64_t last[2];     /* the latest address of each history, 0 at first */
+	/* The chunk's address states (format.h): one before version 5, where
+	 * state_mask is 0; as, the current thread's. */
+	struct addr_state *as;
+	uint32_t state_mask;
+	struct addr_state states[MT_ADDR_STATES];
 	uint64_t chunk_off;
 	/* The decoder's place: the chunk, its records and side streams, the
 	 * thread of its events (SWITCH). */
@@ -354,6 +364,7 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 	h = mt_reader_header(r->rd);
 	r->hdr.version = h->version;
 	r->direct = h->version >= 4;
+	r->state_mask = h->version >= 5 ? MT_ADDR_STATES - 1 : 0;
 	r->owners = 1;
 	r->hdr.pointer_size = h->pointer_size;
 	r->hdr.pid = h->pid;
@@ -1025,12 +1036,12 @@ static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
 }
 
 /*
- * An ADDR field against history h (format.h): k from the KEYS stream, a
- * delta from DELTAS when k is 0; the address joins hist[to]. *pos is the
- * slot of history h that k named, NO_POS for a delta.
+ * An ADDR field against history h of address state as (format.h): k from
+ * the KEYS stream, a delta from DELTAS when k is 0; the address joins
+ * hist[to]. *pos is the slot of history h that k named, NO_POS for a delta.
  */
 #define NO_POS SIZE_MAX
-HOT int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr,
+HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *addr,
 			   size_t *pos)
 {
 	uint64_t k;
@@ -1040,17 +1051,17 @@ HOT int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *ad
 		return MT_E_CORRUPT;
 	*pos = NO_POS;
 	if (k) {
-		if (k > MT_ADDR_HISTORY || k > r->nhist[h])
+		if (k > MT_ADDR_HISTORY || k > as->nhist[h])
 			return MT_E_CORRUPT;
-		*pos = (size_t)((r->nhist[h] - k) % MT_ADDR_HISTORY);
-		*addr = r->hist[h][*pos];
+		*pos = (size_t)((as->nhist[h] - k) % MT_ADDR_HISTORY);
+		*addr = as->hist[h][*pos];
 	} else {
 		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
 			return MT_E_CORRUPT;
-		*addr = r->last[to] + (uint64_t)d;
+		*addr = as->last[to] + (uint64_t)d;
 	}
-	r->hist[to][r->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
-	r->last[to] = *addr;
+	as->hist[to][as->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
+	as->last[to] = *addr;
 	return 0;
 }
 
@@ -1073,8 +1084,8 @@ HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stac
 			    uint64_t *size)
 {
 	if (pos != NO_POS) {
-		*stack = r->hstack[pos];
-		*size = r->hsize[pos];
+		*stack = r->as->hstack[pos];
+		*size = r->as->hsize[pos];
 	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
 		   *stack >= r->nstacks || get_uv(&s[MT_STREAM_SIZES], size) < 0) {
 		return MT_E_CORRUPT;
@@ -1090,12 +1101,12 @@ HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stac
 
 /* Version 4: the block just allocated at the allocated history's latest
  * slot, for a free that names it from there. */
-HOT void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
+HOT void joined(struct addr_state *as, uint32_t stack, uint64_t size)
 {
-	size_t i = (size_t)((r->nhist[0] - 1) % MT_ADDR_HISTORY);
+	size_t i = (size_t)((as->nhist[0] - 1) % MT_ADDR_HISTORY);
 
-	r->hstack[i] = stack;
-	r->hsize[i] = size;
+	as->hstack[i] = stack;
+	as->hsize[i] = size;
 }
 
 /* An event item, seq and time its own. */
@@ -1153,8 +1164,12 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	r->chunk_len = len;
 	r->time = t;
 	r->thread = UINT32_MAX;
-	r->nhist[0] = r->nhist[1] = 0;
-	r->last[0] = r->last[1] = 0;
+	/* events before the first SWITCH are corrupt, but decode first */
+	r->as = &r->states[0];
+	for (i = 0; i <= r->state_mask; i++) {
+		r->states[i].nhist[0] = r->states[i].nhist[1] = 0;
+		r->states[i].last[0] = r->states[i].last[1] = 0;
+	}
 	return 0;
 }
 
@@ -1179,17 +1194,17 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(r->as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r, stack, size);
+		joined(r->as, stack, size);
 		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
 		return 0;
 	case MT_REC_FREE:
 		stack = 0;
 		size = 0;
-		if (get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
+		if (get_addr(r->as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
 		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
 			return MT_E_CORRUPT;
 		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
@@ -1205,13 +1220,14 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		if (get_thread(r, c, &thread) < 0)
 			return MT_E_CORRUPT;
 		r->thread = thread;
+		r->as = &r->states[thread & r->state_mask];
 		return 0;
 	case MT_REC_REALLOC:
 		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 		    stack >= r->nstacks ||
 		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(r->as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		ostack = 0;
 		osize = 0;
@@ -1219,11 +1235,11 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		 * read before the new address may take pos's slot */
 		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
 			return MT_E_CORRUPT;
-		if (get_addr(r, sc, 1, 0, &a2, &pos) < 0)
+		if (get_addr(r->as, sc, 1, 0, &a2, &pos) < 0)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r, stack, size);
+		joined(r->as, stack, size);
 		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
 		it->a2 = a2;
 		it->osize = osize;
@@ -1719,6 +1735,7 @@ int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *to
 	/* records of later versions are read as the log's version says */
 	t->hdr.version = r->hdr.version;
 	t->direct = r->direct;
+	t->state_mask = r->state_mask;
 	mt_livetab_init(&t->live, NULL, NULL);
 	t->big_free = UINT32_MAX;
 	t->ops = &none;

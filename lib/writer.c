@@ -48,6 +48,20 @@ struct history {
 	struct hist_slot index[HIST_INDEX];
 };
 
+/*
+ * An address state (format.h): the threads whose index mod MT_ADDR_STATES
+ * is its number. hist[0] the addresses allocated, hist[1] the addresses
+ * freed; the stack and size of each allocation of hist[0], at its place
+ * in the ring, tell whether a free may name its block from there.
+ */
+struct addr_state {
+	struct history hist[2];
+	uint32_t astack[MT_ADDR_HISTORY];
+	uint64_t asize[MT_ADDR_HISTORY];
+};
+_Static_assert(MT_ADDR_STATES <= 32 && !(MT_ADDR_STATES & (MT_ADDR_STATES - 1)),
+	       "the ready mask holds every state; thread & (n - 1) picks one");
+
 struct mt_writer {
 	int fd;
 	int err;
@@ -97,9 +111,13 @@ struct mt_writer {
 	uint64_t next_tick;    /* the quantized clock moves at this time */
 	uint64_t time;         /* delta state: the log's current (quantized) time */
 	uint32_t thread;       /* delta state: current thread, NO_THREAD at chunk start */
-	/* Address histories (format.h ADDRESS HISTORY): [0] the addresses
-	 * allocated, [1] the addresses freed. */
-	struct history hist[2];
+	/* The address states (format.h), MT_ADDR_STATES of them in one
+	 * allocation, each zeroed when first used (ready: a bit per state), so
+	 * that a program of one thread touches the memory of one; as: the
+	 * current thread's. */
+	struct addr_state *states;
+	uint32_t ready;
+	struct addr_state *as;
 	uint64_t written;
 	/* Where the chunk that failed to be written began, and its seq: a
 	 * recovery cuts the file back there (mt_writer_recover). */
@@ -160,6 +178,8 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 			if (!(w->bufs[b][i] = mem->alloc(mem->opaque, w->raw_cap)))
 				goto fail;
 	use_set(w, 0);
+	if (!(w->states = mem->alloc(mem->opaque, MT_ADDR_STATES * sizeof(*w->states))))
+		goto fail;
 	w->out = mem->alloc(mem->opaque, w->out_cap);
 	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
 	w->cctx = ZSTD_createCCtx_advanced(cm);
@@ -186,6 +206,8 @@ void mt_writer_free(struct mt_writer *w)
 				w->mem.free(w->mem.opaque, w->bufs[b][i]);
 	if (w->out)
 		w->mem.free(w->mem.opaque, w->out);
+	if (w->states)
+		w->mem.free(w->mem.opaque, w->states);
 	w->mem.free(w->mem.opaque, w);
 }
 
@@ -464,9 +486,13 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->chunk_t = tq;
 		w->time = tq;
 		w->thread = NO_THREAD;
-		for (int i = 0; i < 2; i++) {
-			w->hist[i].base = w->hist[i].n;
-			w->hist[i].last = 0;
+		for (uint32_t m = w->ready; m; m &= m - 1) {
+			struct addr_state *as = &w->states[__builtin_ctz(m)];
+
+			for (int i = 0; i < 2; i++) {
+				as->hist[i].base = as->hist[i].n;
+				as->hist[i].last = 0;
+			}
 		}
 		w->ended = 0;
 		if (w->rss) {
@@ -492,13 +518,27 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 	return w->raw + w->used;
 }
 
-/* An event's prefix: SWITCH when the thread changed. */
+/* The address state of thread, zeroed on its first use. */
+static struct addr_state *state_of(struct mt_writer *w, uint32_t thread)
+{
+	uint32_t i = thread & (MT_ADDR_STATES - 1);
+
+	if (MT_WRITER_UNLIKELY(!(w->ready & 1u << i))) {
+		memset(&w->states[i], 0, sizeof(w->states[i]));
+		w->ready |= 1u << i;
+	}
+	return &w->states[i];
+}
+
+/* An event's prefix: SWITCH when the thread changed, which takes the
+ * thread's address state. */
 static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thread)
 {
 	if (thread != w->thread) {
 		*p++ = MT_REC_SWITCH;
 		p += mt_put_uv(p, thread);
 		w->thread = thread;
+		w->as = state_of(w, thread);
 	}
 	return p;
 }
@@ -531,15 +571,21 @@ static inline void put_field(struct mt_writer *w, int i, uint64_t v)
  * An address field: k (MT_STREAM_KEYS) when addr is the k-th latest address
  * of history h in this chunk (1 = the latest), else k = 0 and sv (addr - the
  * latest address of history to) in MT_STREAM_DELTAS; addr then joins to.
+ * want_k, when not UINT64_MAX, is the k to use (0: none): a free's, which
+ * block_key chose.
  */
 static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
-				struct history *to, uint64_t addr)
+				struct history *to, uint64_t addr, uint64_t want_k)
 {
 	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
 	uint64_t k = 0;
 
-	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
+	if (want_k != UINT64_MAX) {
+		k = want_k;
+	} else if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
 		k = h->n - s->num;
+	}
+	if (k) {
 		put_field(w, MT_STREAM_KEYS, k);
 	} else {
 		put_field(w, MT_STREAM_KEYS, 0);
@@ -550,12 +596,40 @@ static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
 	return k;
 }
 
+/* The allocation just put: its stack and size, at its place in the ring. */
+static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t size)
+{
+	size_t i = (size_t)((as->hist[0].n - 1) % MT_ADDR_HISTORY);
+
+	as->astack[i] = stack;
+	as->asize[i] = size;
+}
+
+/*
+ * The k that names the block a free ends at addr from the allocated
+ * history, 0 when none does. The entry must carry the block's very stack
+ * and size, since the reader takes them from it: the thread's latest
+ * allocation at addr may be an older block than the one being freed,
+ * which another thread allocated there after it was freed.
+ */
+static inline uint64_t block_key(const struct addr_state *as, uint64_t addr, uint64_t size,
+				 uint32_t stack)
+{
+	const struct history *h = &as->hist[0];
+	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
+	size_t i = (size_t)(s->num % MT_ADDR_HISTORY);
+
+	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY &&
+	    as->astack[i] == stack && as->asize[i] == size)
+		return h->n - s->num;
+	return 0;
+}
+
 /*
  * The block a free ends, [STACKS stack, SIZES size], unless its address
  * was named from the allocated history (k > 0): the reader then has them
- * from that allocation, the latest at the address in this chunk, which is
- * the block being freed. Most frees follow their allocation closely and
- * cost no more than an address.
+ * from that allocation (block_key made sure they are the same). Most
+ * frees follow their allocation closely and cost no more than an address.
  */
 static inline void put_block(struct mt_writer *w, uint64_t k, uint64_t size, uint32_t stack)
 {
@@ -630,7 +704,8 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
 	put_field(w, MT_STREAM_SIZES, size);
-	put_addr(w, &w->hist[1], &w->hist[0], addr);
+	put_addr(w, &w->as->hist[1], &w->as->hist[0], addr, UINT64_MAX);
+	put_joined(w->as, stack, size);
 	w->events++;
 	return 0;
 }
@@ -644,7 +719,10 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_
 	p = put_thread(w, p, thread);
 	*p++ = MT_REC_FREE;
 	END_RECORD(w, p);
-	put_block(w, put_addr(w, &w->hist[0], &w->hist[1], addr), size, stack);
+	struct addr_state *as = w->as;
+
+	put_block(w, put_addr(w, &as->hist[0], &as->hist[1], addr,
+			      block_key(as, addr, size, stack)), size, stack);
 	w->events++;
 	return 0;
 }
@@ -661,8 +739,11 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
 	put_field(w, MT_STREAM_SIZES, size);
-	uint64_t k = put_addr(w, &w->hist[0], &w->hist[1], old_addr);
-	put_addr(w, &w->hist[1], &w->hist[0], new_addr);
+	struct addr_state *as = w->as;
+	uint64_t k = put_addr(w, &as->hist[0], &as->hist[1], old_addr,
+			      block_key(as, old_addr, old_size, old_stack));
+	put_addr(w, &as->hist[1], &as->hist[0], new_addr, UINT64_MAX);
+	put_joined(as, stack, size);
 	put_block(w, k, old_size, old_stack);
 	w->events++;
 	return 0;

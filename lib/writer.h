@@ -11,7 +11,8 @@
  * flushing allocate nothing more except zstd's workspace on the first flush.
  * A chunk is built in five buffers, one per stream (format.h CHUNK), each
  * as large as a chunk (twice over in deferred mode); only what a chunk
- * fills is touched.
+ * fills is touched. The address states (format.h, MT_ADDR_STATES of about
+ * 160 KiB each) are one allocation too, each touched once a thread uses it.
  *
  * Not for: locking (the caller serializes every call on one writer), reading
  * logs (lib/reader.c), deciding what to record.

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 4; 3 without the blocks of frees, LEAK, TAG and STACK's tag; 2
-# also without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 5; 4 with one address state for all threads; 3 also without the
+# blocks of frees, LEAK, TAG and STACK's tag; 2 also without THREAD_NAME
+# and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
 # in order, time never decreasing, TIME > 0, SWITCH to a known thread before
 # any event; replays live blocks and counts END's figures itself
-# (replayed_totals, to compare with end_totals); in version 4 checks that
+# (replayed_totals, to compare with end_totals); from version 4 checks that
 # every free names the block its own table has at the address
-# (block_mismatch counts those that do not). Of the program's own blocks
+# (block_mismatch counts those that do not; in version 5 a free by one
+# thread of a block another allocated at an address the first thread's
+# history holds from an older block must not name that older block). Of the program's own blocks
 # (frame 0 in the main program) it also counts the frees and reallocs by
 # a thread other than the one that allocated the block
 # (exe_xthread_frees). Prints key=value
@@ -39,7 +42,7 @@ def main():
     data = open(path, "rb").read()
     assert data[:8] == b"MEMTRAIL", "magic"
     ver, psz, flags, pid, start, L = struct.unpack_from("<HBBIQI", data, 8)
-    assert ver in (2, 3, 4), "version"
+    assert ver in (2, 3, 4, 5), "version"
     cmd = data[28:28 + L]
     off = 28 + L
     st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
@@ -94,8 +97,14 @@ def main():
             n = uv(); s = raw[p:p+n]; p += n; return s
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
         t = 0; addr = 0; th = None
-        hist = ([], [])   # address histories: allocated, freed
-        hmeta = []        # (stack, size) of each address of hist[0]
+        # address states (version 5: one per thread index mod 16, else
+        # one): hist, the address histories allocated and freed, and
+        # hmeta, the (stack, size) of each address of hist[0]; those of
+        # the current thread's state
+        states = {}
+        def state(th):
+            return states.setdefault(th % 16 if ver >= 5 else 0, (([], []), []))
+        hist, hmeta = state(0)
         lastk = 0         # k of the latest address field
         # CHUNK_BEGIN: seq, time, then the lengths of the side streams
         # STACKS SIZES KEYS DELTAS, which end the chunk; RECORDS is the rest
@@ -238,6 +247,7 @@ def main():
                 dt = uv(); assert dt > 0, "TIME 0"; t += dt; st["times"] += 1
             elif ty == 13:
                 th = uv(); assert th < st["threads"], ("switch", th); st["switches"] += 1
+                hist, hmeta = state(th)
             elif ty == 14:
                 idx = uv(); name = bstr()
                 assert ver >= 3 and idx < st["threads"], ("thread name", idx)
