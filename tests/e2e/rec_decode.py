@@ -12,7 +12,8 @@
 # every free names the block its own table has at the address
 # (block_mismatch counts those that do not; in version 5 a free by one
 # thread of a block another allocated at an address the first thread's
-# history holds from an older block must not name that older block). Of the program's own blocks
+# history holds from an older block must not name that older block:
+# stale_entries counts the frees where that arose). Of the program's own blocks
 # (frame 0 in the main program) it also counts the frees and reallocs by
 # a thread other than the one that allocated the block
 # (exe_xthread_frees). Prints key=value
@@ -49,7 +50,8 @@ def main():
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
               peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0, block_mismatch=0,
               exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0, thread_names=0,
-              end_totals=None, replayed_totals=None, exe_xthread_frees=0)
+              end_totals=None, replayed_totals=None, exe_xthread_frees=0,
+              stale_entries=0)
     # END's figures as the replay defines them (lib/summary.c), counted here
     tot = dict(allocations=0, frees=0, bytes_allocated=0, peak_bytes=0, peak_blocks=0,
                peak_time=0)
@@ -123,14 +125,22 @@ def main():
                 b = raw[s[0]]; s[0] += 1
                 r |= (b & 0x7f) << sh; sh += 7
                 if not b & 0x80: return r
-        def block(k, at, a):
+        def block(k, at, a, n0):
             # version 4: the (stack, size) a free names for the block at a,
             # from the allocation k named (at: its index in hist[0]) or the
-            # streams; checked against this decoder's own table
+            # streams; checked against this decoder's own table (n0: the
+            # length of hist[0] when the free's address was decoded)
             if ver < 4: return
             b = hmeta[at] if k else (field(0), field(1))
             b = (b[1], b[0])
             if live.get(a) != b: st["block_mismatch"] += 1
+            # the thread's latest allocation at a in its history, another
+            # block than the one freed: the writer had to write it
+            if not k and ver >= 5:
+                w = hist[0][max(0, n0 - 1024):n0]
+                if a in w:
+                    i = n0 - 1 - w[::-1].index(a)
+                    if (hmeta[i][1], hmeta[i][0]) != live.get(a): st["stale_entries"] += 1
         def addr_field(h, to):
             nonlocal lastk
             k = lastk = field(2)
@@ -180,7 +190,7 @@ def main():
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
                 a = addr_field(0, 1); seq += 1
-                block(lastk, len(hist[0]) - lastk, a)
+                block(lastk, len(hist[0]) - lastk, a, len(hist[0]))
                 assert th is not None
                 if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
@@ -190,10 +200,10 @@ def main():
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
                 sid = field(0); size = field(1)
-                old = addr_field(0, 1); k = lastk; at = len(hist[0]) - k
+                old = addr_field(0, 1); k = lastk; n0 = len(hist[0]); at = n0 - k
                 addr = addr_field(1, 0)
                 hmeta.append((sid, size))
-                block(k, at, old)
+                block(k, at, old, n0)
                 seq += 1
                 assert sid in stacks and th is not None
                 if old in live: gone(old); st["frees"] += 1
