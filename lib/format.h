@@ -34,18 +34,22 @@
  * chunk spans at most about one second of events. A chunk decodes on its own:
  * its first record is CHUNK_BEGIN, which resets the delta state.
  *
- * A decompressed chunk = CHUNK_BEGIN, then five streams back to back:
+ * A decompressed chunk = CHUNK_BEGIN, then RECORDS, then the side streams
+ * of each address state (see below; version 5: of each state that has
+ * fields in the chunk, by increasing number; before: the chunk's alone):
  *   RECORDS  the records that follow CHUNK_BEGIN, each a type byte then its
  *            fields, except that the fields of events (ALLOC, FREE,
- *            REALLOC) are not here but in the streams below, in order:
+ *            REALLOC) are not here but in the side streams of the
+ *            current thread's address state, in order:
  *   STACKS   uv stack of each ALLOC and REALLOC, and of the block a FREE
  *            or a REALLOC's old half ends when the record carries it
  *   SIZES    uv size of the same events and blocks, in the same order
  *   KEYS     uv k of each address field (ADDR below)
  *   DELTAS   sv delta of each address field whose k is 0
- * CHUNK_BEGIN gives the lengths of the last four; RECORDS is the rest.
- * (Each kind of value in a stream of its own: zstd finds the repeats of
- * each, which interleaving them would hide.)
+ * CHUNK_BEGIN gives the side streams' lengths; RECORDS is the rest.
+ * (Each kind of value in a stream of its own, and each thread's in its
+ * state's: zstd finds the repeats of each, which interleaving them, as
+ * events of several threads interleave, would hide.)
  *
  * RECORDS, each a type byte then its fields.
  *   uv = unsigned LEB128 varint (at most 10 bytes, value < 2^64)
@@ -61,8 +65,10 @@
  *           addresses of the chunk's ALLOCs (and REALLOCs' new blocks),
  *           and of its FREEs (and REALLOCs' old blocks), in order, of the
  *           threads whose index mod MT_ADDR_STATES is the state's number;
- *           all empty at the chunk's start. An event's address fields
- *           use the state of the current thread (SWITCH) only.
+ *           all empty at the chunk's start; and its side streams. An
+ *           event's fields are in the side streams of the current
+ *           thread's (SWITCH) state, its address fields use that state's
+ *           histories only.
  * ADDR(h) = KEYS uv k, then, only when k = 0, DELTAS sv (address - the
  * latest address of the history the address joins, or 0 when it is empty):
  *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h
@@ -74,9 +80,11 @@
  * of their own, and their events interleave as the scheduler had them run.
  * With one state (versions 2 to 4) every thread switch made the delta jump
  * between arenas and pushed other threads' addresses into the histories,
- * so the same program's logs varied tenfold in size from run to run. With
- * a state per thread, a thread's events encode the same whatever other
- * threads do in between. The states are a fixed number, the thread index
+ * and the threads' stacks, sizes and keys interleaved in the streams as
+ * the scheduler had it, so the same program's logs varied tenfold in size
+ * from run to run. With a state per thread, a thread's fields encode the
+ * same whatever other threads do in between; only RECORDS (the SWITCH
+ * records) shows the interleaving. The states are a fixed number, the thread index
  * picking one, so that a writer's and a reader's memory stays bounded
  * however many threads a program starts; threads 16 apart share a state
  * (correct, only less compact when they are busy at the same time).
@@ -86,12 +94,16 @@
  * moved since the last record, so most events carry no time at all. Events are in true order (log order); times only place
  * them on the timeline.
  *
- *   0x01 CHUNK_BEGIN  uv seq, uv time, uv stacks_len, uv sizes_len,
- *                     uv keys_len, uv deltas_len
+ *   0x01 CHUNK_BEGIN  uv seq, uv time, [uv mask,] n x (uv stacks_len,
+ *                     uv sizes_len, uv keys_len, uv deltas_len)
  *        seq = number of events (ALLOC, FREE, REALLOC, SNAPSHOT) written in
  *        all earlier chunks; time = absolute time of the chunk's start;
- *        then the byte lengths of the streams STACKS..DELTAS, which end the
- *        chunk (their sum is at most what follows CHUNK_BEGIN). Only first.
+ *        version 5: mask (< 2^MT_ADDR_STATES), bit i set when address
+ *        state i has side streams in this chunk, n = its bits set; before,
+ *        no mask and n = 1; then the byte lengths of each such state's
+ *        streams STACKS..DELTAS, which end the chunk in that order (their
+ *        sum is at most what follows CHUNK_BEGIN; a state not in mask has
+ *        them empty). Only first.
  *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip), uv tag
  *        A distinct call stack, written once, before any event refers to it.
  *        tag (version 4 on; absent before, read as 0) is the tag path that
@@ -213,8 +225,8 @@
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
- * VERSIONS. 5 (written now): an address state per thread (MT_ADDR_STATES
- * above); otherwise as 4. 4: one address state for all threads; FREE and
+ * VERSIONS. 5 (written now): an address state, with its side streams, per
+ * thread (MT_ADDR_STATES above; CHUNK_BEGIN's mask); otherwise as 4. 4: one address state for all threads; FREE and
  * REALLOC name the block they end (BLOCK above); LEAK; TAG, and STACK's
  * tag. 3: THREAD_NAME and RSS; frees name an address only; no leak kinds,
  * no tags. 2: neither. Readers take all four.

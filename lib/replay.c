@@ -166,10 +166,13 @@ struct modrec {
 };
 
 /*
- * An address state (format.h): histories [0] allocated, [1] freed, and
- * (version 4 on) the stack and size of each address of hist[0].
+ * An address state (format.h): its side streams, histories [0] allocated,
+ * [1] freed, and (version 4 on) the stack and size of each address of
+ * hist[0].
  */
 struct addr_state {
+	struct cur sc[MT_STREAMS];  /* its side streams (version 5; before, the
+				      * chunk's are state 0's), i >= 1 */
 	uint64_t nhist[2];
 	uint64_t last[2];     /* the latest address of each history, 0 at first */
 	uint64_t hist[2][MT_ADDR_HISTORY];
@@ -246,7 +249,7 @@ struct mt_replay {
 	const uint8_t *chunk, *last_progress;
 	size_t chunk_len;
 	uint64_t comp_len;
-	struct cur rec, sc[MT_STREAMS];
+	struct cur rec;
 	uint32_t thread;
 	int in_chunk;
 	const struct mt_replay_ops *ops;
@@ -1132,15 +1135,24 @@ HOT struct item *put_event(struct mt_replay *r, struct slice *sl, int type,
 static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 {
 	struct cur c = { data, data + len };
-	uint64_t slen_sum = 0, stream_len[MT_STREAMS], seq, t;
+	uint64_t slen_sum = 0, stream_len[MT_ADDR_STATES * (MT_STREAMS - 1)], seq, t, mask = 1;
+	size_t nlen = 0;
 	const uint8_t *q;
 	size_t i;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
 	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || (seq != r->events && !r->tail))
 		return MT_E_CORRUPT;
-	/* The side streams end the chunk; RECORDS is what is left. */
-	for (i = 1; i < MT_STREAMS; i++) {
+	/* Version 5: the states that have side streams in this chunk. */
+	if (r->state_mask && (get_uv(&c, &mask) < 0 || mask >> MT_ADDR_STATES))
+		return MT_E_CORRUPT;
+	for (i = 0; i <= r->state_mask; i++)
+		for (size_t j = 1; j < MT_STREAMS; j++)
+			r->states[i].sc[j].p = r->states[i].sc[j].end = NULL;
+	nlen = (size_t)__builtin_popcountll(mask) * (MT_STREAMS - 1);
+	/* The side streams end the chunk (version 5: each state's of mask
+	 * in turn); RECORDS is what is left. */
+	for (i = 0; i < nlen; i++) {
 		uint64_t room;
 
 		if (get_uv(&c, &stream_len[i]) < 0)
@@ -1154,10 +1166,15 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	}
 	q = c.end - slen_sum;
 	c.end = q;
-	for (i = 1; i < MT_STREAMS; i++) {
-		r->sc[i].p = q;
-		r->sc[i].end = q + stream_len[i];
+	for (i = 0; i < nlen; i++) {
+		unsigned st = (unsigned)__builtin_ctzll(mask);
+		struct cur *sc = &r->states[st].sc[1 + i % (MT_STREAMS - 1)];
+
+		sc->p = q;
+		sc->end = q + stream_len[i];
 		q += stream_len[i];
+		if (i % (MT_STREAMS - 1) == MT_STREAMS - 2)
+			mask &= mask - 1;
 	}
 	r->rec = c;
 	r->chunk = r->last_progress = data;
@@ -1179,7 +1196,7 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
  */
 HOT int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct cur *c = &r->rec, *sc = r->sc;
+	struct cur *c = &r->rec, *sc = r->as->sc;
 	uint64_t dt, size, a, a2, osize;
 	int64_t d1;
 	uint32_t stack, ostack, thread, index;
@@ -1377,10 +1394,12 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			continue;
 		}
 		/* Every field of the side streams belongs to an event. */
-		for (size_t i = 1; i < MT_STREAMS; i++) {
-			if (r->sc[i].p != r->sc[i].end) {
-				finish(sl, MT_E_CORRUPT, r->chunk_off);
-				return 1;
+		for (size_t i = 0; i <= r->state_mask; i++) {
+			for (size_t j = 1; j < MT_STREAMS; j++) {
+				if (r->states[i].sc[j].p != r->states[i].sc[j].end) {
+					finish(sl, MT_E_CORRUPT, r->chunk_off);
+					return 1;
+				}
 			}
 		}
 		r->in_chunk = 0;

@@ -27,8 +27,12 @@
 /* Room for the TIME and SWITCH records that may precede any record. */
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
-/* CHUNK_BEGIN: type, seq, time and the side streams' lengths. */
-#define CHUNK_BEGIN_MAX (1 + (2 + MT_STREAMS) * MT_MAX_VARINT)
+/* A chunk's parts: RECORDS, then each address state's side streams. */
+#define SIDES          (MT_STREAMS - 1)
+#define PARTS          (1 + MT_ADDR_STATES * SIDES)
+/* CHUNK_BEGIN: type, seq, time, the states' mask and the side streams'
+ * lengths. */
+#define CHUNK_BEGIN_MAX (1 + (3 + PARTS) * MT_MAX_VARINT)
 
 /*
  * One address history: n addresses were put since the writer began, the
@@ -74,10 +78,16 @@ struct mt_writer {
 	/* The chunk being built: its streams (format.h CHUNK), each in a
 	 * buffer of raw_cap bytes; stream 0 (records) is raw / used. Two sets
 	 * for the deferred mode. */
-	uint8_t *bufs[2][MT_STREAMS];
-	uint8_t *raw;          /* bufs[cur][0] */
-	uint8_t *side[MT_STREAMS];  /* bufs[cur][i], i >= 1 */
-	size_t sused[MT_STREAMS];   /* bytes in side[i], i >= 1 */
+	uint8_t *rawbuf[2];
+	uint8_t *raw;          /* rawbuf[cur] */
+	/* Each address state's side streams (format.h CHUNK), allocated when
+	 * the state is first used: sbuf[set][state][i], i >= 1; side[state][i]
+	 * the current set's, sused[state][i] the bytes in them; cs the
+	 * current thread's state. */
+	uint8_t *sbuf[2][MT_ADDR_STATES][MT_STREAMS];
+	uint8_t *side[MT_ADDR_STATES][MT_STREAMS];
+	size_t sused[MT_ADDR_STATES][MT_STREAMS];
+	unsigned cs;
 	int cur;
 	size_t raw_cap;
 	size_t used;           /* bytes in raw; 0: no chunk open */
@@ -88,8 +98,8 @@ struct mt_writer {
 	 * mt_writer_write_sealed(). Set under the caller's record lock,
 	 * cleared under its I/O lock. */
 	struct sealed {
-		const uint8_t *p[MT_STREAMS];
-		size_t n[MT_STREAMS];
+		const uint8_t *p[PARTS];
+		size_t n[PARTS];
 		uint64_t seq, t0;
 	} sealed;
 	size_t sealed_len;
@@ -142,12 +152,16 @@ static void zstd_free(void *opaque, void *ptr)
 static void use_set(struct mt_writer *w, int b)
 {
 	w->cur = b;
-	w->raw = w->bufs[b][0];
+	w->raw = w->rawbuf[b];
 	w->used = 0;
 	w->total = 0;
-	for (int i = 1; i < MT_STREAMS; i++) {
-		w->side[i] = w->bufs[b][i];
-		w->sused[i] = 0;
+	for (uint32_t m = w->ready; m; m &= m - 1) {
+		int st = __builtin_ctz(m);
+
+		for (int i = 1; i < MT_STREAMS; i++) {
+			w->side[st][i] = w->sbuf[b][st][i];
+			w->sused[st][i] = 0;
+		}
 	}
 }
 
@@ -174,9 +188,8 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->rss = opts ? opts->rss : NULL;
 	w->rss_ctx = opts ? opts->rss_ctx : NULL;
 	for (int b = 0; b < (w->wait ? 2 : 1); b++)
-		for (int i = 0; i < MT_STREAMS; i++)
-			if (!(w->bufs[b][i] = mem->alloc(mem->opaque, w->raw_cap)))
-				goto fail;
+		if (!(w->rawbuf[b] = mem->alloc(mem->opaque, w->raw_cap)))
+			goto fail;
 	use_set(w, 0);
 	if (!(w->states = mem->alloc(mem->opaque, MT_ADDR_STATES * sizeof(*w->states))))
 		goto fail;
@@ -200,10 +213,14 @@ void mt_writer_free(struct mt_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
-	for (int b = 0; b < 2; b++)
-		for (int i = 0; i < MT_STREAMS; i++)
-			if (w->bufs[b][i])
-				w->mem.free(w->mem.opaque, w->bufs[b][i]);
+	for (int b = 0; b < 2; b++) {
+		if (w->rawbuf[b])
+			w->mem.free(w->mem.opaque, w->rawbuf[b]);
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			for (int i = 1; i < MT_STREAMS; i++)
+				if (w->sbuf[b][st][i])
+					w->mem.free(w->mem.opaque, w->sbuf[b][st][i]);
+	}
 	if (w->out)
 		w->mem.free(w->mem.opaque, w->out);
 	if (w->states)
@@ -288,9 +305,16 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	*q++ = MT_REC_CHUNK_BEGIN;
 	q += mt_put_uv(q, c->seq);
 	q += mt_put_uv(q, c->t0);
-	for (i = 1; i < MT_STREAMS; i++)
-		q += mt_put_uv(q, c->n[i]);
-	for (i = 0; i < MT_STREAMS; i++)
+	/* the states with fields in this chunk, then their streams' lengths */
+	uint64_t mask = 0;
+	for (i = 1; i < PARTS; i++)
+		if (c->n[i])
+			mask |= 1ull << ((i - 1) / SIDES);
+	q += mt_put_uv(q, mask);
+	for (i = 1; i < PARTS; i++)
+		if (mask >> ((i - 1) / SIDES) & 1)
+			q += mt_put_uv(q, c->n[i]);
+	for (i = 0; i < PARTS; i++)
 		len += c->n[i];
 	len += (size_t)(q - hdr);
 
@@ -300,9 +324,12 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);
-	for (i = 0; i <= MT_STREAMS; i++) {
+	for (i = 0; i <= PARTS; i++) {
 		ZSTD_inBuffer in = { i ? c->p[i - 1] : hdr, i ? c->n[i - 1] : (size_t)(q - hdr), 0 };
-		ZSTD_EndDirective end = i == MT_STREAMS ? ZSTD_e_end : ZSTD_e_continue;
+		ZSTD_EndDirective end = i == PARTS ? ZSTD_e_end : ZSTD_e_continue;
+
+		if (i && i < PARTS && !in.size)
+			continue;
 		size_t r;
 
 		do {
@@ -342,9 +369,13 @@ static void current(const struct mt_writer *w, struct sealed *c)
 {
 	c->p[0] = w->raw;
 	c->n[0] = w->used;
-	for (int i = 1; i < MT_STREAMS; i++) {
-		c->p[i] = w->side[i];
-		c->n[i] = w->sused[i];
+	for (int st = 0; st < MT_ADDR_STATES; st++) {
+		for (int i = 1; i < MT_STREAMS; i++) {
+			int ready = w->ready >> st & 1;
+
+			c->p[1 + st * SIDES + i - 1] = ready ? w->side[st][i] : NULL;
+			c->n[1 + st * SIDES + i - 1] = ready ? w->sused[st][i] : 0;
+		}
 	}
 	c->seq = w->chunk_seq;
 	c->t0 = w->chunk_t;
@@ -518,27 +549,40 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 	return w->raw + w->used;
 }
 
-/* The address state of thread, zeroed on its first use. */
-static struct addr_state *state_of(struct mt_writer *w, uint32_t thread)
+/*
+ * Makes address state st ready on its first use: its histories zeroed,
+ * its side streams' buffers allocated (for both sets in deferred mode).
+ * Returns 0, or MT_E_NOMEM as the sticky error.
+ */
+static int state_init(struct mt_writer *w, unsigned st)
 {
-	uint32_t i = thread & (MT_ADDR_STATES - 1);
-
-	if (MT_WRITER_UNLIKELY(!(w->ready & 1u << i))) {
-		memset(&w->states[i], 0, sizeof(w->states[i]));
-		w->ready |= 1u << i;
+	for (int b = 0; b < (w->wait ? 2 : 1); b++)
+		for (int i = 1; i < MT_STREAMS; i++)
+			if (!(w->sbuf[b][st][i] = w->mem.alloc(w->mem.opaque, w->raw_cap)))
+				return set_err(w, MT_E_NOMEM);
+	memset(&w->states[st], 0, sizeof(w->states[st]));
+	for (int i = 1; i < MT_STREAMS; i++) {
+		w->side[st][i] = w->sbuf[w->cur][st][i];
+		w->sused[st][i] = 0;
 	}
-	return &w->states[i];
+	w->ready |= 1u << st;
+	return 0;
 }
 
 /* An event's prefix: SWITCH when the thread changed, which takes the
- * thread's address state. */
+ * thread's address state. NULL when that state could not be made. */
 static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thread)
 {
 	if (thread != w->thread) {
+		unsigned st = thread & (MT_ADDR_STATES - 1);
+
+		if (MT_WRITER_UNLIKELY(!(w->ready & 1u << st)) && state_init(w, st) < 0)
+			return NULL;
 		*p++ = MT_REC_SWITCH;
 		p += mt_put_uv(p, thread);
 		w->thread = thread;
-		w->as = state_of(w, thread);
+		w->cs = st;
+		w->as = &w->states[st];
 	}
 	return p;
 }
@@ -561,9 +605,9 @@ static inline void hist_put(struct history *h, uint64_t addr)
 /* A field of an event: uv v appended to stream i. */
 static inline void put_field(struct mt_writer *w, int i, uint64_t v)
 {
-	size_t n = mt_put_uv(w->side[i] + w->sused[i], v);
+	size_t n = mt_put_uv(w->side[w->cs][i] + w->sused[w->cs][i], v);
 
-	w->sused[i] += n;
+	w->sused[w->cs][i] += n;
 	w->total += n;
 }
 
@@ -700,6 +744,8 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_ALLOC;
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
@@ -717,6 +763,8 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_FREE;
 	END_RECORD(w, p);
 	struct addr_state *as = w->as;
@@ -735,6 +783,8 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_REALLOC;
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);

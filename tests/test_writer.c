@@ -109,7 +109,7 @@ struct chunk {
 	uint64_t seq, t0;
 	int nrec;
 	int ntime, nswitch;       /* TIME and SWITCH records (not in recs) */
-	uint64_t stream_len[MT_STREAMS];  /* side streams' lengths */
+	uint64_t stream_len[MT_STREAMS];  /* side streams' lengths, all states' */
 	struct rec *recs;
 };
 
@@ -151,12 +151,12 @@ static unsigned nk;
 static uint64_t hstack[MT_ADDR_STATES][1 << 16], hsize[MT_ADDR_STATES][1 << 16];
 
 /* The side streams of the chunk being decoded (format.h CHUNK). */
-static const uint8_t *sp[MT_STREAMS], *send[MT_STREAMS];
+static const uint8_t *sp[MT_ADDR_STATES][MT_STREAMS], *send[MT_ADDR_STATES][MT_STREAMS];
 
 /* A field of an event, from side stream i. */
 static uint64_t field(int i)
 {
-	return uv(&sp[i], send[i]);
+	return uv(&sp[cs][i], send[cs][i]);
 }
 
 /* An ADDR field against history h; the address then joins history to. */
@@ -169,7 +169,7 @@ static uint64_t addr_field(int h, int to)
 		a = hist[cs][h][nhist[cs][h] - k];
 	} else {
 		a = (nhist[cs][to] ? hist[cs][to][nhist[cs][to] - 1] : 0) +
-			(uint64_t)sv(&sp[MT_STREAM_DELTAS], send[MT_STREAM_DELTAS]);
+			(uint64_t)sv(&sp[cs][MT_STREAM_DELTAS], send[cs][MT_STREAM_DELTAS]);
 	}
 	assert_true(nhist[cs][to] < (1 << 16));
 	hist[cs][to][nhist[cs][to]++] = a;
@@ -207,20 +207,27 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			ch->seq = uv(&p, end);
 			ch->t0 = time = uv(&p, end);
 			addr = 0;
-			/* The side streams end the chunk, in order. */
-			uint64_t n[MT_STREAMS], sum = 0;
-			for (int i = 1; i < MT_STREAMS; i++) {
-				n[i] = uv(&p, end);
-				sum += n[i];
+			/* The side streams end the chunk: each address
+			 * state's, in order. */
+			uint64_t n[MT_ADDR_STATES][MT_STREAMS] = { { 0 } }, sum = 0;
+			uint64_t mask = uv(&p, end);
+			assert_true(mask < 1u << MT_ADDR_STATES);
+			for (int st = 0; st < MT_ADDR_STATES; st++) {
+				for (int i = 1; i < MT_STREAMS && (mask >> st & 1); i++) {
+					n[st][i] = uv(&p, end);
+					sum += n[st][i];
+				}
 			}
 			assert_true(sum <= (uint64_t)(end - p));
 			end -= sum;
 			const uint8_t *q = end;
-			for (int i = 1; i < MT_STREAMS; i++) {
-				sp[i] = q;
-				send[i] = q + n[i];
-				q += n[i];
-				ch->stream_len[i] = n[i];
+			for (int st = 0; st < MT_ADDR_STATES; st++) {
+				for (int i = 1; i < MT_STREAMS; i++) {
+					sp[st][i] = q;
+					send[st][i] = q + n[st][i];
+					q += n[st][i];
+					ch->stream_len[i] += n[st][i];
+				}
 			}
 			break;
 		}
@@ -345,8 +352,9 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		assert_true(p <= end);
 	}
 	/* Every side-stream byte belongs to an event. */
-	for (int i = 1; i < MT_STREAMS; i++)
-		assert_true(sp[i] == send[i]);
+	for (int st = 0; st < MT_ADDR_STATES; st++)
+		for (int i = 1; i < MT_STREAMS; i++)
+			assert_true(sp[st][i] == send[st][i]);
 }
 
 /* Checks the framing of every chunk and decodes them. */

@@ -19,7 +19,9 @@ struct tl_buf {
 
 struct testlog {
 	struct tl_buf file, chunk;
-	struct tl_buf side[MT_STREAMS];  /* event fields (format.h CHUNK), i >= 1 */
+	/* event fields (format.h CHUNK), i >= 1: each address state's
+	 * (version 5; state 0's alone before) */
+	struct tl_buf side[MT_ADDR_STATES][MT_STREAMS];
 	uint64_t chunk_seq, chunk_time;   /* of the chunk being built */
 	uint64_t time, events;
 	uint32_t thread;           /* current thread (SWITCH state) */
@@ -74,12 +76,18 @@ static void tl_sv(struct testlog *t, int64_t v)
 	tl_put(&t->chunk, tmp, mt_put_sv(tmp, v));
 }
 
-/* A field of an event, to side stream i. */
+/* The current thread's address state (format.h): one before version 5. */
+static unsigned tl_state(const struct testlog *t)
+{
+	return t->version >= 5 ? t->thread % MT_ADDR_STATES : 0;
+}
+
+/* A field of an event, to side stream i of the current thread's state. */
 static void tl_field(struct testlog *t, int i, uint64_t v)
 {
 	uint8_t tmp[MT_MAX_VARINT];
 
-	tl_put(&t->side[i], tmp, mt_put_uv(tmp, v));
+	tl_put(&t->side[tl_state(t)][i], tmp, mt_put_uv(tmp, v));
 }
 
 static void tl_str(struct testlog *t, const void *s, size_t n)
@@ -92,7 +100,8 @@ static void tl_begin(struct testlog *t)
 {
 	t->chunk.len = 0;
 	for (int i = 1; i < MT_STREAMS; i++)
-		t->side[i].len = 0;
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			t->side[st][i].len = 0;
 	t->has_thread = 0;
 	memset(t->nhist, 0, sizeof(t->nhist));
 	/* CHUNK_BEGIN goes in front at tl_flush, with the streams' lengths. */
@@ -134,7 +143,8 @@ void tl_free(struct testlog *t)
 	free(t->file.p);
 	free(t->chunk.p);
 	for (int i = 1; i < MT_STREAMS; i++)
-		free(t->side[i].p);
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			free(t->side[st][i].p);
 	free(t->offsets);
 	free(t->live);
 	for (int i = 0; i < MT_ADDR_STATES; i++) {
@@ -236,7 +246,7 @@ static struct tl_block *tl_live(struct testlog *t, uint64_t addr)
 static size_t tl_addr(struct testlog *t, int h, int to, uint64_t addr,
 		      const struct tl_block *blk, uint64_t size, uint32_t stack)
 {
-	unsigned st = t->version >= 5 ? t->thread % MT_ADDR_STATES : 0;
+	unsigned st = tl_state(t);
 	struct tl_hent *hh = t->hist[st][h];
 	size_t nh = t->nhist[st][h], nt = t->nhist[st][to];
 	size_t found;
@@ -441,20 +451,32 @@ void tl_flush(struct testlog *t)
 	struct tl_buf whole = { 0 };
 	uint8_t tmp[MT_MAX_VARINT];
 	uint8_t type = MT_REC_CHUNK_BEGIN;
-	int i;
+	int i, st, nst = t->version >= 5 ? MT_ADDR_STATES : 1;
 
 	if (t->chunk.len == t->chunk_start_len)
 		return;
-	/* CHUNK_BEGIN, RECORDS, then the side streams. */
+	/* CHUNK_BEGIN, RECORDS, then the side streams (each state's). */
 	tl_put(&whole, &type, 1);
 	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_seq));
 	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_time));
-	for (i = 1; i < MT_STREAMS; i++)
-		tl_put(&whole, tmp, mt_put_uv(tmp, t->side[i].len));
+	/* version 5: the mask of the states that have fields */
+	uint64_t mask = 0;
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS; i++)
+			if (t->side[st][i].len)
+				mask |= 1ull << st;
+	if (t->version >= 5)
+		tl_put(&whole, tmp, mt_put_uv(tmp, mask));
+	else
+		mask = 1;
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS && (mask >> st & 1); i++)
+			tl_put(&whole, tmp, mt_put_uv(tmp, t->side[st][i].len));
 	tl_put(&whole, t->chunk.p, t->chunk.len);
-	for (i = 1; i < MT_STREAMS; i++)
-		if (t->side[i].len)
-			tl_put(&whole, t->side[i].p, t->side[i].len);
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS; i++)
+			if (t->side[st][i].len)
+				tl_put(&whole, t->side[st][i].p, t->side[st][i].len);
 	bound = ZSTD_compressBound(whole.len);
 	out = malloc(bound);
 	cctx = ZSTD_createCCtx();

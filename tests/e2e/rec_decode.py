@@ -108,18 +108,28 @@ def main():
             return states.setdefault(th % 16 if ver >= 5 else 0, (([], []), []))
         hist, hmeta = state(0)
         lastk = 0         # k of the latest address field
-        # CHUNK_BEGIN: seq, time, then the lengths of the side streams
-        # STACKS SIZES KEYS DELTAS, which end the chunk; RECORDS is the rest
+        # CHUNK_BEGIN: seq, time, then (version 5) the mask of the address
+        # states that have side streams, then the lengths of each one's
+        # (before: the chunk's) side streams STACKS SIZES KEYS DELTAS,
+        # which end the chunk; RECORDS is the rest
         p = 1; cs = uv(); t = uv()
-        lens = [uv() for _ in range(4)]
-        end = len(raw) - sum(lens)
+        mask = uv() if ver >= 5 else 1
+        assert mask < 1 << 16, "state mask"
+        sts = [i for i in range(16) if mask >> i & 1]
+        lens = [[uv() for _ in range(4)] for _ in sts]
+        end = len(raw) - sum(map(sum, lens))
         assert end >= p, "stream lengths"
-        side = []; q = end
-        for n in lens:
-            side.append([q, q + n]); q += n
+        sides = {}; q = end
+        for i, ln in zip(sts, lens):
+            sides[i] = []
+            for n in ln:
+                sides[i].append([q, q + n]); q += n
         def field(i):
             # a uv from side stream i (0 STACKS, 1 SIZES, 2 KEYS, 3 DELTAS)
-            s = side[i]; r = 0; sh = 0
+            # of the current thread's state
+            key = th % 16 if ver >= 5 and th is not None else 0
+            assert key in sides, "no side streams for state %d" % key
+            s = sides[key][i]; r = 0; sh = 0
             while True:
                 assert s[0] < s[1], "side stream %d ends early" % i
                 b = raw[s[0]]; s[0] += 1
@@ -301,7 +311,7 @@ def main():
             lastt = t
             if live_bytes > st["peak"]: st["peak"] = live_bytes
         assert p == end
-        assert all(s[0] == s[1] for s in side), "side stream bytes left over"
+        assert all(s[0] == s[1] for sd in sides.values() for s in sd), "side stream bytes left over"
     st["live"] = live_bytes; st["live_blocks"] = len(live)
     st["exe_live"] = sum(exe_live.values()); st["exe_live_blocks"] = len(exe_live)
     st["cmd"] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
