@@ -84,10 +84,10 @@
  * the scheduler had it, so the same program's logs varied tenfold in size
  * from run to run. With a state per thread, a thread's fields encode the
  * same whatever other threads do in between; only RECORDS (the SWITCH
- * records) shows the interleaving. The states are a fixed number, the thread index
- * picking one, so that a writer's and a reader's memory stays bounded
- * however many threads a program starts; threads 16 apart share a state
- * (correct, only less compact when they are busy at the same time).
+ * records) shows the interleaving. The states are a fixed number, the
+ * thread index picking one, so that a writer's and a reader's memory stays
+ * bounded however many threads a program starts; threads 16 apart share a
+ * state (correct, only less compact when they are busy at the same time).
  * The writer quantizes time: by default to a power of two of at most
  * 1/16,384 of the time elapsed, between about 1 us and 1 ms (a fixed quantum
  * can be asked for). TIME is written only when the quantized clock has
