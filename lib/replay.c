@@ -238,11 +238,10 @@ struct mt_replay {
 	uint64_t events;
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
 	uint64_t time;
-	/* The chunk's address states (format.h): one before version 5, where
-	 * state_mask is 0; as, the current thread's. */
+	/* The chunk's address states (format.h, states below): one before
+	 * version 5, where state_mask is 0; as, the current thread's. */
 	struct addr_state *as;
 	uint32_t state_mask;
-	struct addr_state states[MT_ADDR_STATES];
 	uint64_t chunk_off;
 	/* The decoder's place: the chunk, its records and side streams, the
 	 * thread of its events (SWITCH). */
@@ -266,6 +265,8 @@ struct mt_replay {
 	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
+	/* last: the decoder's other fields share their cache lines */
+	struct addr_state states[MT_ADDR_STATES];
 };
 
 /* ---- live table ---------------------------------------------------------- */
@@ -1196,7 +1197,8 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
  */
 HOT int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct cur *c = &r->rec, *sc = r->as->sc;
+	struct addr_state *as = r->as;
+	struct cur *c = &r->rec, *sc = as->sc;
 	uint64_t dt, size, a, a2, osize;
 	int64_t d1;
 	uint32_t stack, ostack, thread, index;
@@ -1211,17 +1213,17 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r->as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r->as, stack, size);
+		joined(as, stack, size);
 		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
 		return 0;
 	case MT_REC_FREE:
 		stack = 0;
 		size = 0;
-		if (get_addr(r->as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
+		if (get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
 		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
 			return MT_E_CORRUPT;
 		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
@@ -1244,7 +1246,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_uv(&sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r->as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		ostack = 0;
 		osize = 0;
@@ -1252,11 +1254,11 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		 * read before the new address may take pos's slot */
 		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
 			return MT_E_CORRUPT;
-		if (get_addr(r->as, sc, 1, 0, &a2, &pos) < 0)
+		if (get_addr(as, sc, 1, 0, &a2, &pos) < 0)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r->as, stack, size);
+		joined(as, stack, size);
 		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
 		it->a2 = a2;
 		it->osize = osize;
