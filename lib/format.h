@@ -1,6 +1,6 @@
 /*
- * format.h - the memtrail event log (memtrail.data), version 4 (readers
- * also take versions 2 and 3: see VERSIONS at the end of this comment).
+ * format.h - the memtrail event log (memtrail.data), version 5 (readers
+ * also take versions 2, 3 and 4: see VERSIONS at the end of this comment).
  *
  * This is the single definition of the on-disk format shared by the writer
  * (lib/writer.c, used inside the recorded program) and the reader
@@ -34,18 +34,22 @@
  * chunk spans at most about one second of events. A chunk decodes on its own:
  * its first record is CHUNK_BEGIN, which resets the delta state.
  *
- * A decompressed chunk = CHUNK_BEGIN, then five streams back to back:
+ * A decompressed chunk = CHUNK_BEGIN, then RECORDS, then the side streams
+ * of each address state (see below; version 5: of each state that has
+ * fields in the chunk, by increasing number; before: the chunk's alone):
  *   RECORDS  the records that follow CHUNK_BEGIN, each a type byte then its
  *            fields, except that the fields of events (ALLOC, FREE,
- *            REALLOC) are not here but in the streams below, in order:
+ *            REALLOC) are not here but in the side streams of the
+ *            current thread's address state, in order:
  *   STACKS   uv stack of each ALLOC and REALLOC, and of the block a FREE
  *            or a REALLOC's old half ends when the record carries it
  *   SIZES    uv size of the same events and blocks, in the same order
  *   KEYS     uv k of each address field (ADDR below)
  *   DELTAS   sv delta of each address field whose k is 0
- * CHUNK_BEGIN gives the lengths of the last four; RECORDS is the rest.
- * (Each kind of value in a stream of its own: zstd finds the repeats of
- * each, which interleaving them would hide.)
+ * CHUNK_BEGIN gives the side streams' lengths; RECORDS is the rest.
+ * (Each kind of value in a stream of its own, and each thread's in its
+ * state's: zstd finds the repeats of each, which interleaving them, as
+ * events of several threads interleave, would hide.)
  *
  * RECORDS, each a type byte then its fields.
  *   uv = unsigned LEB128 varint (at most 10 bytes, value < 2^64)
@@ -56,28 +60,50 @@
  *           advanced only by TIME. Every record happens at the current time.
  *   thread  the thread index of the events that follow; none at the chunk's
  *           start (an event before the chunk's first SWITCH is corrupt).
- *   allocated, freed   address histories: the addresses of the chunk's
- *           ALLOCs (and REALLOCs' new blocks), and of its FREEs (and
- *           REALLOCs' old blocks), in order; empty at the chunk's start.
+ *   address states, MT_ADDR_STATES of them (version 5; one before): each
+ *           holds two address histories, `allocated` and `freed`: the
+ *           addresses of the chunk's ALLOCs (and REALLOCs' new blocks),
+ *           and of its FREEs (and REALLOCs' old blocks), in order, of the
+ *           threads whose index mod MT_ADDR_STATES is the state's number;
+ *           all empty at the chunk's start; and its side streams. An
+ *           event's fields are in the side streams of the current
+ *           thread's (SWITCH) state, its address fields use that state's
+ *           histories only.
  * ADDR(h) = KEYS uv k, then, only when k = 0, DELTAS sv (address - the
  * latest address of the history the address joins, or 0 when it is empty):
- *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h in
- *   this chunk (1 = the latest); k beyond the history is corrupt. A block
- *   freed soon after it was allocated, or allocated where a block was just
- *   freed (allocators reuse them), costs a small k that repeats, not a
- *   fresh address.
+ *   k in 1..MT_ADDR_HISTORY names the k-th latest address of history h
+ *   of the current thread's state in this chunk (1 = the latest); k beyond
+ *   the history is corrupt. A block freed soon after it was allocated, or
+ *   allocated where a block was just freed (allocators reuse them), costs a
+ *   small k that repeats, not a fresh address.
+ * Why a state per thread: threads take their blocks from allocator arenas
+ * of their own, and their events interleave as the scheduler had them run.
+ * With one state (versions 2 to 4) every thread switch made the delta jump
+ * between arenas and pushed other threads' addresses into the histories,
+ * and the threads' stacks, sizes and keys interleaved in the streams as
+ * the scheduler had it, so the same program's logs varied tenfold in size
+ * from run to run. With a state per thread, a thread's fields encode the
+ * same whatever other threads do in between; only RECORDS (the SWITCH
+ * records) shows the interleaving. The states are a fixed number, the
+ * thread index picking one, so that a writer's and a reader's memory stays
+ * bounded however many threads a program starts; threads 16 apart share a
+ * state (correct, only less compact when they are busy at the same time).
  * The writer quantizes time: by default to a power of two of at most
  * 1/16,384 of the time elapsed, between about 1 us and 1 ms (a fixed quantum
  * can be asked for). TIME is written only when the quantized clock has
  * moved since the last record, so most events carry no time at all. Events are in true order (log order); times only place
  * them on the timeline.
  *
- *   0x01 CHUNK_BEGIN  uv seq, uv time, uv stacks_len, uv sizes_len,
- *                     uv keys_len, uv deltas_len
+ *   0x01 CHUNK_BEGIN  uv seq, uv time, [uv mask,] n x (uv stacks_len,
+ *                     uv sizes_len, uv keys_len, uv deltas_len)
  *        seq = number of events (ALLOC, FREE, REALLOC, SNAPSHOT) written in
  *        all earlier chunks; time = absolute time of the chunk's start;
- *        then the byte lengths of the streams STACKS..DELTAS, which end the
- *        chunk (their sum is at most what follows CHUNK_BEGIN). Only first.
+ *        version 5: mask (< 2^MT_ADDR_STATES), bit i set when address
+ *        state i has side streams in this chunk, n = its bits set; before,
+ *        no mask and n = 1; then the byte lengths of each such state's
+ *        streams STACKS..DELTAS, which end the chunk in that order (their
+ *        sum is at most what follows CHUNK_BEGIN; a state not in mask has
+ *        them empty). Only first.
  *   0x02 STACK        uv id, uv fn, uv n, n x sv (ip - previous ip), uv tag
  *        A distinct call stack, written once, before any event refers to it.
  *        tag (version 4 on; absent before, read as 0) is the tag path that
@@ -97,9 +123,15 @@
  *        The block at address is released by the current thread; address
  *        joins `freed`. BLOCK = the stack id and the requested size of the
  *        block it ends: when the address was named from `allocated` (k > 0)
- *        they are not written (the block is that allocation's, the latest at
- *        the address in this chunk); when k = 0 they follow, STACKS uv stack
- *        then SIZES uv size. So a reader needs no table of live blocks to
+ *        they are not written (the block is that allocation's: the stack
+ *        and size of the ALLOC or REALLOC whose address k named); when
+ *        k = 0 they follow, STACKS uv stack then SIZES uv size. In version
+ *        4 the entry k names is the latest allocation at the address in
+ *        the chunk, the block being freed. In version 5 a thread may free
+ *        a block that another thread allocated at an address its own
+ *        history holds from an older allocation: the writer names an
+ *        entry (k > 0) only when that allocation's stack and size are the
+ *        freed block's, and writes k = 0 and BLOCK otherwise. So a reader needs no table of live blocks to
  *        know what a free releases, and most frees, which follow their
  *        allocation within the chunk, cost an address only. The recorder
  *        writes a FREE for live blocks only: an allocation at an address
@@ -208,10 +240,12 @@
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
- * VERSIONS. 4 (written now): FREE and REALLOC name the block they end
- * (BLOCK above); LEAK; TAG, and STACK's tag; SAMPLE. 3: THREAD_NAME and RSS;
- * frees name an address only; no leak kinds, no tags. 2: neither.
- * Readers take all three.
+ * VERSIONS. 5 (written now): an address state, with its side streams, per
+ * thread (MT_ADDR_STATES above; CHUNK_BEGIN's mask); otherwise as 4.
+ * 4: one address state for all threads; FREE and REALLOC name the block
+ * they end (BLOCK above); LEAK; TAG, and STACK's tag; SAMPLE (4 on).
+ * 3: THREAD_NAME and RSS; frees name an address only; no leak kinds, no
+ * tags. 2: neither. Readers take all four.
  */
 #ifndef MT_FORMAT_H
 #define MT_FORMAT_H
@@ -222,7 +256,7 @@
 #define MT_MAGIC              "MEMTRAIL"
 #define MT_MAGIC_LEN          8
 #define MT_CHUNK_MAGIC        "MTCK"
-#define MT_FORMAT_VERSION     4
+#define MT_FORMAT_VERSION     5
 #define MT_FORMAT_VERSION_MIN 2     /* the oldest a reader takes */
 #define MT_HEADER_FIXED       28
 #define MT_CHUNK_HEADER       12
@@ -310,6 +344,9 @@ enum mt_stream {
 
 /* Addresses an ALLOC or FREE may name by their place in history. */
 #define MT_ADDR_HISTORY       1024
+/* Address states of a version 5 chunk: thread index mod this picks one
+ * (a power of two). */
+#define MT_ADDR_STATES        16
 
 /* The bounds of the writer's default time quantum, ns (see TIME). */
 #define MT_TIME_QUANTUM_MIN   1024

@@ -166,6 +166,21 @@ struct modrec {
 	struct mt_segment *segs;
 };
 
+/*
+ * An address state (format.h): its side streams, histories [0] allocated,
+ * [1] freed, and (version 4 on) the stack and size of each address of
+ * hist[0].
+ */
+struct addr_state {
+	struct cur sc[MT_STREAMS];  /* its side streams (version 5; before, the
+				      * chunk's are state 0's), i >= 1 */
+	uint64_t nhist[2];
+	uint64_t last[2];     /* the latest address of each history, 0 at first */
+	uint64_t hist[2][MT_ADDR_HISTORY];
+	uint32_t hstack[MT_ADDR_HISTORY];
+	uint64_t hsize[MT_ADDR_HISTORY];
+};
+
 struct mt_replay {
 	struct mt_reader *rd;
 	struct mt_header hdr;
@@ -225,20 +240,17 @@ struct mt_replay {
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
 	uint64_t sample;      /* SAMPLE's mean interval (0: every allocation) */
 	uint64_t time;
-	/* The chunk's address histories (format.h): [0] allocated, [1] freed. */
-	uint64_t hist[2][MT_ADDR_HISTORY];
-	uint64_t nhist[2];
-	/* version 4: the stack and size of each address of hist[0] */
-	uint32_t hstack[MT_ADDR_HISTORY];
-	uint64_t hsize[MT_ADDR_HISTORY];
-	uint64_t last[2];     /* the latest address of each history, 0 at first */
+	/* The chunk's address states (format.h, states below): one before
+	 * version 5, where state_mask is 0; as, the current thread's. */
+	struct addr_state *as;
+	uint32_t state_mask;
 	uint64_t chunk_off;
 	/* The decoder's place: the chunk, its records and side streams, the
 	 * thread of its events (SWITCH). */
 	const uint8_t *chunk, *last_progress;
 	size_t chunk_len;
 	uint64_t comp_len;
-	struct cur rec, sc[MT_STREAMS];
+	struct cur rec;
 	uint32_t thread;
 	int in_chunk;
 	const struct mt_replay_ops *ops;
@@ -255,6 +267,8 @@ struct mt_replay {
 	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
+	/* last: the decoder's other fields share their cache lines */
+	struct addr_state states[MT_ADDR_STATES];
 };
 
 /* ---- live table ---------------------------------------------------------- */
@@ -356,6 +370,7 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 	h = mt_reader_header(r->rd);
 	r->hdr.version = h->version;
 	r->direct = h->version >= 4;
+	r->state_mask = h->version >= 5 ? MT_ADDR_STATES - 1 : 0;
 	r->owners = 1;
 	r->hdr.pointer_size = h->pointer_size;
 	r->hdr.pid = h->pid;
@@ -1063,12 +1078,12 @@ static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
 }
 
 /*
- * An ADDR field against history h (format.h): k from the KEYS stream, a
- * delta from DELTAS when k is 0; the address joins hist[to]. *pos is the
- * slot of history h that k named, NO_POS for a delta.
+ * An ADDR field against history h of address state as (format.h): k from
+ * the KEYS stream, a delta from DELTAS when k is 0; the address joins
+ * hist[to]. *pos is the slot of history h that k named, NO_POS for a delta.
  */
 #define NO_POS SIZE_MAX
-HOT int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *addr,
+HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *addr,
 			   size_t *pos)
 {
 	uint64_t k;
@@ -1078,17 +1093,17 @@ HOT int get_addr(struct mt_replay *r, struct cur *s, int h, int to, uint64_t *ad
 		return MT_E_CORRUPT;
 	*pos = NO_POS;
 	if (k) {
-		if (k > MT_ADDR_HISTORY || k > r->nhist[h])
+		if (k > MT_ADDR_HISTORY || k > as->nhist[h])
 			return MT_E_CORRUPT;
-		*pos = (size_t)((r->nhist[h] - k) % MT_ADDR_HISTORY);
-		*addr = r->hist[h][*pos];
+		*pos = (size_t)((as->nhist[h] - k) % MT_ADDR_HISTORY);
+		*addr = as->hist[h][*pos];
 	} else {
 		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
 			return MT_E_CORRUPT;
-		*addr = r->last[to] + (uint64_t)d;
+		*addr = as->last[to] + (uint64_t)d;
 	}
-	r->hist[to][r->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
-	r->last[to] = *addr;
+	as->hist[to][as->nhist[to]++ % MT_ADDR_HISTORY] = *addr;
+	as->last[to] = *addr;
 	return 0;
 }
 
@@ -1111,8 +1126,8 @@ HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stac
 			    uint64_t *size)
 {
 	if (pos != NO_POS) {
-		*stack = r->hstack[pos];
-		*size = r->hsize[pos];
+		*stack = r->as->hstack[pos];
+		*size = r->as->hsize[pos];
 	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
 		   *stack >= r->nstacks || get_size(r, &s[MT_STREAM_SIZES], size) < 0) {
 		return MT_E_CORRUPT;
@@ -1128,12 +1143,12 @@ HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stac
 
 /* Version 4: the block just allocated at the allocated history's latest
  * slot, for a free that names it from there. */
-HOT void joined(struct mt_replay *r, uint32_t stack, uint64_t size)
+HOT void joined(struct addr_state *as, uint32_t stack, uint64_t size)
 {
-	size_t i = (size_t)((r->nhist[0] - 1) % MT_ADDR_HISTORY);
+	size_t i = (size_t)((as->nhist[0] - 1) % MT_ADDR_HISTORY);
 
-	r->hstack[i] = stack;
-	r->hsize[i] = size;
+	as->hstack[i] = stack;
+	as->hsize[i] = size;
 }
 
 /* An event item, seq and time its own. */
@@ -1159,15 +1174,24 @@ HOT struct item *put_event(struct mt_replay *r, struct slice *sl, int type,
 static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 {
 	struct cur c = { data, data + len };
-	uint64_t slen_sum = 0, stream_len[MT_STREAMS], seq, t;
+	uint64_t slen_sum = 0, stream_len[MT_ADDR_STATES * (MT_STREAMS - 1)], seq, t, mask = 1;
+	size_t nlen = 0;
 	const uint8_t *q;
 	size_t i;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
 	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || (seq != r->events && !r->tail))
 		return MT_E_CORRUPT;
-	/* The side streams end the chunk; RECORDS is what is left. */
-	for (i = 1; i < MT_STREAMS; i++) {
+	/* Version 5: the states that have side streams in this chunk. */
+	if (r->state_mask && (get_uv(&c, &mask) < 0 || mask >> MT_ADDR_STATES))
+		return MT_E_CORRUPT;
+	for (i = 0; i <= r->state_mask; i++)
+		for (size_t j = 1; j < MT_STREAMS; j++)
+			r->states[i].sc[j].p = r->states[i].sc[j].end = NULL;
+	nlen = (size_t)__builtin_popcountll(mask) * (MT_STREAMS - 1);
+	/* The side streams end the chunk (version 5: each state's of mask
+	 * in turn); RECORDS is what is left. */
+	for (i = 0; i < nlen; i++) {
 		uint64_t room;
 
 		if (get_uv(&c, &stream_len[i]) < 0)
@@ -1181,18 +1205,27 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	}
 	q = c.end - slen_sum;
 	c.end = q;
-	for (i = 1; i < MT_STREAMS; i++) {
-		r->sc[i].p = q;
-		r->sc[i].end = q + stream_len[i];
+	for (i = 0; i < nlen; i++) {
+		unsigned st = (unsigned)__builtin_ctzll(mask);
+		struct cur *sc = &r->states[st].sc[1 + i % (MT_STREAMS - 1)];
+
+		sc->p = q;
+		sc->end = q + stream_len[i];
 		q += stream_len[i];
+		if (i % (MT_STREAMS - 1) == MT_STREAMS - 2)
+			mask &= mask - 1;
 	}
 	r->rec = c;
 	r->chunk = r->last_progress = data;
 	r->chunk_len = len;
 	r->time = t;
 	r->thread = UINT32_MAX;
-	r->nhist[0] = r->nhist[1] = 0;
-	r->last[0] = r->last[1] = 0;
+	/* events before the first SWITCH are corrupt, but decode first */
+	r->as = &r->states[0];
+	for (i = 0; i <= r->state_mask; i++) {
+		r->states[i].nhist[0] = r->states[i].nhist[1] = 0;
+		r->states[i].last[0] = r->states[i].last[1] = 0;
+	}
 	return 0;
 }
 
@@ -1202,7 +1235,8 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
  */
 HOT int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct cur *c = &r->rec, *sc = r->sc;
+	struct addr_state *as = r->as;
+	struct cur *c = &r->rec, *sc = as->sc;
 	uint64_t dt, size, a, a2, osize;
 	int64_t d1;
 	uint32_t stack, ostack, thread, index;
@@ -1217,17 +1251,17 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r, stack, size);
+		joined(as, stack, size);
 		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
 		return 0;
 	case MT_REC_FREE:
 		stack = 0;
 		size = 0;
-		if (get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
+		if (get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
 		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
 			return MT_E_CORRUPT;
 		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
@@ -1243,13 +1277,14 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		if (get_thread(r, c, &thread) < 0)
 			return MT_E_CORRUPT;
 		r->thread = thread;
+		r->as = &r->states[thread & r->state_mask];
 		return 0;
 	case MT_REC_REALLOC:
 		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
 		    stack >= r->nstacks ||
 		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    get_addr(r, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
+		    get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		ostack = 0;
 		osize = 0;
@@ -1257,11 +1292,11 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		 * read before the new address may take pos's slot */
 		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
 			return MT_E_CORRUPT;
-		if (get_addr(r, sc, 1, 0, &a2, &pos) < 0)
+		if (get_addr(as, sc, 1, 0, &a2, &pos) < 0)
 			return MT_E_CORRUPT;
 		r->allocated += size;
 		live_add(r, stack, size);
-		joined(r, stack, size);
+		joined(as, stack, size);
 		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
 		it->a2 = a2;
 		it->osize = osize;
@@ -1406,10 +1441,12 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			continue;
 		}
 		/* Every field of the side streams belongs to an event. */
-		for (size_t i = 1; i < MT_STREAMS; i++) {
-			if (r->sc[i].p != r->sc[i].end) {
-				finish(sl, MT_E_CORRUPT, r->chunk_off);
-				return 1;
+		for (size_t i = 0; i <= r->state_mask; i++) {
+			for (size_t j = 1; j < MT_STREAMS; j++) {
+				if (r->states[i].sc[j].p != r->states[i].sc[j].end) {
+					finish(sl, MT_E_CORRUPT, r->chunk_off);
+					return 1;
+				}
 			}
 		}
 		r->in_chunk = 0;
@@ -1765,6 +1802,7 @@ int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *to
 	/* records of later versions are read as the log's version says */
 	t->hdr.version = r->hdr.version;
 	t->direct = r->direct;
+	t->state_mask = r->state_mask;
 	mt_livetab_init(&t->live, NULL, NULL);
 	t->big_free = UINT32_MAX;
 	t->ops = &none;

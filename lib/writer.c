@@ -27,8 +27,12 @@
 /* Room for the TIME and SWITCH records that may precede any record. */
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
-/* CHUNK_BEGIN: type, seq, time and the side streams' lengths. */
-#define CHUNK_BEGIN_MAX (1 + (2 + MT_STREAMS) * MT_MAX_VARINT)
+/* A chunk's parts: RECORDS, then each address state's side streams. */
+#define SIDES          (MT_STREAMS - 1)
+#define PARTS          (1 + MT_ADDR_STATES * SIDES)
+/* CHUNK_BEGIN: type, seq, time, the states' mask and the side streams'
+ * lengths. */
+#define CHUNK_BEGIN_MAX (1 + (3 + PARTS) * MT_MAX_VARINT)
 
 /*
  * One address history: n addresses were put since the writer began, the
@@ -48,6 +52,20 @@ struct history {
 	struct hist_slot index[HIST_INDEX];
 };
 
+/*
+ * An address state (format.h): the threads whose index mod MT_ADDR_STATES
+ * is its number. hist[0] the addresses allocated, hist[1] the addresses
+ * freed; the stack and size of each allocation of hist[0], at its place
+ * in the ring, tell whether a free may name its block from there.
+ */
+struct addr_state {
+	struct history hist[2];
+	uint32_t astack[MT_ADDR_HISTORY];
+	uint64_t asize[MT_ADDR_HISTORY];
+};
+_Static_assert(MT_ADDR_STATES <= 32 && !(MT_ADDR_STATES & (MT_ADDR_STATES - 1)),
+	       "the ready mask holds every state; thread & (n - 1) picks one");
+
 struct mt_writer {
 	int fd;
 	int err;
@@ -60,10 +78,16 @@ struct mt_writer {
 	/* The chunk being built: its streams (format.h CHUNK), each in a
 	 * buffer of raw_cap bytes; stream 0 (records) is raw / used. Two sets
 	 * for the deferred mode. */
-	uint8_t *bufs[2][MT_STREAMS];
-	uint8_t *raw;          /* bufs[cur][0] */
-	uint8_t *side[MT_STREAMS];  /* bufs[cur][i], i >= 1 */
-	size_t sused[MT_STREAMS];   /* bytes in side[i], i >= 1 */
+	uint8_t *rawbuf[2];
+	uint8_t *raw;          /* rawbuf[cur] */
+	/* Each address state's side streams (format.h CHUNK), allocated when
+	 * the state is first used: sbuf[set][state][i], i >= 1; side[state][i]
+	 * the current set's, sused[state][i] the bytes in them; cs the
+	 * current thread's state. */
+	uint8_t *sbuf[2][MT_ADDR_STATES][MT_STREAMS];
+	uint8_t *side[MT_ADDR_STATES][MT_STREAMS];
+	size_t sused[MT_ADDR_STATES][MT_STREAMS];
+	unsigned cs;
 	int cur;
 	size_t raw_cap;
 	size_t used;           /* bytes in raw; 0: no chunk open */
@@ -74,8 +98,8 @@ struct mt_writer {
 	 * mt_writer_write_sealed(). Set under the caller's record lock,
 	 * cleared under its I/O lock. */
 	struct sealed {
-		const uint8_t *p[MT_STREAMS];
-		size_t n[MT_STREAMS];
+		const uint8_t *p[PARTS];
+		size_t n[PARTS];
 		uint64_t seq, t0;
 	} sealed;
 	size_t sealed_len;
@@ -97,9 +121,13 @@ struct mt_writer {
 	uint64_t next_tick;    /* the quantized clock moves at this time */
 	uint64_t time;         /* delta state: the log's current (quantized) time */
 	uint32_t thread;       /* delta state: current thread, NO_THREAD at chunk start */
-	/* Address histories (format.h ADDRESS HISTORY): [0] the addresses
-	 * allocated, [1] the addresses freed. */
-	struct history hist[2];
+	/* The address states (format.h), MT_ADDR_STATES of them in one
+	 * allocation, each zeroed when first used (ready: a bit per state), so
+	 * that a program of one thread touches the memory of one; as: the
+	 * current thread's. */
+	struct addr_state *states;
+	uint32_t ready;
+	struct addr_state *as;
 	uint64_t written;
 	/* Where the chunk that failed to be written began, and its seq: a
 	 * recovery cuts the file back there (mt_writer_recover). */
@@ -124,12 +152,16 @@ static void zstd_free(void *opaque, void *ptr)
 static void use_set(struct mt_writer *w, int b)
 {
 	w->cur = b;
-	w->raw = w->bufs[b][0];
+	w->raw = w->rawbuf[b];
 	w->used = 0;
 	w->total = 0;
-	for (int i = 1; i < MT_STREAMS; i++) {
-		w->side[i] = w->bufs[b][i];
-		w->sused[i] = 0;
+	for (uint32_t m = w->ready; m; m &= m - 1) {
+		int st = __builtin_ctz(m);
+
+		for (int i = 1; i < MT_STREAMS; i++) {
+			w->side[st][i] = w->sbuf[b][st][i];
+			w->sused[st][i] = 0;
+		}
 	}
 }
 
@@ -156,10 +188,11 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->rss = opts ? opts->rss : NULL;
 	w->rss_ctx = opts ? opts->rss_ctx : NULL;
 	for (int b = 0; b < (w->wait ? 2 : 1); b++)
-		for (int i = 0; i < MT_STREAMS; i++)
-			if (!(w->bufs[b][i] = mem->alloc(mem->opaque, w->raw_cap)))
-				goto fail;
+		if (!(w->rawbuf[b] = mem->alloc(mem->opaque, w->raw_cap)))
+			goto fail;
 	use_set(w, 0);
+	if (!(w->states = mem->alloc(mem->opaque, MT_ADDR_STATES * sizeof(*w->states))))
+		goto fail;
 	w->out = mem->alloc(mem->opaque, w->out_cap);
 	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
 	w->cctx = ZSTD_createCCtx_advanced(cm);
@@ -180,12 +213,18 @@ void mt_writer_free(struct mt_writer *w)
 	if (!w)
 		return;
 	ZSTD_freeCCtx(w->cctx);
-	for (int b = 0; b < 2; b++)
-		for (int i = 0; i < MT_STREAMS; i++)
-			if (w->bufs[b][i])
-				w->mem.free(w->mem.opaque, w->bufs[b][i]);
+	for (int b = 0; b < 2; b++) {
+		if (w->rawbuf[b])
+			w->mem.free(w->mem.opaque, w->rawbuf[b]);
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			for (int i = 1; i < MT_STREAMS; i++)
+				if (w->sbuf[b][st][i])
+					w->mem.free(w->mem.opaque, w->sbuf[b][st][i]);
+	}
 	if (w->out)
 		w->mem.free(w->mem.opaque, w->out);
+	if (w->states)
+		w->mem.free(w->mem.opaque, w->states);
 	w->mem.free(w->mem.opaque, w);
 }
 
@@ -266,9 +305,16 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	*q++ = MT_REC_CHUNK_BEGIN;
 	q += mt_put_uv(q, c->seq);
 	q += mt_put_uv(q, c->t0);
-	for (i = 1; i < MT_STREAMS; i++)
-		q += mt_put_uv(q, c->n[i]);
-	for (i = 0; i < MT_STREAMS; i++)
+	/* the states with fields in this chunk, then their streams' lengths */
+	uint64_t mask = 0;
+	for (i = 1; i < PARTS; i++)
+		if (c->n[i])
+			mask |= 1ull << ((i - 1) / SIDES);
+	q += mt_put_uv(q, mask);
+	for (i = 1; i < PARTS; i++)
+		if (mask >> ((i - 1) / SIDES) & 1)
+			q += mt_put_uv(q, c->n[i]);
+	for (i = 0; i < PARTS; i++)
 		len += c->n[i];
 	len += (size_t)(q - hdr);
 
@@ -278,9 +324,12 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);
-	for (i = 0; i <= MT_STREAMS; i++) {
+	for (i = 0; i <= PARTS; i++) {
 		ZSTD_inBuffer in = { i ? c->p[i - 1] : hdr, i ? c->n[i - 1] : (size_t)(q - hdr), 0 };
-		ZSTD_EndDirective end = i == MT_STREAMS ? ZSTD_e_end : ZSTD_e_continue;
+		ZSTD_EndDirective end = i == PARTS ? ZSTD_e_end : ZSTD_e_continue;
+
+		if (i && i < PARTS && !in.size)
+			continue;
 		size_t r;
 
 		do {
@@ -320,9 +369,13 @@ static void current(const struct mt_writer *w, struct sealed *c)
 {
 	c->p[0] = w->raw;
 	c->n[0] = w->used;
-	for (int i = 1; i < MT_STREAMS; i++) {
-		c->p[i] = w->side[i];
-		c->n[i] = w->sused[i];
+	for (int st = 0; st < MT_ADDR_STATES; st++) {
+		for (int i = 1; i < MT_STREAMS; i++) {
+			int ready = w->ready >> st & 1;
+
+			c->p[1 + st * SIDES + i - 1] = ready ? w->side[st][i] : NULL;
+			c->n[1 + st * SIDES + i - 1] = ready ? w->sused[st][i] : 0;
+		}
 	}
 	c->seq = w->chunk_seq;
 	c->t0 = w->chunk_t;
@@ -464,9 +517,13 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->chunk_t = tq;
 		w->time = tq;
 		w->thread = NO_THREAD;
-		for (int i = 0; i < 2; i++) {
-			w->hist[i].base = w->hist[i].n;
-			w->hist[i].last = 0;
+		for (uint32_t m = w->ready; m; m &= m - 1) {
+			struct addr_state *as = &w->states[__builtin_ctz(m)];
+
+			for (int i = 0; i < 2; i++) {
+				as->hist[i].base = as->hist[i].n;
+				as->hist[i].last = 0;
+			}
 		}
 		w->ended = 0;
 		if (w->rss) {
@@ -492,13 +549,40 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 	return w->raw + w->used;
 }
 
-/* An event's prefix: SWITCH when the thread changed. */
+/*
+ * Makes address state st ready on its first use: its histories zeroed,
+ * its side streams' buffers allocated (for both sets in deferred mode).
+ * Returns 0, or MT_E_NOMEM as the sticky error.
+ */
+static int state_init(struct mt_writer *w, unsigned st)
+{
+	for (int b = 0; b < (w->wait ? 2 : 1); b++)
+		for (int i = 1; i < MT_STREAMS; i++)
+			if (!(w->sbuf[b][st][i] = w->mem.alloc(w->mem.opaque, w->raw_cap)))
+				return set_err(w, MT_E_NOMEM);
+	memset(&w->states[st], 0, sizeof(w->states[st]));
+	for (int i = 1; i < MT_STREAMS; i++) {
+		w->side[st][i] = w->sbuf[w->cur][st][i];
+		w->sused[st][i] = 0;
+	}
+	w->ready |= 1u << st;
+	return 0;
+}
+
+/* An event's prefix: SWITCH when the thread changed, which takes the
+ * thread's address state. NULL when that state could not be made. */
 static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thread)
 {
 	if (thread != w->thread) {
+		unsigned st = thread & (MT_ADDR_STATES - 1);
+
+		if (MT_WRITER_UNLIKELY(!(w->ready & 1u << st)) && state_init(w, st) < 0)
+			return NULL;
 		*p++ = MT_REC_SWITCH;
 		p += mt_put_uv(p, thread);
 		w->thread = thread;
+		w->cs = st;
+		w->as = &w->states[st];
 	}
 	return p;
 }
@@ -521,9 +605,9 @@ static inline void hist_put(struct history *h, uint64_t addr)
 /* A field of an event: uv v appended to stream i. */
 static inline void put_field(struct mt_writer *w, int i, uint64_t v)
 {
-	size_t n = mt_put_uv(w->side[i] + w->sused[i], v);
+	size_t n = mt_put_uv(w->side[w->cs][i] + w->sused[w->cs][i], v);
 
-	w->sused[i] += n;
+	w->sused[w->cs][i] += n;
 	w->total += n;
 }
 
@@ -531,15 +615,21 @@ static inline void put_field(struct mt_writer *w, int i, uint64_t v)
  * An address field: k (MT_STREAM_KEYS) when addr is the k-th latest address
  * of history h in this chunk (1 = the latest), else k = 0 and sv (addr - the
  * latest address of history to) in MT_STREAM_DELTAS; addr then joins to.
+ * want_k, when not UINT64_MAX, is the k to use (0: none): a free's, which
+ * block_key chose.
  */
 static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
-				struct history *to, uint64_t addr)
+				struct history *to, uint64_t addr, uint64_t want_k)
 {
 	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
 	uint64_t k = 0;
 
-	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
+	if (want_k != UINT64_MAX) {
+		k = want_k;
+	} else if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
 		k = h->n - s->num;
+	}
+	if (k) {
 		put_field(w, MT_STREAM_KEYS, k);
 	} else {
 		put_field(w, MT_STREAM_KEYS, 0);
@@ -550,12 +640,40 @@ static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
 	return k;
 }
 
+/* The allocation just put: its stack and size, at its place in the ring. */
+static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t size)
+{
+	size_t i = (size_t)((as->hist[0].n - 1) % MT_ADDR_HISTORY);
+
+	as->astack[i] = stack;
+	as->asize[i] = size;
+}
+
+/*
+ * The k that names the block a free ends at addr from the allocated
+ * history, 0 when none does. The entry must carry the block's very stack
+ * and size, since the reader takes them from it: the thread's latest
+ * allocation at addr may be an older block than the one being freed,
+ * which another thread allocated there after it was freed.
+ */
+static inline uint64_t block_key(const struct addr_state *as, uint64_t addr, uint64_t size,
+				 uint32_t stack)
+{
+	const struct history *h = &as->hist[0];
+	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
+	size_t i = (size_t)(s->num % MT_ADDR_HISTORY);
+
+	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY &&
+	    as->astack[i] == stack && as->asize[i] == size)
+		return h->n - s->num;
+	return 0;
+}
+
 /*
  * The block a free ends, [STACKS stack, SIZES size], unless its address
  * was named from the allocated history (k > 0): the reader then has them
- * from that allocation, the latest at the address in this chunk, which is
- * the block being freed. Most frees follow their allocation closely and
- * cost no more than an address.
+ * from that allocation (block_key made sure they are the same). Most
+ * frees follow their allocation closely and cost no more than an address.
  */
 static inline void put_block(struct mt_writer *w, uint64_t k, uint64_t size, uint32_t stack)
 {
@@ -639,11 +757,14 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_ALLOC;
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
 	put_field(w, MT_STREAM_SIZES, size);
-	put_addr(w, &w->hist[1], &w->hist[0], addr);
+	put_addr(w, &w->as->hist[1], &w->as->hist[0], addr, UINT64_MAX);
+	put_joined(w->as, stack, size);
 	w->events++;
 	return 0;
 }
@@ -655,9 +776,14 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_FREE;
 	END_RECORD(w, p);
-	put_block(w, put_addr(w, &w->hist[0], &w->hist[1], addr), size, stack);
+	struct addr_state *as = w->as;
+
+	put_block(w, put_addr(w, &as->hist[0], &as->hist[1], addr,
+			      block_key(as, addr, size, stack)), size, stack);
 	w->events++;
 	return 0;
 }
@@ -670,12 +796,17 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	if (!p)
 		return werr(w);
 	p = put_thread(w, p, thread);
+	if (!p)
+		return werr(w);
 	*p++ = MT_REC_REALLOC;
 	END_RECORD(w, p);
 	put_field(w, MT_STREAM_STACKS, stack);
 	put_field(w, MT_STREAM_SIZES, size);
-	uint64_t k = put_addr(w, &w->hist[0], &w->hist[1], old_addr);
-	put_addr(w, &w->hist[1], &w->hist[0], new_addr);
+	struct addr_state *as = w->as;
+	uint64_t k = put_addr(w, &as->hist[0], &as->hist[1], old_addr,
+			      block_key(as, old_addr, old_size, old_stack));
+	put_addr(w, &as->hist[1], &as->hist[0], new_addr, UINT64_MAX);
+	put_joined(as, stack, size);
 	put_block(w, k, old_size, old_stack);
 	w->events++;
 	return 0;

@@ -8,10 +8,15 @@
  * allocator the caller passes in (the recorder passes an mmap-based one, so
  * nothing the writer does goes through the malloc hooks, and it stays usable
  * in a signal handler or after fork). Once created, putting records and
- * flushing allocate nothing more except zstd's workspace on the first flush.
- * A chunk is built in five buffers, one per stream (format.h CHUNK), each
- * as large as a chunk (twice over in deferred mode); only what a chunk
- * fills is touched.
+ * flushing allocate nothing more except zstd's workspace on the first flush
+ * and an address state's buffers when a thread first uses it (below).
+ * A chunk is built in buffers as large as a chunk (twice over in deferred
+ * mode), one for its records and four (its side streams, format.h CHUNK)
+ * per address state: those of a state are allocated when a thread first
+ * uses it, the one put that can then fail with MT_E_NOMEM (sticky); only
+ * what a chunk fills is touched. The address states' histories
+ * (MT_ADDR_STATES of about 160 KiB) are one allocation, made by
+ * mt_writer_new, each touched once a thread uses it.
  *
  * Not for: locking (the caller serializes every call on one writer), reading
  * logs (lib/reader.c), deciding what to record.
@@ -90,9 +95,10 @@ int mt_writer_header(struct mt_writer *w, uint32_t pid, uint64_t start_realtime_
 /*
  * Records (see lib/format.h for their meaning). Each returns 0, or a
  * negative MT_E_* when a chunk flush it triggered failed (MT_E_IO with errno
- * set, MT_E_ZSTD), or MT_E_RANGE for an argument beyond the format's limits.
- * After an I/O or zstd error the writer is broken: every later call returns
- * the same error without writing (see mt_writer_error).
+ * set, MT_E_ZSTD), MT_E_NOMEM when an event's address state could not get
+ * its buffers, or MT_E_RANGE for an argument beyond the format's limits.
+ * After an I/O, zstd or memory error the writer is broken: every later call
+ * returns the same error without writing (see mt_writer_error).
  */
 /* tag: the stack's tag path (0: none), defined by mt_writer_tag first. */
 int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, uint32_t tag,

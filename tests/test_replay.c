@@ -441,6 +441,55 @@ static void test_thread_name_corrupt(void **state)
 	tl_free(t);
 }
 
+/*
+ * Version 5's address state per thread (format.h): threads free each
+ * other's blocks at addresses their own histories hold from older blocks;
+ * every free ends the block allocated last at its address, in version 4's
+ * one state as in version 5's sixteen (thread 16 shares thread 0's).
+ */
+static void test_thread_states(void **state)
+{
+	struct fix *f = *state;
+	static const struct { char kind; uint64_t addr, size; uint32_t stack, thread; } want[] = {
+		{ 'a', 0xa000, 8, 0, 0 }, { 'a', 0x7000, 16, 1, 1 }, { 'f', 0xa000, 8, 0, 0 },
+		{ 'a', 0xa000, 16, 1, 1 }, { 'f', 0xa000, 16, 1, 0 }, { 'a', 0xa000, 8, 0, 0 },
+		{ 'f', 0xa000, 8, 0, 1 }, { 'a', 0xb000, 4, 1, 1 }, { 'f', 0xb000, 4, 1, 1 },
+		{ 'a', 0xc000, 8, 0, 16 }, { 'f', 0xc000, 8, 0, 0 }, { 'f', 0x7000, 16, 1, 1 },
+	};
+
+	for (unsigned v = 4; v <= MT_FORMAT_VERSION; v++) {
+		struct testlog *t = new_log_version(v);
+
+		for (uint32_t i = 1; i <= MT_ADDR_STATES; i++)
+			tl_thread(t, i, 77 + i);
+		tl_alloc(t, 1, 0xa000, 8, 0, 0);
+		tl_alloc(t, 1, 0x7000, 16, 1, 1);
+		tl_free_block(t, 1, 0xa000, 0);
+		tl_alloc(t, 1, 0xa000, 16, 1, 1);
+		tl_free_block(t, 1, 0xa000, 0);
+		tl_alloc(t, 1, 0xa000, 8, 0, 0);
+		tl_realloc(t, 1, 0xa000, 0xb000, 4, 1, 1);
+		tl_free_block(t, 1, 0xb000, 1);
+		tl_alloc(t, 1, 0xc000, 8, 0, MT_ADDR_STATES);
+		tl_free_block(t, 1, 0xc000, 0);
+		tl_free_block(t, 1, 0x7000, 1);
+		tl_end(t, 0, MT_END_EXIT, 0);
+		assert_int_equal(replay(f, t, NULL), 0);
+		assert_int_equal(f->rec.end.error, 0);
+		assert_int_equal(f->rec.n, sizeof(want) / sizeof(want[0]));
+		for (size_t i = 0; i < f->rec.n; i++) {
+			const struct seen *s = &f->rec.v[i];
+
+			assert_int_equal(s->kind, want[i].kind);
+			assert_true(s->ev.addr == want[i].addr);
+			assert_int_equal(s->ev.size, want[i].size);
+			assert_int_equal(s->ev.stack, want[i].stack);
+			assert_int_equal(s->ev.thread, want[i].thread);
+		}
+		tl_free(t);
+	}
+}
+
 /* TAG defines tag paths in order, a STACK names one; both kept by the
  * replay. Out of order, unknown parents or tags, and TAG before version 4
  * are corrupt. */
@@ -1367,6 +1416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_free_and_cross_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_thread_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_name_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshots_modules_stop, setup, teardown),

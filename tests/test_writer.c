@@ -109,7 +109,7 @@ struct chunk {
 	uint64_t seq, t0;
 	int nrec;
 	int ntime, nswitch;       /* TIME and SWITCH records (not in recs) */
-	uint64_t stream_len[MT_STREAMS];  /* side streams' lengths */
+	uint64_t stream_len[MT_STREAMS];  /* side streams' lengths, all states' */
 	struct rec *recs;
 };
 
@@ -139,22 +139,24 @@ static int64_t sv(const uint8_t **p, const uint8_t *end)
  * state (counted in ntime / nswitch): every record gets the time then
  * current, every event (r->d) the thread then current.
  */
-/* Address histories of a chunk (format.h): [0] allocated, [1] freed. */
-static uint64_t hist[2][1 << 16];
-static uint64_t nhist[2];
+/* Address states of a chunk (format.h), each with histories [0] allocated
+ * and [1] freed; cs: the current thread's (thread mod MT_ADDR_STATES). */
+static uint64_t hist[MT_ADDR_STATES][2][1 << 16];
+static uint64_t nhist[MT_ADDR_STATES][2];
+static unsigned cs;
 static uint64_t last_k[2];    /* the k of a record's address fields */
 static unsigned nk;
 /* The stack and size of each allocated address (history 0), for the frees
  * that name their block from there instead of writing it. */
-static uint64_t hstack[1 << 16], hsize[1 << 16];
+static uint64_t hstack[MT_ADDR_STATES][1 << 16], hsize[MT_ADDR_STATES][1 << 16];
 
 /* The side streams of the chunk being decoded (format.h CHUNK). */
-static const uint8_t *sp[MT_STREAMS], *send[MT_STREAMS];
+static const uint8_t *sp[MT_ADDR_STATES][MT_STREAMS], *send[MT_ADDR_STATES][MT_STREAMS];
 
 /* A field of an event, from side stream i. */
 static uint64_t field(int i)
 {
-	return uv(&sp[i], send[i]);
+	return uv(&sp[cs][i], send[cs][i]);
 }
 
 /* An ADDR field against history h; the address then joins history to. */
@@ -163,14 +165,14 @@ static uint64_t addr_field(int h, int to)
 	uint64_t k = field(MT_STREAM_KEYS), a;
 	last_k[nk++ % 2] = k;
 	if (k) {
-		assert_true(k <= MT_ADDR_HISTORY && k <= nhist[h]);
-		a = hist[h][nhist[h] - k];
+		assert_true(k <= MT_ADDR_HISTORY && k <= nhist[cs][h]);
+		a = hist[cs][h][nhist[cs][h] - k];
 	} else {
-		a = (nhist[to] ? hist[to][nhist[to] - 1] : 0) +
-			(uint64_t)sv(&sp[MT_STREAM_DELTAS], send[MT_STREAM_DELTAS]);
+		a = (nhist[cs][to] ? hist[cs][to][nhist[cs][to] - 1] : 0) +
+			(uint64_t)sv(&sp[cs][MT_STREAM_DELTAS], send[cs][MT_STREAM_DELTAS]);
 	}
-	assert_true(nhist[to] < (1 << 16));
-	hist[to][nhist[to]++] = a;
+	assert_true(nhist[cs][to] < (1 << 16));
+	hist[cs][to][nhist[cs][to]++] = a;
 	return a;
 }
 
@@ -179,8 +181,8 @@ static uint64_t addr_field(int h, int to)
 static void block_of(uint64_t k, uint64_t at, uint64_t *stack, uint64_t *size)
 {
 	if (k) {
-		*stack = hstack[at];
-		*size = hsize[at];
+		*stack = hstack[cs][at];
+		*size = hsize[cs][at];
 	} else {
 		*stack = field(MT_STREAM_STACKS);
 		*size = field(MT_STREAM_SIZES);
@@ -191,7 +193,8 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 {
 	const uint8_t *p = raw, *end = raw + u;
 	uint64_t time = 0, addr = 0, thread = UINT64_MAX;
-	nhist[0] = nhist[1] = 0;
+	memset(nhist, 0, sizeof(nhist));
+	cs = 0;
 	ch->recs = calloc(u, sizeof(struct rec));   /* >= one byte per record */
 	assert_non_null(ch->recs);
 	assert_int_equal(*p, MT_REC_CHUNK_BEGIN);
@@ -204,20 +207,27 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			ch->seq = uv(&p, end);
 			ch->t0 = time = uv(&p, end);
 			addr = 0;
-			/* The side streams end the chunk, in order. */
-			uint64_t n[MT_STREAMS], sum = 0;
-			for (int i = 1; i < MT_STREAMS; i++) {
-				n[i] = uv(&p, end);
-				sum += n[i];
+			/* The side streams end the chunk: each address
+			 * state's, in order. */
+			uint64_t n[MT_ADDR_STATES][MT_STREAMS] = { { 0 } }, sum = 0;
+			uint64_t mask = uv(&p, end);
+			assert_true(mask < 1u << MT_ADDR_STATES);
+			for (int st = 0; st < MT_ADDR_STATES; st++) {
+				for (int i = 1; i < MT_STREAMS && (mask >> st & 1); i++) {
+					n[st][i] = uv(&p, end);
+					sum += n[st][i];
+				}
 			}
 			assert_true(sum <= (uint64_t)(end - p));
 			end -= sum;
 			const uint8_t *q = end;
-			for (int i = 1; i < MT_STREAMS; i++) {
-				sp[i] = q;
-				send[i] = q + n[i];
-				q += n[i];
-				ch->stream_len[i] = n[i];
+			for (int st = 0; st < MT_ADDR_STATES; st++) {
+				for (int i = 1; i < MT_STREAMS; i++) {
+					sp[st][i] = q;
+					send[st][i] = q + n[st][i];
+					q += n[st][i];
+					ch->stream_len[i] += n[st][i];
+				}
 			}
 			break;
 		}
@@ -231,6 +241,7 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		}
 		case MT_REC_SWITCH:
 			thread = uv(&p, end);
+			cs = (unsigned)(thread % MT_ADDR_STATES);
 			ch->nswitch++;
 			ch->nrec--;
 			continue;
@@ -259,8 +270,8 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			r->c = field(MT_STREAM_STACKS);
 			r->b = field(MT_STREAM_SIZES);
 			addr = addr_field(1, 0);
-			hstack[nhist[0] - 1] = r->c;
-			hsize[nhist[0] - 1] = r->b;
+			hstack[cs][nhist[cs][0] - 1] = r->c;
+			hsize[cs][nhist[cs][0] - 1] = r->b;
 			r->a = addr;
 			r->d = thread;
 			break;
@@ -268,7 +279,7 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			assert_true(thread != UINT64_MAX);
 			r->a = addr_field(0, 1);
 			uint64_t k = last_k[(nk - 1) % 2];
-			block_of(k, nhist[0] - k, &r->c, &r->b);
+			block_of(k, nhist[cs][0] - k, &r->c, &r->b);
 			r->d = thread;
 			break;
 		}
@@ -277,10 +288,10 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 			r->c = field(MT_STREAM_STACKS);
 			r->b = field(MT_STREAM_SIZES);
 			r->a = addr_field(0, 1);
-			uint64_t k = last_k[(nk - 1) % 2], at = nhist[0] - k;
+			uint64_t k = last_k[(nk - 1) % 2], at = nhist[cs][0] - k;
 			addr = addr_field(1, 0);
-			hstack[nhist[0] - 1] = r->c;
-			hsize[nhist[0] - 1] = r->b;
+			hstack[cs][nhist[cs][0] - 1] = r->c;
+			hsize[cs][nhist[cs][0] - 1] = r->b;
 			r->e = addr;
 			r->d = thread;
 			block_of(k, at, &r->os, &r->oz);
@@ -341,8 +352,9 @@ static void decode_chunk(struct chunk *ch, const uint8_t *raw, size_t u)
 		assert_true(p <= end);
 	}
 	/* Every side-stream byte belongs to an event. */
-	for (int i = 1; i < MT_STREAMS; i++)
-		assert_true(sp[i] == send[i]);
+	for (int st = 0; st < MT_ADDR_STATES; st++)
+		for (int i = 1; i < MT_STREAMS; i++)
+			assert_true(sp[st][i] == send[st][i]);
 }
 
 /* Checks the framing of every chunk and decodes them. */
@@ -727,6 +739,71 @@ static void test_addr_history(void **state)
 	free_decoded(&d);
 }
 
+/*
+ * Version 5: each thread's addresses in an address state of its own
+ * (thread index mod MT_ADDR_STATES), whatever other threads do in between;
+ * a free by one thread of a block another allocated at an address the
+ * first thread's history holds from an older block of its own writes the
+ * block (k = 0), since the reader would take the older block's.
+ */
+static void test_thread_states(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	struct decoded d;
+	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, NULL);
+	uint32_t t16 = MT_ADDR_STATES;   /* shares thread 0's state */
+
+	assert_non_null(w);
+	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_stack(w, 0, 1, 0, 0, &ip, 1), 0);
+	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 8, 0, 0), 0);              /* 1 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0x7000, 16, 1, 1), 0);             /* 2 */
+	/* thread 1's allocation between does not count in thread 0's k */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 8, 0, 0), 0);         /* 3: k 1 */
+	/* thread 1 takes the address thread 0 freed */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 16, 1, 1), 0);             /* 4: k 0 */
+	/* thread 0 frees it: its own history's 0xa000 is its older block */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xa000, 16, 1, 0), 0);        /* 5: k 0 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xa000, 8, 0, 0), 0);              /* 6: k 1 */
+	/* thread 1 reallocs thread 0's block at the address of its own older */
+	assert_int_equal(mt_writer_realloc(w, 0, 0xa000, 8, 0, 0xb000, 4, 1, 1), 0); /* 7: 0, 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xb000, 4, 1, 1), 0);         /* 8: k 1 */
+	assert_int_equal(mt_writer_alloc(w, 0, 0xc000, 8, 0, t16), 0);            /* 9: k 0 */
+	assert_int_equal(mt_writer_free_block(w, 0, 0xc000, 8, 0, 0), 0);         /* 10: k 1 */
+	/* thread 16's allocation is in thread 0's state */
+	assert_int_equal(mt_writer_free_block(w, 0, 0x7000, 16, 1, 1), 0);        /* 11: k 3 */
+	assert_int_equal(mt_writer_flush(w), 0);
+	mt_writer_free(w);
+
+	decode(f, &d);
+	assert_int_equal(d.nchunks, 1);
+	struct rec *r = d.chunks[0].recs + 3;
+	static const uint64_t want_k[11][2] = {
+		{ 0, 0 }, { 0, 0 }, { 1, 0 }, { 0, 0 }, { 0, 0 }, { 1, 0 }, { 0, 0 },
+		{ 1, 0 }, { 0, 0 }, { 1, 0 }, { 3, 0 },
+	};
+	static const uint64_t want_a[11] = {
+		0xa000, 0x7000, 0xa000, 0xa000, 0xa000, 0xa000, 0xa000, 0xb000, 0xc000,
+		0xc000, 0x7000,
+	};
+	assert_int_equal(d.chunks[0].nrec, 3 + 11);
+	for (int i = 0; i < 11; i++) {
+		assert_int_equal(r[i].k[0], want_k[i][0]);
+		assert_int_equal(r[i].k[1], want_k[i][1]);
+		assert_true(r[i].a == want_a[i]);
+	}
+	/* the blocks the frees name: the decoder's, from history or streams */
+	assert_true(r[2].c == 0 && r[2].b == 8);
+	assert_true(r[4].c == 1 && r[4].b == 16);
+	assert_true(r[6].os == 0 && r[6].oz == 8 && r[6].e == 0xb000);
+	assert_true(r[7].c == 1 && r[7].b == 4);
+	assert_true(r[9].c == 0 && r[9].b == 8);
+	assert_true(r[10].c == 1 && r[10].b == 16);
+	free_decoded(&d);
+}
+
 /* Deferred mode: the wait callback writes the sealed chunk. */
 static struct mt_writer *deferred_w;
 static int waits;
@@ -1018,6 +1095,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_time_quantum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_adaptive_quantum, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_addr_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),

@@ -19,14 +19,18 @@ struct tl_buf {
 
 struct testlog {
 	struct tl_buf file, chunk;
-	struct tl_buf side[MT_STREAMS];  /* event fields (format.h CHUNK), i >= 1 */
+	/* event fields (format.h CHUNK), i >= 1: each address state's
+	 * (version 5; state 0's alone before) */
+	struct tl_buf side[MT_ADDR_STATES][MT_STREAMS];
 	uint64_t chunk_seq, chunk_time;   /* of the chunk being built */
 	uint64_t time, events;
 	uint32_t thread;           /* current thread (SWITCH state) */
-	/* Address histories of the chunk: [0] allocated, [1] freed (all of
-	 * them; the encoder searches them, latest first). */
-	uint64_t *hist[2];
-	size_t nhist[2], histcap[2];
+	/* Address states of the chunk (format.h: one before version 5), each
+	 * with histories [0] allocated, [1] freed (all of them, each address
+	 * with the block allocated there; the encoder searches them, latest
+	 * first). */
+	struct tl_hent { uint64_t addr, size; uint32_t stack; } *hist[MT_ADDR_STATES][2];
+	size_t nhist[MT_ADDR_STATES][2], histcap[MT_ADDR_STATES][2];
 	int has_thread;            /* 0 at a chunk's start */
 	size_t chunk_start_len;    /* chunk length right after CHUNK_BEGIN */
 	size_t *offsets;
@@ -72,12 +76,18 @@ static void tl_sv(struct testlog *t, int64_t v)
 	tl_put(&t->chunk, tmp, mt_put_sv(tmp, v));
 }
 
-/* A field of an event, to side stream i. */
+/* The current thread's address state (format.h): one before version 5. */
+static unsigned tl_state(const struct testlog *t)
+{
+	return t->version >= 5 ? t->thread % MT_ADDR_STATES : 0;
+}
+
+/* A field of an event, to side stream i of the current thread's state. */
 static void tl_field(struct testlog *t, int i, uint64_t v)
 {
 	uint8_t tmp[MT_MAX_VARINT];
 
-	tl_put(&t->side[i], tmp, mt_put_uv(tmp, v));
+	tl_put(&t->side[tl_state(t)][i], tmp, mt_put_uv(tmp, v));
 }
 
 static void tl_str(struct testlog *t, const void *s, size_t n)
@@ -90,9 +100,10 @@ static void tl_begin(struct testlog *t)
 {
 	t->chunk.len = 0;
 	for (int i = 1; i < MT_STREAMS; i++)
-		t->side[i].len = 0;
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			t->side[st][i].len = 0;
 	t->has_thread = 0;
-	t->nhist[0] = t->nhist[1] = 0;
+	memset(t->nhist, 0, sizeof(t->nhist));
 	/* CHUNK_BEGIN goes in front at tl_flush, with the streams' lengths. */
 	t->chunk_seq = t->events;
 	t->chunk_time = t->time;
@@ -132,11 +143,14 @@ void tl_free(struct testlog *t)
 	free(t->file.p);
 	free(t->chunk.p);
 	for (int i = 1; i < MT_STREAMS; i++)
-		free(t->side[i].p);
+		for (int st = 0; st < MT_ADDR_STATES; st++)
+			free(t->side[st][i].p);
 	free(t->offsets);
 	free(t->live);
-	free(t->hist[0]);
-	free(t->hist[1]);
+	for (int i = 0; i < MT_ADDR_STATES; i++) {
+		free(t->hist[i][0]);
+		free(t->hist[i][1]);
+	}
 	free(t);
 }
 
@@ -206,32 +220,64 @@ static void tl_switch(struct testlog *t, uint32_t thread)
 	t->has_thread = 1;
 }
 
-/* An ADDR field against history h (format.h); addr then joins history to.
- * Returns its k (0: a delta). */
-static size_t tl_addr(struct testlog *t, int h, int to, uint64_t addr)
+/* Version 4: the live block at addr, NULL before version 4 (a free of an
+ * address not live cannot be written in version 4). */
+static struct tl_block *tl_live(struct testlog *t, uint64_t addr)
 {
+	size_t i;
+
+	if (t->version < 4)
+		return NULL;
+	for (i = 0; i < t->nlive && t->live[i].addr != addr; i++)
+		;
+	if (i == t->nlive)
+		abort();
+	return &t->live[i];
+}
+
+/*
+ * An ADDR field against history h of the current thread's address state
+ * (format.h); addr then joins history to, with the block (size, stack)
+ * allocated there when to is 0. A free's address (blk, the block it ends)
+ * names an entry only when the reader would take that very block from it
+ * (version 5: the entry may be the thread's older block at the address).
+ * Returns its k (0: a delta).
+ */
+static size_t tl_addr(struct testlog *t, int h, int to, uint64_t addr,
+		      const struct tl_block *blk, uint64_t size, uint32_t stack)
+{
+	unsigned st = tl_state(t);
+	struct tl_hent *hh = t->hist[st][h];
+	size_t nh = t->nhist[st][h], nt = t->nhist[st][to];
 	size_t found;
 	size_t k;
 
-	for (k = 1; k <= t->nhist[h] && k <= MT_ADDR_HISTORY; k++)
-		if (t->hist[h][t->nhist[h] - k] == addr)
+	for (k = 1; k <= nh && k <= MT_ADDR_HISTORY; k++)
+		if (hh[nh - k].addr == addr)
 			break;
-	found = k <= t->nhist[h] && k <= MT_ADDR_HISTORY ? k : 0;
+	found = k <= nh && k <= MT_ADDR_HISTORY ? k : 0;
+	if (found && blk && t->version >= 5 &&
+	    (hh[nh - k].size != blk->size || hh[nh - k].stack != blk->stack))
+		found = 0;
 	if (found) {
 		tl_field(t, MT_STREAM_KEYS, k);
 	} else {
-		int64_t d = (int64_t)(addr - (t->nhist[to] ? t->hist[to][t->nhist[to] - 1] : 0));
+		int64_t d = (int64_t)(addr - (nt ? t->hist[st][to][nt - 1].addr : 0));
 
 		tl_field(t, MT_STREAM_KEYS, 0);
 		tl_field(t, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
-	if (t->nhist[to] == t->histcap[to]) {
-		t->histcap[to] = t->histcap[to] ? 2 * t->histcap[to] : 256;
-		t->hist[to] = realloc(t->hist[to], t->histcap[to] * sizeof(uint64_t));
-		if (!t->hist[to])
+	if (nt == t->histcap[st][to]) {
+		t->histcap[st][to] = t->histcap[st][to] ? 2 * t->histcap[st][to] : 256;
+		t->hist[st][to] = realloc(t->hist[st][to],
+					  t->histcap[st][to] * sizeof(struct tl_hent));
+		if (!t->hist[st][to])
 			abort();
 	}
-	t->hist[to][t->nhist[to]++] = addr;
+	t->hist[st][to][nt].addr = addr;
+	t->hist[st][to][nt].size = size;
+	t->hist[st][to][nt].stack = stack;
+	t->nhist[st][to]++;
 	return found;
 }
 
@@ -259,25 +305,19 @@ static void tl_born(struct testlog *t, uint64_t addr, uint64_t size, uint32_t st
 }
 
 /*
- * Version 4: the block a free of addr ends, its fields written unless k
- * named it from the allocated history (the writer's rule, lib/writer.c).
- * A free of an address not live cannot be written in version 4.
+ * Version 4: the block blk a free ends, its fields written unless k named
+ * it from the allocated history (the writer's rule, lib/writer.c); it is
+ * no longer live.
  */
-static void tl_block(struct testlog *t, uint64_t addr, size_t k)
+static void tl_block(struct testlog *t, struct tl_block *blk, size_t k)
 {
-	size_t i;
-
-	if (t->version < 4)
+	if (!blk)
 		return;
-	for (i = 0; i < t->nlive && t->live[i].addr != addr; i++)
-		;
-	if (i == t->nlive)
-		abort();
 	if (!k) {
-		tl_field(t, MT_STREAM_STACKS, t->live[i].stack);
-		tl_field(t, MT_STREAM_SIZES, t->live[i].size);
+		tl_field(t, MT_STREAM_STACKS, blk->stack);
+		tl_field(t, MT_STREAM_SIZES, blk->size);
 	}
-	t->live[i] = t->live[--t->nlive];
+	*blk = t->live[--t->nlive];
 }
 
 void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
@@ -288,7 +328,7 @@ void tl_alloc(struct testlog *t, uint64_t dt, uint64_t addr, uint64_t size,
 	tl_byte(t, MT_REC_ALLOC);
 	tl_field(t, MT_STREAM_STACKS, stack);
 	tl_field(t, MT_STREAM_SIZES, size);
-	tl_addr(t, 1, 0, addr);
+	tl_addr(t, 1, 0, addr, NULL, size, stack);
 	tl_born(t, addr, size, stack);
 	t->events++;
 }
@@ -298,7 +338,9 @@ void tl_free_block(struct testlog *t, uint64_t dt, uint64_t addr, uint32_t threa
 	tl_time(t, dt);
 	tl_switch(t, thread);
 	tl_byte(t, MT_REC_FREE);
-	tl_block(t, addr, tl_addr(t, 0, 1, addr));
+	struct tl_block *blk = tl_live(t, addr);
+
+	tl_block(t, blk, tl_addr(t, 0, 1, addr, blk, 0, 0));
 	t->events++;
 }
 
@@ -310,9 +352,11 @@ void tl_realloc(struct testlog *t, uint64_t dt, uint64_t old_addr, uint64_t new_
 	tl_byte(t, MT_REC_REALLOC);
 	tl_field(t, MT_STREAM_STACKS, stack);
 	tl_field(t, MT_STREAM_SIZES, size);
-	size_t k = tl_addr(t, 0, 1, old_addr);
-	tl_addr(t, 1, 0, new_addr);
-	tl_block(t, old_addr, k);
+	struct tl_block *blk = tl_live(t, old_addr);
+	size_t k = tl_addr(t, 0, 1, old_addr, blk, 0, 0);
+
+	tl_addr(t, 1, 0, new_addr, NULL, size, stack);
+	tl_block(t, blk, k);
 	tl_born(t, new_addr, size, stack);
 	t->events++;
 }
@@ -407,20 +451,32 @@ void tl_flush(struct testlog *t)
 	struct tl_buf whole = { 0 };
 	uint8_t tmp[MT_MAX_VARINT];
 	uint8_t type = MT_REC_CHUNK_BEGIN;
-	int i;
+	int i, st, nst = t->version >= 5 ? MT_ADDR_STATES : 1;
 
 	if (t->chunk.len == t->chunk_start_len)
 		return;
-	/* CHUNK_BEGIN, RECORDS, then the side streams. */
+	/* CHUNK_BEGIN, RECORDS, then the side streams (each state's). */
 	tl_put(&whole, &type, 1);
 	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_seq));
 	tl_put(&whole, tmp, mt_put_uv(tmp, t->chunk_time));
-	for (i = 1; i < MT_STREAMS; i++)
-		tl_put(&whole, tmp, mt_put_uv(tmp, t->side[i].len));
+	/* version 5: the mask of the states that have fields */
+	uint64_t mask = 0;
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS; i++)
+			if (t->side[st][i].len)
+				mask |= 1ull << st;
+	if (t->version >= 5)
+		tl_put(&whole, tmp, mt_put_uv(tmp, mask));
+	else
+		mask = 1;
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS && (mask >> st & 1); i++)
+			tl_put(&whole, tmp, mt_put_uv(tmp, t->side[st][i].len));
 	tl_put(&whole, t->chunk.p, t->chunk.len);
-	for (i = 1; i < MT_STREAMS; i++)
-		if (t->side[i].len)
-			tl_put(&whole, t->side[i].p, t->side[i].len);
+	for (st = 0; st < nst; st++)
+		for (i = 1; i < MT_STREAMS; i++)
+			if (t->side[st][i].len)
+				tl_put(&whole, t->side[st][i].p, t->side[st][i].len);
 	bound = ZSTD_compressBound(whole.len);
 	out = malloc(bound);
 	cctx = ZSTD_createCCtx();

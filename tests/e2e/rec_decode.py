@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 # rec_decode.py - an independent decoder of a memtrail log (lib/format.h,
-# version 4; 3 without the blocks of frees, LEAK, TAG and STACK's tag; 2
-# also without THREAD_NAME and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
+# version 5; 4 with one address state for all threads; 3 also without the
+# blocks of frees, LEAK, TAG and STACK's tag; 2 also without THREAD_NAME
+# and RSS) for the recorder's end-to-end tests: it does not use lib/reader.c,
 # so the recorder's output is checked against the format itself.
 # Checks the framing (magic, sizes, one zstd frame per chunk of exactly U
 # bytes with content size, CHUNK_BEGIN first, seq = events before), stack ids
 # in order, time never decreasing, TIME > 0, SWITCH to a known thread before
 # any event; replays live blocks and counts END's figures itself
-# (replayed_totals, to compare with end_totals); in version 4 checks that
+# (replayed_totals, to compare with end_totals); from version 4 checks that
 # every free names the block its own table has at the address
-# (block_mismatch counts those that do not). Of the program's own blocks
+# (block_mismatch counts those that do not; in version 5 a free by one
+# thread of a block another allocated at an address the first thread's
+# history holds from an older block must not name that older block:
+# stale_entries counts the frees where that arose). Of the program's own blocks
 # (frame 0 in the main program) it also counts the frees and reallocs by
 # a thread other than the one that allocated the block
 # (exe_xthread_frees); SAMPLE at most once, before any event
@@ -40,14 +44,15 @@ def main():
     data = open(path, "rb").read()
     assert data[:8] == b"MEMTRAIL", "magic"
     ver, psz, flags, pid, start, L = struct.unpack_from("<HBBIQI", data, 8)
-    assert ver in (2, 3, 4), "version"
+    assert ver in (2, 3, 4, 5), "version"
     cmd = data[28:28 + L]
     off = 28 + L
     st = dict(allocs=0, frees=0, reallocs=0, bytes=0, snapshots=0, stacks=0, threads=0,
               modules=0, unloads=0, chunks=0, end=None, stop=None, live=0, live_blocks=0,
               peak=0, truncated=0, ignored_frees=0, maxdepth=0, double_allocs=0, block_mismatch=0,
               exe_allocs=0, exe_frees=0, exe_bytes=0, times=0, switches=0, thread_names=0,
-              end_totals=None, replayed_totals=None, exe_xthread_frees=0)
+              end_totals=None, replayed_totals=None, exe_xthread_frees=0,
+              stale_entries=0)
     # END's figures as the replay defines them (lib/summary.c), counted here
     tot = dict(allocations=0, frees=0, bytes_allocated=0, peak_bytes=0, peak_blocks=0,
                peak_time=0)
@@ -95,34 +100,58 @@ def main():
             n = uv(); s = raw[p:p+n]; p += n; return s
         assert raw[0] == 1, "chunk must start with CHUNK_BEGIN"
         t = 0; addr = 0; th = None
-        hist = ([], [])   # address histories: allocated, freed
-        hmeta = []        # (stack, size) of each address of hist[0]
+        # address states (version 5: one per thread index mod 16, else
+        # one): hist, the address histories allocated and freed, and
+        # hmeta, the (stack, size) of each address of hist[0]; those of
+        # the current thread's state
+        states = {}
+        def state(th):
+            return states.setdefault(th % 16 if ver >= 5 else 0, (([], []), []))
+        hist, hmeta = state(0)
         lastk = 0         # k of the latest address field
-        # CHUNK_BEGIN: seq, time, then the lengths of the side streams
-        # STACKS SIZES KEYS DELTAS, which end the chunk; RECORDS is the rest
+        # CHUNK_BEGIN: seq, time, then (version 5) the mask of the address
+        # states that have side streams, then the lengths of each one's
+        # (before: the chunk's) side streams STACKS SIZES KEYS DELTAS,
+        # which end the chunk; RECORDS is the rest
         p = 1; cs = uv(); t = uv()
-        lens = [uv() for _ in range(4)]
-        end = len(raw) - sum(lens)
+        mask = uv() if ver >= 5 else 1
+        assert mask < 1 << 16, "state mask"
+        sts = [i for i in range(16) if mask >> i & 1]
+        lens = [[uv() for _ in range(4)] for _ in sts]
+        end = len(raw) - sum(map(sum, lens))
         assert end >= p, "stream lengths"
-        side = []; q = end
-        for n in lens:
-            side.append([q, q + n]); q += n
+        sides = {}; q = end
+        for i, ln in zip(sts, lens):
+            sides[i] = []
+            for n in ln:
+                sides[i].append([q, q + n]); q += n
         def field(i):
             # a uv from side stream i (0 STACKS, 1 SIZES, 2 KEYS, 3 DELTAS)
-            s = side[i]; r = 0; sh = 0
+            # of the current thread's state
+            key = th % 16 if ver >= 5 and th is not None else 0
+            assert key in sides, "no side streams for state %d" % key
+            s = sides[key][i]; r = 0; sh = 0
             while True:
                 assert s[0] < s[1], "side stream %d ends early" % i
                 b = raw[s[0]]; s[0] += 1
                 r |= (b & 0x7f) << sh; sh += 7
                 if not b & 0x80: return r
-        def block(k, at, a):
+        def block(k, at, a, n0):
             # version 4: the (stack, size) a free names for the block at a,
             # from the allocation k named (at: its index in hist[0]) or the
-            # streams; checked against this decoder's own table
+            # streams; checked against this decoder's own table (n0: the
+            # length of hist[0] when the free's address was decoded)
             if ver < 4: return
             b = hmeta[at] if k else (field(0), field(1))
             b = (b[1], b[0])
             if live.get(a) != b: st["block_mismatch"] += 1
+            # the thread's latest allocation at a in its history, another
+            # block than the one freed: the writer had to write it
+            if not k and ver >= 5:
+                w = hist[0][max(0, n0 - 1024):n0]
+                if a in w:
+                    i = n0 - 1 - w[::-1].index(a)
+                    if (hmeta[i][1], hmeta[i][0]) != live.get(a): st["stale_entries"] += 1
         def addr_field(h, to):
             nonlocal lastk
             k = lastk = field(2)
@@ -172,7 +201,7 @@ def main():
                 if verbose: print("ALLOC", t, hex(addr), size, sid, th)
             elif ty == 4:
                 a = addr_field(0, 1); seq += 1
-                block(lastk, len(hist[0]) - lastk, a)
+                block(lastk, len(hist[0]) - lastk, a, len(hist[0]))
                 assert th is not None
                 if a in live: gone(a); st["frees"] += 1
                 else: st["ignored_frees"] += 1
@@ -182,10 +211,10 @@ def main():
                 if verbose: print("FREE", t, hex(a), th)
             elif ty == 5:
                 sid = field(0); size = field(1)
-                old = addr_field(0, 1); k = lastk; at = len(hist[0]) - k
+                old = addr_field(0, 1); k = lastk; n0 = len(hist[0]); at = n0 - k
                 addr = addr_field(1, 0)
                 hmeta.append((sid, size))
-                block(k, at, old)
+                block(k, at, old, n0)
                 seq += 1
                 assert sid in stacks and th is not None
                 if old in live: gone(old); st["frees"] += 1
@@ -247,6 +276,7 @@ def main():
                 dt = uv(); assert dt > 0, "TIME 0"; t += dt; st["times"] += 1
             elif ty == 13:
                 th = uv(); assert th < st["threads"], ("switch", th); st["switches"] += 1
+                hist, hmeta = state(th)
             elif ty == 14:
                 idx = uv(); name = bstr()
                 assert ver >= 3 and idx < st["threads"], ("thread name", idx)
@@ -290,7 +320,7 @@ def main():
             lastt = t
             if live_bytes > st["peak"]: st["peak"] = live_bytes
         assert p == end
-        assert all(s[0] == s[1] for s in side), "side stream bytes left over"
+        assert all(s[0] == s[1] for sd in sides.values() for s in sd), "side stream bytes left over"
     st["live"] = live_bytes; st["live_blocks"] = len(live)
     st["exe_live"] = sum(exe_live.values()); st["exe_live_blocks"] = len(exe_live)
     st["cmd"] = cmd.replace(b"\0", b" ").decode(errors="replace").strip()

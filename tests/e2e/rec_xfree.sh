@@ -38,6 +38,6 @@ for run in 1 2 3; do
 		mt_fail "run $run: a child's block is in the parent's log"
 		continue
 	fi
-	mt_ok "run $run: $(mt_val exe_allocs x.dec) allocations and frees in order ($(sed -n 's/^reused //p' x.err) handed across threads), $(mt_val snapshots x.dec) snapshots, END"
+	mt_ok "run $run: $(mt_val exe_allocs x.dec) allocations and frees in order ($(sed -n 's/^reused //p' x.err) handed across threads; $(mt_val stale_entries x.dec) frees at an address their thread had held), $(mt_val snapshots x.dec) snapshots, END"
 done
 mt_finish
