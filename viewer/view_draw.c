@@ -398,7 +398,7 @@ static void draw_title(const struct mt_view_app *app, const struct mt_view_layou
 
 static void draw_head(const struct mt_view_app *app, const struct mt_view_layout *l)
 {
-	char line[256];
+	char line[256], how[128];
 	const char *bytes = "bytes", *blocks = "blocks", *allocs = "allocs";
 	struct widths w;
 
@@ -411,15 +411,15 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 
 	if (w.kinds == 2)
 		allocs = "kinds";
+	/* the layout and the order, after the columns' names */
+	snprintf(how, sizeof(how), "%s%s, sorted by %s%s", app->by_tag ? "by tag, " : "",
+		 app->inverted ? "caller first" : app->entries ? "callee first" :
+		 "allocation sites first",
+		 mt_view_sort_name(app->sort), app->focus_timeline ? "  [Tab: tree keys]" : "");
 	if (w.kinds == 1) {
-		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s%s, sorted by %s%s",
+		snprintf(line, sizeof(line), "%*s %*s %*s %*s %*s %*s %*s  %s",
 			 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.kind, "definite", w.kind, "indirect",
-			 w.kind, "possible", w.kind, "reachable",
-			 app->by_tag ? "by tag, " : "",
-			 app->inverted ? "caller first" : app->entries ? "callee first" :
-			 "allocation sites first",
-			 mt_view_sort_name(app->sort),
-			 app->focus_timeline ? "  [Tab: tree keys]" : "");
+			 w.kind, "possible", w.kind, "reachable", how);
 		fill(l->head_row, 0, C_NORMAL);
 		put(l->head_row, 0, C_HEAD, line);
 		return;
@@ -430,13 +430,8 @@ static void draw_head(const struct mt_view_app *app, const struct mt_view_layout
 		bytes = "temp bytes", blocks = "temps";
 	else if (app->mode == MT_VIEW_CALLS)
 		blocks = "calls", allocs = "avg B";
-	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s%s, sorted by %s%s",
-		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs,
-		 app->by_tag ? "by tag, " : "",
-		 app->inverted ? "caller first" : app->entries ? "callee first" :
-		 "allocation sites first",
-		 mt_view_sort_name(app->sort),
-		 app->focus_timeline ? "  [Tab: tree keys]" : "");
+	snprintf(line, sizeof(line), "%*s %*s %*s %*s  %s",
+		 w.bytes, bytes, w.pct, "%", w.blocks, blocks, w.allocs, allocs, how);
 	fill(l->head_row, 0, C_NORMAL);
 	put(l->head_row, 0, C_HEAD, line);
 }
