@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,44 @@ char *mt_fmt_i64(char *buf, int64_t v)
 		buf[o++] = tmp[--n];
 	buf[o] = '\0';
 	return buf;
+}
+
+/* A getdents64 entry, as the kernel writes it. */
+struct mt_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+int mt_each_task(long self, long skip, int (*fn)(void *ctx, long tid), void *ctx)
+{
+	char buf[4096];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -1;
+	while (rc == 0) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0) {
+			rc = n < 0 ? -1 : 0;
+			break;
+		}
+		for (long off = 0; off < n && rc == 0;) {
+			struct mt_dirent64 *d = (struct mt_dirent64 *)(void *)(buf + off);
+			long tid = 0;
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9')
+				continue;
+			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid != self && tid != skip)
+				rc = fn(ctx, tid);
+		}
+	}
+	close(fd);
+	return rc;
 }
 
 void mt_say(const char *s, ...)
@@ -1166,22 +1205,16 @@ static void start_helper(void)
 	if (sem_init(&S.snap_sem, 0, 0) < 0)
 		return;
 	S.helper_tid = 0;
-	if (S.cfg.snapshot_signal) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_snapshot_signal;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
+	/* one handler for both: it tells them apart by the signal */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_snapshot_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (S.cfg.snapshot_signal)
 		sigaction(S.cfg.snapshot_signal, &sa, NULL);
-	}
-	if (S.cfg.leak_check_signal && S.cfg.leak_check_signal != S.cfg.snapshot_signal) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_snapshot_signal;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
+	if (S.cfg.leak_check_signal && S.cfg.leak_check_signal != S.cfg.snapshot_signal)
 		sigaction(S.cfg.leak_check_signal, &sa, NULL);
-	}
 	/* The thread starts with every signal blocked: none of the
 	 * program's may be delivered to it, not even before it runs. */
 	sigfillset(&all);

@@ -74,13 +74,13 @@ static int thread_exiting(long tid)
 	return (flags & MT_PF_EXITING) != 0;
 }
 
-struct mt_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
+static int task_running(void *ctx, long tid)
+{
+	(void)ctx;
+	/* -1: gone between the listing and the open. */
+	int e = thread_exiting(tid);
+	return e == 0 || e == -2;
+}
 
 /*
  * Does any thread of the process other than this one and the recorder's
@@ -92,39 +92,7 @@ struct mt_dirent64 {
  */
 static int others_running(long self, long helper_tid)
 {
-	char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int found = 0;
-
-	if (fd < 0)
-		return 1;
-	for (;;) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (n < 0)
-			found = 1;
-		if (n <= 0)
-			break;
-		for (long off = 0; off < n && !found;) {
-			struct mt_dirent64 *d = (struct mt_dirent64 *)(void *)(buf + off);
-			long tid = 0;
-			const char *c = d->name;
-			off += d->reclen;
-			if (*c < '0' || *c > '9')
-				continue;
-			for (; *c >= '0' && *c <= '9'; c++)
-				tid = tid * 10 + (*c - '0');
-			if (tid == self || tid == helper_tid)
-				continue;
-			/* -1: gone between the listing and the open. */
-			int e = thread_exiting(tid);
-			if (e == 0 || e == -2)
-				found = 1;
-		}
-		if (found)
-			break;
-	}
-	close(fd);
-	return found;
+	return mt_each_task(self, helper_tid, task_running, NULL) != 0;
 }
 
 int mt_freeres_safe(long helper_tid)

@@ -275,50 +275,28 @@ static uint64_t task_syscall_sp(long tid)
 	return 0;
 }
 
-struct mt_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
+struct task_list {
+	long *tids;
+	size_t n, max;
 };
+
+static int task_add(void *ctx, long tid)
+{
+	struct task_list *l = ctx;
+
+	if (l->n == l->max)
+		return 1;        /* more threads than room: cannot stop them all */
+	l->tids[l->n++] = tid;
+	return 0;
+}
 
 /* Lists the process's threads but self and skip into tids (at most max);
  * returns how many, or -1. */
 static long list_tasks(long self, long skip, long *tids, size_t max)
 {
-	char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	size_t k = 0;
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (n < 0) {
-			close(fd);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct mt_dirent64 *d = (struct mt_dirent64 *)(void *)(buf + off);
-			long tid = 0;
-			off += d->reclen;
-			if (d->name[0] < '0' || d->name[0] > '9')
-				continue;
-			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
-				tid = tid * 10 + (*c - '0');
-			if (tid == self || tid == skip)
-				continue;
-			if (k == max) {
-				close(fd);
-				return -1;
-			}
-			tids[k++] = tid;
-		}
-	}
-	close(fd);
-	return (long)k;
+	struct task_list l = { tids, 0, max };
+
+	return mt_each_task(self, skip, task_add, &l) != 0 ? -1 : (long)l.n;
 }
 
 /* A real-time signal the program left at its default; 0 if none. */

@@ -519,5 +519,12 @@ static inline void mt_sample_forget(const void *p)
 void mt_say(const char *s, ...) __attribute__((sentinel));
 /* Formats v in decimal into buf (>= 24 bytes); returns buf. */
 char *mt_fmt_i64(char *buf, int64_t v);
+/*
+ * Calls fn(ctx, tid) for each thread of the process but self and skip, from
+ * /proc/self/task, until fn returns non-zero: returns that value, 0 once
+ * every thread was seen, -1 when the list cannot be read. System calls
+ * only: no allocation, no stdio.
+ */
+int mt_each_task(long self, long skip, int (*fn)(void *ctx, long tid), void *ctx);
 
 #endif
