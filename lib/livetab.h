@@ -134,21 +134,31 @@ static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t v
 	return 0;
 }
 
+/* The slot of the live block at addr (not 0), or SIZE_MAX when none. */
+static inline size_t mt_livetab_find(const struct mt_livetab *t, uint64_t addr)
+{
+	size_t i, mask;
+
+	if (!t->cap)
+		return SIZE_MAX;
+	mask = t->cap - 1;
+	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
+		if (!t->slots[i].addr)
+			return SIZE_MAX;
+	return i;
+}
+
 /* The value of the block at addr, left in place: 1, or 0 when not live. */
 static inline int mt_livetab_get(const struct mt_livetab *t, uint64_t addr, uint64_t *val)
 {
-	size_t i, mask;
+	size_t i;
 
 	if (!addr) {
 		*val = t->zero_val;
 		return t->zero_live;
 	}
-	if (!t->cap)
+	if ((i = mt_livetab_find(t, addr)) == SIZE_MAX)
 		return 0;
-	mask = t->cap - 1;
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
-		if (!t->slots[i].addr)
-			return 0;
 	*val = t->slots[i].val;
 	return 1;
 }
@@ -165,12 +175,9 @@ static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t 
 		t->zero_live = 0;
 		return 1;
 	}
-	if (!t->cap)
+	if ((i = mt_livetab_find(t, addr)) == SIZE_MAX)
 		return 0;
 	mask = t->cap - 1;
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
-		if (!t->slots[i].addr)
-			return 0;
 	*val = t->slots[i].val;
 	t->len--;
 	if (t->slots[(i + 1) & mask].addr) {
