@@ -283,23 +283,36 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 	return lid;
 }
 
+/*
+ * An event's record in b's ring, announced, with its key and time taken now
+ * (so after the real allocator returned, or before the real free runs), or
+ * NULL when the ring has no room; the caller fills the rest and publishes.
+ */
+static inline struct r_ev *begin_ev(struct mt_tbuf *b, uint32_t kind, void *p)
+{
+	int64_t off = reserve(b, sizeof(struct r_ev));
+	if (off < 0)
+		return NULL;
+	struct r_ev *r = (struct r_ev *)(b->ring + off);
+	announce(b);
+	r->key = take_key(b);
+	r->time = stamp();
+	r->h.kind = kind;
+	r->h.len = sizeof(*r);
+	r->addr = (uintptr_t)p;
+	return r;
+}
+
 void mt_tbuf_alloc(const struct mt_capture *c, void *p, size_t size)
 {
 	struct mt_tbuf *b = self();
 	if (!b)
 		return;
 	int64_t lid = local_stack(b, c);
-	int64_t off = lid < 0 ? -1 : reserve(b, sizeof(struct r_ev));
-	if (off < 0)
+	struct r_ev *r = lid < 0 ? NULL : begin_ev(b, R_ALLOC, p);
+	if (!r)
 		return;
-	struct r_ev *r = (struct r_ev *)(b->ring + off);
-	announce(b);
-	r->key = take_key(b);
-	r->time = stamp();
-	r->h.kind = R_ALLOC;
-	r->h.len = sizeof(*r);
 	r->lid = (uint32_t)lid;
-	r->addr = (uintptr_t)p;
 	r->size = size;
 	publish(b, sizeof(*r));
 }
@@ -309,17 +322,9 @@ void mt_tbuf_free(void *p)
 	struct mt_tbuf *b = self();
 	if (!b)
 		return;
-	int64_t off = reserve(b, sizeof(struct r_ev));
-	if (off < 0)
-		return;
-	struct r_ev *r = (struct r_ev *)(b->ring + off);
-	announce(b);
-	r->key = take_key(b);
-	r->time = stamp();
-	r->h.kind = R_FREE;
-	r->h.len = sizeof(*r);
-	r->addr = (uintptr_t)p;
-	publish(b, sizeof(*r));
+	struct r_ev *r = begin_ev(b, R_FREE, p);
+	if (r)
+		publish(b, sizeof(*r));
 }
 
 void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n)
