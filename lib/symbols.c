@@ -598,7 +598,8 @@ static int segs_sort(struct mt_symbols *s)
 	uint64_t *me;
 	size_t i;
 
-	qsort(s->segs, s->nsegs, sizeof(*s->segs), seg_cmp);
+	if (s->nsegs > 1)
+		qsort(s->segs, s->nsegs, sizeof(*s->segs), seg_cmp);
 	me = realloc(s->seg_maxend, (s->nsegs ? s->nsegs : 1) * sizeof(*me));
 	if (!me)
 		return MT_E_NOMEM;
@@ -1057,7 +1058,8 @@ static int flatten(struct cu_build *b)
 	uint64_t cur = 0;
 	int err = 0;
 
-	qsort(b->iv, b->niv, sizeof(*b->iv), range_cmp);
+	if (b->niv > 1)
+		qsort(b->iv, b->niv, sizeof(*b->iv), range_cmp);
 	for (i = 0; i <= b->niv && !err; i++) {
 		uint64_t at = i < b->niv ? b->iv[i].lo : UINT64_MAX;
 
@@ -1272,7 +1274,8 @@ static void symtab_build(struct sym_module *sm)
 		k++;
 	}
 	sm->nsyms = k;
-	qsort(sm->syms, k, sizeof(*sm->syms), sym_cmp);
+	if (k > 1)
+		qsort(sm->syms, k, sizeof(*sm->syms), sym_cmp);
 }
 
 /* The name of the symbol for pc and pc's offset in it, or NULL. */

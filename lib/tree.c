@@ -991,7 +991,8 @@ static int expand(struct build *b, struct mt_tree_node *n, struct member *m, siz
 	for (size_t j = 0; j < nm; j++)
 		if (m[j].left && (rc = member_peek(b, &m[j])) < 0)
 			return rc;
-	qsort(m, nm, sizeof(*m), cmp_member);
+	if (nm > 1)
+		qsort(m, nm, sizeof(*m), cmp_member);
 	while (lo < nm) {
 		struct mt_tree_node *c;
 		uint32_t first = UINT32_MAX;

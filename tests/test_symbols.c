@@ -701,6 +701,32 @@ static void test_missing_file(void **state)
 	assert_int_equal(mt_symbols_warnings(s, NULL), 1);
 }
 
+/*
+ * A hostile log can describe a module with no segments, as its first module:
+ * the symbolizer then has no segment at all to sort or search (the fuzzer
+ * found qsort handed a null array), and every address is bare.
+ */
+static void test_module_without_segments(void **state)
+{
+	struct mt_symbols *s = mt_symbols_new();
+	struct mt_module m = { .base = 0x10000000, .path = "/nonexistent/libnone.so" };
+	const struct mt_frame *f;
+	char buf[64];
+	size_t n;
+
+	(void)state;
+	assert_non_null(s);
+	mt_symbols_set_debuginfo_path(s, NULL);
+	assert_int_equal(mt_symbols_add_module(s, &m), 0);
+	assert_int_equal(mt_symbols_prefetch(s, (const uint64_t[]){ 0x10000010 }, 1), 0);
+	assert_int_equal(mt_symbols_resolve(s, 0x10000010, &f, &n), 0);
+	assert_int_equal(n, 1);
+	assert_null(f[0].module);
+	mt_frame_format(&f[0], buf, sizeof(buf));
+	assert_string_equal(buf, "0x10000010");
+	mt_symbols_free(s);
+}
+
 static void test_overlap_later_wins(void **state)
 {
 	struct mt_symbols *s = *state;
@@ -1045,6 +1071,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_separate_debug_debuglink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_debuginfod_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+		cmocka_unit_test(test_module_without_segments),
 		cmocka_unit_test_setup_teardown(test_overlap_later_wins, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_against_addr2line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libc_timing, setup, teardown),
