@@ -818,6 +818,12 @@ static void pending_drop(struct mt_tbuf_thread *th)
 	th->pending = 0;
 }
 
+void mt_rec_prefetch(uint64_t addr)
+{
+	if (S.live)
+		mt_live_prefetch(S.live, addr);
+}
+
 void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e)
 {
 	if (MT_UNLIKELY(!mt_rec_active)) {

@@ -119,6 +119,7 @@ struct mt_tbuf {
 	/* the drainer's (log lock) */
 	uint64_t tail __attribute__((aligned(64)));
 	int stage2;             /* the realloc at tail had its free half taken */
+	uint64_t ahead;         /* the next record whose live-table slot to prefetch */
 	struct mt_tbuf_thread th;
 	struct mt_tbuf *next;   /* the list of every ring (never unlinked) */
 	unsigned char ring[RING_BYTES] __attribute__((aligned(64)));
@@ -431,6 +432,31 @@ static void take(struct mt_tbuf *b)
 	b->tail += h->len;
 }
 
+/*
+ * Prefetches the live-table slots of up to n records past b's tail, where
+ * it left off (never past h). On a table of millions of blocks the probe
+ * of a free or an allocation misses the cache (perf: 11 % of the stl
+ * workload's time, a third of the recorder's, in mt_live_remove and
+ * mt_live_add); asked for 16 events before their turn, the line is there.
+ */
+enum { AHEAD = 16 };
+
+static void prefetch_ahead(struct mt_tbuf *b, uint64_t h, int n)
+{
+	if (b->ahead < b->tail)
+		b->ahead = b->tail;
+	for (; n > 0 && b->ahead != h; n--) {
+		const struct rhdr *r = (const struct rhdr *)(b->ring + b->ahead % RING_BYTES);
+		if (r->kind == R_ALLOC || r->kind == R_FREE) {
+			mt_rec_prefetch(((const struct r_ev *)r)->addr);
+		} else if (r->kind == R_REALLOC) {
+			mt_rec_prefetch(((const struct r_realloc *)r)->addr);
+			mt_rec_prefetch(((const struct r_realloc *)r)->addr2);
+		}
+		b->ahead += r->len;
+	}
+}
+
 /* The bound below which every key is final (module comment), own thread's
  * announcement left out (it cannot progress while we drain). */
 static uint64_t bound(void)
@@ -498,6 +524,7 @@ static void merge(uint64_t lim)
 			continue;
 		act.b[n] = b;
 		act.head[n] = h;
+		prefetch_ahead(b, h, AHEAD);
 		act.key[n] = peek(b, h);
 		if (act.key[n] < lim)
 			n++;
@@ -506,6 +533,7 @@ static void merge(uint64_t lim)
 		/* one thread's events: no choosing */
 		while (act.key[0] < lim) {
 			take(act.b[0]);
+			prefetch_ahead(act.b[0], act.head[0], 1);
 			act.key[0] = peek(act.b[0], act.head[0]);
 		}
 		n = 0;
@@ -518,6 +546,7 @@ static void merge(uint64_t lim)
 		if (m == n)
 			break;
 		take(act.b[m]);
+		prefetch_ahead(act.b[m], act.head[m], 1);
 		act.key[m] = peek(act.b[m], act.head[m]);
 	}
 	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
