@@ -568,6 +568,12 @@ static struct agg_thread_fig *thread_fig(struct mt_agg *a, uint32_t t)
 	return x;
 }
 
+void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks)
+{
+	*bytes = a->live_bytes;
+	*blocks = a->live_blocks;
+}
+
 size_t mt_agg_nthreads(const struct mt_agg *a)
 {
 	return a->ntf;

@@ -198,6 +198,9 @@ void mt_agg_journal(struct mt_agg *a, int on);
 /* Closes a frame now (between events). 0 or MT_E_NOMEM. */
 int mt_agg_mark(struct mt_agg *a);
 size_t mt_agg_nmarks(const struct mt_agg *a);
+
+/* The run's live bytes and blocks now (during or after the replay). */
+void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks);
 /* Mark i (0 = the first), or NULL past the last. */
 const struct mt_agg_mark *mt_agg_get_mark(const struct mt_agg *a, size_t i);
 /* The mark of snapshot i (its place in mt_agg_stats' snapshots), or -1. */

@@ -1,15 +1,14 @@
 /*
  * series.c - live heap over time in a fixed number of doubling buckets
- * (see series.h). A replay consumer: it never reads the log itself and never
- * draws; the timeline of `report` and the viewer's graph draw from it. It
- * keeps the live state only as far as its buckets need it: the run's
- * figures (peak, snapshots, totals) are the aggregator's (lib/agg.h).
+ * (see series.h). It never reads the log and never draws; the timeline of
+ * `report` and the viewer's graph draw from it. Its feeder gives it the
+ * state after each event: the run's figures (live bytes, peak, snapshots,
+ * totals) are counted once, by the aggregator (lib/agg.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
-#include "replay.h"
 #include "series.h"
 
 #define NBUCKETS        4096u     /* even, so pairs merge evenly */
@@ -27,7 +26,7 @@ struct mt_series {
 	uint64_t width;           /* ns per bucket */
 	uint64_t last_lo;         /* start of bucket used - 1 */
 
-	uint64_t live_bytes, live_blocks, events;  /* the state now */
+	uint64_t live_bytes, live_blocks, events;  /* the state last noted */
 	uint64_t end_time;        /* of the last record */
 };
 
@@ -61,16 +60,6 @@ void mt_series_reset(struct mt_series *s)
 	s->width = FIRST_WIDTH_NS;
 	s->live_bytes = s->live_blocks = s->events = 0;
 	s->end_time = 0;
-}
-
-void mt_series_ops(struct mt_replay_ops *ops)
-{
-	memset(ops, 0, sizeof(*ops));
-	ops->on_alloc = mt_series_on_alloc;
-	ops->on_free = mt_series_on_free;
-	ops->on_snapshot = mt_series_on_snapshot;
-	ops->on_rss = mt_series_on_rss;
-	ops->on_end = mt_series_on_end;
 }
 
 /* Halves the resolution: bucket k becomes the merge of 2k and 2k+1. */
@@ -132,60 +121,28 @@ static struct bucket *bucket_at(struct mt_series *s, uint64_t t)
 	return &s->b[k];
 }
 
-static void after_event(struct mt_series *s, struct bucket *b, uint64_t seq)
+void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
+		    int64_t live_blocks, uint64_t events)
 {
+	struct bucket *b = bucket_at(s, time_ns);
+
+	s->live_bytes = live_bytes > 0 ? (uint64_t)live_bytes : 0;
+	s->live_blocks = live_blocks > 0 ? (uint64_t)live_blocks : 0;
+	if (events > s->events)
+		s->events = events;
+	if (time_ns > s->end_time)
+		s->end_time = time_ns;
 	if (s->live_bytes > b->max)
 		b->max = s->live_bytes;
 	if (s->live_bytes < b->min)
 		b->min = s->live_bytes;
 	b->end_bytes = s->live_bytes;
 	b->end_blocks = s->live_blocks;
-	if (seq + 1 > s->events)
-		s->events = seq + 1;
 	b->end_events = s->events;
 }
 
-int mt_series_on_alloc(void *ctx, const struct mt_event *ev)
+void mt_series_rss(struct mt_series *s, uint64_t time_ns, uint64_t bytes)
 {
-	struct mt_series *s = ctx;
-	struct bucket *b = bucket_at(s, ev->time_ns);
-
-	s->live_bytes += ev->size;
-	s->live_blocks++;
-	if (ev->time_ns > s->end_time)
-		s->end_time = ev->time_ns;
-	after_event(s, b, ev->seq);
-	return 0;
-}
-
-int mt_series_on_free(void *ctx, const struct mt_event *ev)
-{
-	struct mt_series *s = ctx;
-	struct bucket *b = bucket_at(s, ev->time_ns);
-
-	/* The replay only reports frees of live blocks; guard anyway. */
-	s->live_bytes -= ev->size <= s->live_bytes ? ev->size : s->live_bytes;
-	if (s->live_blocks)
-		s->live_blocks--;
-	if (ev->time_ns > s->end_time)
-		s->end_time = ev->time_ns;
-	after_event(s, b, ev->seq);
-	return 0;
-}
-
-int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap)
-{
-	struct mt_series *s = ctx;
-
-	if (snap->time_ns > s->end_time)
-		s->end_time = snap->time_ns;
-	after_event(s, bucket_at(s, snap->time_ns), snap->seq);
-	return 0;
-}
-
-void mt_series_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
-{
-	struct mt_series *s = ctx;
 	struct bucket *b;
 
 	if (time_ns > s->end_time)
@@ -197,12 +154,10 @@ void mt_series_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
 		b->rss = bytes;
 }
 
-void mt_series_on_end(void *ctx, const struct mt_end *end)
+void mt_series_end(struct mt_series *s, uint64_t time_ns)
 {
-	struct mt_series *s = ctx;
-
-	if (end->time_ns > s->end_time)
-		s->end_time = end->time_ns;
+	if (time_ns > s->end_time)
+		s->end_time = time_ns;
 	/* The graph stays flat up to the last record. */
 	bucket_at(s, s->end_time);
 }

@@ -1,11 +1,12 @@
 /*
- * series.h - live heap over time: a replay consumer that keeps the heap's
- * size through the run in bounded memory, for `report --timeline` and the
- * timeline pane of `memtrail view`.
+ * series.h - live heap over time: the heap's size through the run in
+ * bounded memory, for `report --timeline` and the timeline pane of
+ * `memtrail view`.
  *
- * The series counts live bytes and blocks after every event (an allocation
- * adds its requested size, a free subtracts the size of the block it frees;
- * the two halves of a realloc are two events at the same instant). It keeps
+ * The series counts nothing itself: after every event (an allocation, a
+ * free, a snapshot; the two halves of a realloc are two events at the same
+ * instant) its feeder notes the live bytes and blocks the aggregator
+ * counted (lib/session.c: the one tally of a run, lib/agg.h). It keeps
  * a fixed number of time buckets whose width doubles, merging neighbours, as
  * the run gets longer, so its memory does not grow with the number of events.
  * Each bucket keeps the maximum and minimum live bytes reached inside it and
@@ -23,10 +24,6 @@
 #include <stdint.h>
 
 struct mt_series;
-struct mt_replay_ops;
-struct mt_event;
-struct mt_snapshot;
-struct mt_end;
 
 /* One column of a resampled series: the slice [t0_ns, t1_ns). */
 struct mt_series_col {
@@ -57,18 +54,18 @@ struct mt_series_col {
 struct mt_series *mt_series_new(void);
 
 /*
- * Fills *ops with the series' callbacks (everything else NULL), to replay
- * with ctx = the series. A consumer that feeds several modules from one
- * replay calls the mt_series_on_* functions below from its own callbacks.
+ * The heap after an event at time_ns (times never go back): live bytes and
+ * blocks then (a negative figure, from a damaged log, counts as 0), and
+ * the events so far.
  */
-void mt_series_ops(struct mt_replay_ops *ops);
+void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
+		    int64_t live_blocks, uint64_t events);
 
-/* The callbacks, ctx = struct mt_series *. They always return 0. */
-int mt_series_on_alloc(void *ctx, const struct mt_event *ev);
-int mt_series_on_free(void *ctx, const struct mt_event *ev);
-int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);
-void mt_series_on_rss(void *ctx, uint64_t time_ns, uint64_t bytes);
-void mt_series_on_end(void *ctx, const struct mt_end *end);
+/* A resident-set sample of the log at time_ns. */
+void mt_series_rss(struct mt_series *s, uint64_t time_ns, uint64_t bytes);
+
+/* The log's last record is at time_ns: the graph stays flat up to there. */
+void mt_series_end(struct mt_series *s, uint64_t time_ns);
 
 /* Empties the series for another replay. */
 void mt_series_reset(struct mt_series *s);

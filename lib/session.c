@@ -2,7 +2,8 @@
  * session.c - one pass over a log and the index behind every reader (see
  * session.h for what it answers and how).
  *
- * The pass feeds the aggregator (journal on) and the series side by side.
+ * The pass feeds the aggregator (journal on); after each event the series
+ * notes the live heap the aggregator counted.
  * Before each event the session checks whether the event falls in a later
  * bucket of the series than the previous one: if so it closes a journal
  * mark first (marks fall on boundaries of MARK_SPAN buckets, thinned
@@ -176,7 +177,16 @@ static void before(struct mt_session *s, uint64_t t)
 	s->bucket = t;
 }
 
-static struct mt_replay_ops agg_ops, series_ops;
+static struct mt_replay_ops agg_ops;
+
+/* The series notes the state the aggregator counted (one tally of a run). */
+static void note(struct mt_session *s, uint64_t time_ns, uint64_t seq)
+{
+	int64_t bytes, blocks;
+
+	mt_agg_live(s->agg, &bytes, &blocks);
+	mt_series_note(s->series, time_ns, bytes, blocks, seq + 1);
+}
 
 static int pass_alloc(void *ctx, const struct mt_event *ev)
 {
@@ -187,7 +197,9 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 	if (s->o.time_marks)
 		before(s, ev->time_ns);
 	agg_ops.on_alloc(s->agg, ev);
-	return s->series ? series_ops.on_alloc(s->series, ev) : 0;
+	if (s->series)
+		note(s, ev->time_ns, ev->seq);
+	return 0;
 }
 
 static int pass_free(void *ctx, const struct mt_event *ev)
@@ -197,7 +209,9 @@ static int pass_free(void *ctx, const struct mt_event *ev)
 	if (s->o.time_marks)
 		before(s, ev->time_ns);
 	agg_ops.on_free(s->agg, ev);
-	return s->series ? series_ops.on_free(s->series, ev) : 0;
+	if (s->series)
+		note(s, ev->time_ns, ev->seq);
+	return 0;
 }
 
 static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
@@ -207,7 +221,9 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 	if (s->o.time_marks)
 		before(s, snap->time_ns);
 	agg_ops.on_snapshot(s->agg, snap);
-	return s->series ? series_ops.on_snapshot(s->series, snap) : 0;
+	if (s->series)
+		note(s, snap->time_ns, snap->seq);
+	return 0;
 }
 
 static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
@@ -216,7 +232,7 @@ static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
 
 	agg_ops.on_rss(s->agg, time_ns, bytes);
 	if (s->series)
-		series_ops.on_rss(s->series, time_ns, bytes);
+		mt_series_rss(s->series, time_ns, bytes);
 }
 
 static void pass_end(void *ctx, const struct mt_end *e)
@@ -226,7 +242,7 @@ static void pass_end(void *ctx, const struct mt_end *e)
 	if (!s->o.figures_only) {
 		agg_ops.on_end(s->agg, e);
 		if (s->series)
-			series_ops.on_end(s->series, e);
+			mt_series_end(s->series, e->time_ns);
 	}
 	s->end = *e;
 	/* the checks of the pass: a side replay starts the replay's over */
@@ -413,7 +429,6 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 	if (o)
 		s->o = *o;
 	mt_agg_ops(&agg_ops);
-	mt_series_ops(&series_ops);
 	rc = mt_replay_open(path, &s->r, err_offset);
 	if (rc < 0)
 		goto fail;

@@ -1,13 +1,14 @@
 /*
  * test_series.c - unit tests of lib/series (live heap over time), driven by
- * synthetic events through the replay callbacks: no log file is read.
+ * synthetic events through the aggregator's replay callbacks, the series
+ * noting the aggregator's live figures after each: no log file is read.
  *
  * The main scenario replays the event sequence that samples/phases.c
  * documents in its header comment (the same blocks, in the same order), so
  * the expected figures are the sample's own: 67,712 B at snapshot 0, a peak
  * of 362,624 B in 23 blocks, 9,216 B in 3 blocks leaked. The run's figures
- * (peak, snapshots, totals) are the aggregator's (lib/agg.h), fed the same
- * events here beside the series, as lib/session.c does (test_session). Not
+ * (peak, snapshots, totals, live bytes) are the aggregator's (lib/agg.h),
+ * which the series notes after each event, as lib/session.c does. Not
  * here: the reader itself (test_replay), trees (test_view_model).
  */
 #include <setjmp.h>
@@ -29,7 +30,7 @@
 struct fixture {
 	struct mt_series *s;
 	struct mt_agg *a;         /* the run's figures, from the same events */
-	struct mt_replay_ops ops, aops;
+	struct mt_replay_ops aops;
 	uint64_t seq, time;
 	/* the synthetic heap: address -> size of the block */
 	uint64_t size[64];
@@ -49,7 +50,6 @@ static int setup(void **state)
 		free(f);
 		return -1;
 	}
-	mt_series_ops(&f->ops);
 	mt_agg_ops(&f->aops);
 	*state = f;
 	return 0;
@@ -65,6 +65,15 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The series notes the heap the aggregator counted after event seq. */
+static void note(struct fixture *f, uint64_t seq)
+{
+	int64_t bytes, blocks;
+
+	mt_agg_live(f->a, &bytes, &blocks);
+	mt_series_note(f->s, f->time, bytes, blocks, seq + 1);
+}
+
 /* An allocation of n bytes into slot a, 1 µs after the previous event. */
 static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 {
@@ -76,8 +85,8 @@ static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.addr = 0x1000 + a;
 	ev.size = n;
 	f->size[a] = n;
-	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
 	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
+	note(f, ev.seq);
 }
 
 static void free_(struct fixture *f, unsigned a)
@@ -89,8 +98,8 @@ static void free_(struct fixture *f, unsigned a)
 	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
 	ev.size = f->size[a];
-	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
 	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
+	note(f, ev.seq);
 }
 
 /* realloc: one seq number, the free half then the alloc half. */
@@ -104,12 +113,12 @@ static void realloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.addr = 0x1000 + a;
 	ev.size = f->size[a];
 	ev.realloc = 1;
-	assert_int_equal(f->ops.on_free(f->s, &ev), 0);
 	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
+	note(f, ev.seq);
 	ev.size = n;
 	f->size[a] = n;
-	assert_int_equal(f->ops.on_alloc(f->s, &ev), 0);
 	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
+	note(f, ev.seq);
 }
 
 static void snapshot_(struct fixture *f, uint32_t index, const char *label)
@@ -119,8 +128,8 @@ static void snapshot_(struct fixture *f, uint32_t index, const char *label)
 	f->time += 1000;
 	sn.seq = f->seq++;
 	sn.time_ns = f->time;
-	assert_int_equal(f->ops.on_snapshot(f->s, &sn), 0);
 	assert_int_equal(f->aops.on_snapshot(f->a, &sn), 0);
+	note(f, sn.seq);
 }
 
 static void end_(struct fixture *f)
@@ -130,8 +139,8 @@ static void end_(struct fixture *f)
 	f->time += 1000;
 	e.time_ns = f->time;
 	e.events = f->seq;
-	f->ops.on_end(f->s, &e);
 	f->aops.on_end(f->a, &e);
+	mt_series_end(f->s, e.time_ns);
 }
 
 /*
@@ -340,10 +349,10 @@ static void test_rss(void **state)
 		0, 5000, 5000, 9000, 7000, 7000, 7000, 2000, 2000, 2000,
 	};
 
-	f->ops.on_rss(f->s, 10240, 5000);
-	f->ops.on_rss(f->s, 30720, 9000);
-	f->ops.on_rss(f->s, 31744, 7000);
-	f->ops.on_rss(f->s, 71680, 2000);
+	mt_series_rss(f->s, 10240, 5000);
+	mt_series_rss(f->s, 30720, 9000);
+	mt_series_rss(f->s, 31744, 7000);
+	mt_series_rss(f->s, 71680, 2000);
 	f->time = 102400 - 1000;
 	end_(f);
 	assert_int_equal(mt_series_bucket_ns(f->s), 1024);
