@@ -96,6 +96,7 @@ struct mt_agg {
 	size_t nthr;
 	struct mt_livetab last;   /* with more than one thread: address -> thread */
 	int64_t live_bytes, live_blocks;
+	int64_t win_lo, win_hi;   /* mt_agg_window */
 	struct mt_agg_stats st;
 	struct mt_agg_snapshot *snaps;
 	size_t snaps_cap;
@@ -522,6 +523,9 @@ static inline int count_alloc(struct mt_agg *a, const struct mt_event *ev)
 {
 	a->live_bytes += (int64_t)ev->size;
 	a->live_blocks++;
+	/* an allocation can only raise the window's top, a free its bottom */
+	if (a->live_bytes > a->win_hi)
+		a->win_hi = a->live_bytes;
 	a->st.allocations++;
 	a->st.bytes_allocated += ev->size;
 	if (a->live_bytes <= a->st.peak_bytes)
@@ -538,6 +542,8 @@ static inline void count_free(struct mt_agg *a, const struct mt_event *ev)
 {
 	a->live_bytes -= (int64_t)ev->size;
 	a->live_blocks--;
+	if (a->live_bytes < a->win_lo)
+		a->win_lo = a->live_bytes;
 	a->st.frees++;
 }
 
@@ -572,6 +578,17 @@ void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks)
 {
 	*bytes = a->live_bytes;
 	*blocks = a->live_blocks;
+}
+
+void mt_agg_window_start(struct mt_agg *a)
+{
+	a->win_lo = a->win_hi = a->live_bytes;
+}
+
+void mt_agg_window(const struct mt_agg *a, int64_t *lo, int64_t *hi)
+{
+	*lo = a->win_lo;
+	*hi = a->win_hi;
 }
 
 size_t mt_agg_nthreads(const struct mt_agg *a)

@@ -201,6 +201,16 @@ size_t mt_agg_nmarks(const struct mt_agg *a);
 
 /* The run's live bytes and blocks now (during or after the replay). */
 void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks);
+
+/*
+ * The live heap's range over a window of events, for the series
+ * (lib/session.c): mt_agg_window_start() right after the window's first
+ * event; mt_agg_window() then gives the least and the most live bytes
+ * after each event since. Kept by the one count of every event (two
+ * compares), so that the series needs no call per event.
+ */
+void mt_agg_window_start(struct mt_agg *a);
+void mt_agg_window(const struct mt_agg *a, int64_t *lo, int64_t *hi);
 /* Mark i (0 = the first), or NULL past the last. */
 const struct mt_agg_mark *mt_agg_get_mark(const struct mt_agg *a, size_t i);
 /* The mark of snapshot i (its place in mt_agg_stats' snapshots), or -1. */

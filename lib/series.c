@@ -121,21 +121,26 @@ static struct bucket *bucket_at(struct mt_series *s, uint64_t t)
 	return &s->b[k];
 }
 
-void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
-		    int64_t live_blocks, uint64_t events)
+static uint64_t nonneg(int64_t v)
+{
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t lo, int64_t hi,
+		    int64_t live_bytes, int64_t live_blocks, uint64_t events)
 {
 	struct bucket *b = bucket_at(s, time_ns);
 
-	s->live_bytes = live_bytes > 0 ? (uint64_t)live_bytes : 0;
-	s->live_blocks = live_blocks > 0 ? (uint64_t)live_blocks : 0;
+	s->live_bytes = nonneg(live_bytes);
+	s->live_blocks = nonneg(live_blocks);
 	if (events > s->events)
 		s->events = events;
 	if (time_ns > s->end_time)
 		s->end_time = time_ns;
-	if (s->live_bytes > b->max)
-		b->max = s->live_bytes;
-	if (s->live_bytes < b->min)
-		b->min = s->live_bytes;
+	if (nonneg(hi) > b->max)
+		b->max = nonneg(hi);
+	if (nonneg(lo) < b->min)
+		b->min = nonneg(lo);
 	b->end_bytes = s->live_bytes;
 	b->end_blocks = s->live_blocks;
 	b->end_events = s->events;

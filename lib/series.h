@@ -3,10 +3,11 @@
  * bounded memory, for `report --timeline` and the timeline pane of
  * `memtrail view`.
  *
- * The series counts nothing itself: after every event (an allocation, a
- * free, a snapshot; the two halves of a realloc are two events at the same
- * instant) its feeder notes the live bytes and blocks the aggregator
- * counted (lib/session.c: the one tally of a run, lib/agg.h). It keeps
+ * The series counts nothing itself: its feeder (lib/session.c) notes, for
+ * the events of each bucket (an allocation, a free, a snapshot; the two
+ * halves of a realloc are two events at the same instant), the range of
+ * live bytes and the state after the last, which the aggregator counted
+ * (lib/agg.h, the one tally of a run). It keeps
  * a fixed number of time buckets whose width doubles, merging neighbours, as
  * the run gets longer, so its memory does not grow with the number of events.
  * Each bucket keeps the maximum and minimum live bytes reached inside it and
@@ -54,12 +55,13 @@ struct mt_series_col {
 struct mt_series *mt_series_new(void);
 
 /*
- * The heap after an event at time_ns (times never go back): live bytes and
- * blocks then (a negative figure, from a damaged log, counts as 0), and
- * the events so far.
+ * Events up to time_ns, all in one bucket of the series (times never go
+ * back): the least and the most live bytes after each of them, the live
+ * bytes and blocks after the last, and the events so far. One event is
+ * lo = hi = live_bytes. A negative figure (a damaged log) counts as 0.
  */
-void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
-		    int64_t live_blocks, uint64_t events);
+void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t lo, int64_t hi,
+		    int64_t live_bytes, int64_t live_blocks, uint64_t events);
 
 /* A resident-set sample of the log at time_ns. */
 void mt_series_rss(struct mt_series *s, uint64_t time_ns, uint64_t bytes);

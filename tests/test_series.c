@@ -71,7 +71,7 @@ static void note(struct fixture *f, uint64_t seq)
 	int64_t bytes, blocks;
 
 	mt_agg_live(f->a, &bytes, &blocks);
-	mt_series_note(f->s, f->time, bytes, blocks, seq + 1);
+	mt_series_note(f->s, f->time, bytes, bytes, bytes, blocks, seq + 1);
 }
 
 /* An allocation of n bytes into slot a, 1 µs after the previous event. */
