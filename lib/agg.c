@@ -522,11 +522,11 @@ static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct m
 static inline int count_alloc(struct mt_agg *a, const struct mt_event *ev)
 {
 	a->live_bytes += (int64_t)ev->size;
-	a->live_blocks++;
+	a->live_blocks += (int64_t)ev->count;
 	/* an allocation can only raise the window's top, a free its bottom */
 	if (a->live_bytes > a->win_hi)
 		a->win_hi = a->live_bytes;
-	a->st.allocations++;
+	a->st.allocations += ev->count;
 	a->st.bytes_allocated += ev->size;
 	if (a->live_bytes <= a->st.peak_bytes)
 		return 0;
@@ -541,10 +541,10 @@ static inline int count_alloc(struct mt_agg *a, const struct mt_event *ev)
 static inline void count_free(struct mt_agg *a, const struct mt_event *ev)
 {
 	a->live_bytes -= (int64_t)ev->size;
-	a->live_blocks--;
+	a->live_blocks -= (int64_t)ev->count;
 	if (a->live_bytes < a->win_lo)
 		a->win_lo = a->live_bytes;
-	a->st.frees++;
+	a->st.frees += ev->count;
 }
 
 /*
@@ -622,23 +622,23 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	if (!c)
 		return 0;
 	c->bytes += (int64_t)ev->size;
-	c->blocks++;
-	c->allocs++;
+	c->blocks += (int64_t)ev->count;
+	c->allocs += (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->thread);
 
 		if (x) {
-			x->f.allocations++;
+			x->f.allocations += ev->count;
 			x->f.bytes_allocated += ev->size;
 			x->f.end_bytes += (int64_t)ev->size;
-			x->f.end_blocks++;
+			x->f.end_blocks += (int64_t)ev->count;
 		}
 	}
 	if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY))
 		last_alloc(a, ev->thread, ev->addr);
-	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size) < 0)
+	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size, ev->count) < 0)
 		a->err = MT_E_NOMEM;
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
@@ -655,24 +655,24 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 	if (!c)
 		return 0;
 	c->bytes -= (int64_t)ev->size;
-	c->blocks--;
+	c->blocks -= (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->alloc_thread);
 
 		if (x) {
 			x->f.end_bytes -= (int64_t)ev->size;
-			x->f.end_blocks--;
+			x->f.end_blocks -= (int64_t)ev->count;
 		}
 		if ((x = thread_fig(a, ev->thread)))
-			x->f.frees++;
+			x->f.frees += ev->count;
 	}
 	count_free(a, ev);
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY) && last_free(a, ev->thread, ev->addr)) {
-		struct mt_cost tc = { (int64_t)ev->size, 1, 0 };
+		struct mt_cost tc = { (int64_t)ev->size, (int64_t)ev->count, 0 };
 
 		if (mt_profile_add(&a->temp, ev->stack, &tc) < 0)
 			a->err = MT_E_NOMEM;
-		a->st.temporary++;
+		a->st.temporary += ev->count;
 	}
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;

@@ -547,32 +547,48 @@ static inline int get_u32(struct cur *c, uint32_t *v, uint64_t max)
 }
 
 /*
- * A recorded block of size bytes in a sampled log stands for size / p
- * bytes, p = 1 - exp(-size / mean) (format.h SAMPLE). Every size the log
- * gives passes here once, so that a free, or a leak check, names the very
- * figure its allocation added and live bytes return to zero. A block so
- * large that p is 1 in double precision keeps its size exactly.
+ * A recorded block of size bytes at addr in a sampled log stands for
+ * size / p bytes and 1 / p blocks, p = 1 - exp(-size / mean) (format.h
+ * SAMPLE). Bytes round to the nearest. Blocks, whole numbers in every
+ * reader, round down or up at random with the chance that keeps their mean
+ * 1 / p, drawn from a hash of the block's stack, its size and its address
+ * within its page: the free of a block, or a leak check, takes back exactly
+ * what its allocation added, so live figures return to zero, and a program
+ * recorded twice with the same seed gets the same figures (address space
+ * randomisation moves heaps by whole pages). The log's sizes stay as recorded inside the
+ * replay (its checks of each stack's live blocks use them); they are
+ * weighed here, where a block's figures go out. A block so large that p is
+ * 1 in double precision keeps its size exactly.
  */
-static uint64_t weigh(uint64_t size, uint64_t mean)
+static __attribute__((noinline, cold)) void weigh(uint64_t mean, uint64_t addr, uint32_t stack, uint64_t *size,
+		  uint64_t *count)
 {
-	double x = (double)size / (double)mean;
-	double p = -expm1(-x);
+	double x = (double)*size / (double)mean;
+	double p = -expm1(-x), w, n;
+	uint64_t h;
 
-	if (p >= 1.0)
-		return size;
-	if (p <= 0.0)         /* size 0: never drawn, stands for nothing */
-		return size;
-	return (uint64_t)llround((double)size / p);
+	*count = 1;
+	if (p >= 1.0 || p <= 0.0)     /* size 0: never drawn, stands for nothing */
+		return;
+	w = 1.0 / p;
+	n = floor(w);
+	/* splitmix64's finaliser */
+	h = (addr & 4095) ^ ((uint64_t)stack << 12) ^ (*size * 0x9E3779B97F4A7C15ull);
+	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+	h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+	h ^= h >> 31;
+	*size = (uint64_t)llround((double)*size / p);
+	/* an event's count is 32 bits: past that (a mean of GiBs, a block of a
+	 * few bytes), the count, not the bytes, is short */
+	*count = n >= 4294967295.0 ? 4294967295u :
+		(uint64_t)n + ((double)(h >> 11) * 0x1.0p-53 < w - n);
 }
 
-/* A SIZES field, weighed when the log is sampled. */
+/* A SIZES field, as recorded. */
 HOT int get_size(struct mt_replay *r, struct cur *c, uint64_t *size)
 {
-	if (get_uv(c, size) < 0)
-		return -1;
-	if (__builtin_expect(r->sample != 0, 0))
-		*size = weigh(*size, r->sample);
-	return 0;
+	(void)r;
+	return get_uv(c, size);
 }
 
 /* A string: points into the chunk, not NUL-terminated. */
@@ -936,8 +952,6 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		    prev + (v >> 2) < prev || get_uv(c, &stack) < 0 || stack >= r->nstacks ||
 		    get_uv(c, &size) < 0)
 			return MT_E_CORRUPT;
-		if (r->sample)
-			size = weigh(size, r->sample);
 		prev += v >> 2;
 		/* increasing addresses over the whole check */
 		if (r->nleak && prev <= r->leak_last)
@@ -952,6 +966,9 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		b = &r->leak[r->nleak++];
 		b->addr = prev;
 		b->kind = (unsigned)(v & 3);
+		b->count = 1;
+		if (r->sample)
+			weigh(r->sample, prev, (uint32_t)stack, &size, &b->count);
 		b->size = size;
 		b->stack = (uint32_t)stack;
 		b->thread = 0;
@@ -990,13 +1007,20 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 }
 
 /* A released block's on_free. */
-static int emit_free(uint64_t addr, uint64_t size, uint32_t stack, uint32_t owner, uint64_t seq,
-		     uint64_t time, uint32_t thread, int realloc, const struct mt_replay_ops *ops,
-		     void *ctx)
+static inline __attribute__((always_inline)) int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
+		     uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
+		     const struct mt_replay_ops *ops, void *ctx)
 {
+	uint64_t count = 1;
+
+	if (__builtin_expect(r->sample != 0, 0))
+		weigh(r->sample, addr, stack, &size, &count);
+
+	/* built once its figures are final: stores the callback's loads forward from */
 	struct mt_event ev = {
-		.seq = seq, .time_ns = time, .addr = addr, .size = size,
-		.stack = stack, .thread = thread, .alloc_thread = owner, .realloc = realloc,
+		.seq = seq, .time_ns = time, .addr = addr, .size = size, .stack = stack,
+		.thread = thread, .alloc_thread = owner, .realloc = realloc,
+		.count = (uint32_t)count,
 	};
 
 	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
@@ -1023,16 +1047,22 @@ static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uin
 		if (rc == 1) {
 			/* Released, then the new block takes its place. */
 			unpack(r, old, &osize, &ostack, &othread);
-			stop = emit_free(addr, osize, ostack, othread, seq, p->time, p->thread,
-					 0, ops, ctx);
+			stop = emit_free(r, addr, osize, ostack, othread, seq, p->time,
+					 p->thread, 0, ops, ctx);
 		}
 	}
 	if (ops->on_alloc) {
+		uint64_t size = p->size, count = 1;
+
+		if (__builtin_expect(r->sample != 0, 0))
+			weigh(r->sample, addr, p->stack, &size, &count);
+
 		struct mt_event ev = {
-			.seq = seq, .time_ns = p->time, .addr = addr, .size = p->size,
+			.seq = seq, .time_ns = p->time, .addr = addr, .size = size,
 			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
-			.realloc = realloc,
+			.realloc = realloc, .count = (uint32_t)count,
 		};
+
 		stop |= ops->on_alloc(ctx, &ev);
 	}
 	return stop ? 1 : 0;
@@ -1049,14 +1079,14 @@ static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int 
 		owner = p->thread;
 		if (r->owners)
 			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
-		return emit_free(p->a, p->osize, p->ostack, owner, seq, p->time, p->thread,
-				 realloc, ops, ctx) ? 1 : 0;
+		return emit_free(r, p->a, p->osize, p->ostack, owner, seq, p->time,
+				 p->thread, realloc, ops, ctx) ? 1 : 0;
 	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
-	return emit_free(p->a, size, stack, owner, seq, p->time, p->thread, realloc, ops,
-			 ctx) ? 1 : 0;
+	return emit_free(r, p->a, size, stack, owner, seq, p->time, p->thread, realloc,
+			 ops, ctx) ? 1 : 0;
 }
 
 /* Applies one event: 0, 1 when the consumer stops, or MT_E_NOMEM. */

@@ -36,13 +36,15 @@ struct mt_event {
 	uint64_t seq;         /* event number from 0 (allocs, frees, reallocs, snapshots) */
 	uint64_t time_ns;     /* since recording start */
 	uint64_t addr;
-	uint64_t size;        /* requested size of the block */
+	uint64_t size;        /* requested size of the block (a sampled log's: an
+			       * estimate, see mt_replay_sample) */
 	uint32_t stack;       /* stack id that allocated the block */
 	uint32_t thread;      /* thread index of this event */
 	uint32_t alloc_thread; /* thread index that allocated the block (on_free:
 				* may differ from thread; on_alloc: = thread;
 				* see mt_replay_owners) */
 	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
+	uint32_t count;       /* blocks it stands for: 1, or a sampled log's estimate */
 };
 
 /* A distinct call stack (see format.h STACK). Owned by the replay. */
@@ -78,7 +80,8 @@ struct mt_snapshot {
 /* A block a leak check lists (format.h LEAK), as the replay knows it. */
 struct mt_leak_block {
 	uint64_t addr;
-	uint64_t size;        /* requested size */
+	uint64_t size;        /* requested size (sampled: an estimate) */
+	uint64_t count;       /* blocks it stands for (as mt_event's) */
 	uint32_t stack;       /* stack id that allocated it */
 	uint32_t thread;      /* thread index that allocated it */
 	unsigned kind;        /* enum mt_leak_kind, never MT_LEAK_REACHABLE */
@@ -207,9 +210,9 @@ const struct mt_module *mt_replay_module(const struct mt_replay *r, size_t i);
 size_t mt_replay_nthreads(const struct mt_replay *r);
 /*
  * The mean sampling interval in bytes of the last run's log (SAMPLE), 0
- * when it records every allocation. A sampled log's sizes reach the
- * consumer weighed (format.h SAMPLE): every byte figure is an estimate;
- * counts of blocks and calls are those of the recorded blocks.
+ * when it records every allocation. A sampled log's blocks reach the
+ * consumer weighed (format.h SAMPLE): their sizes and counts (mt_event,
+ * mt_leak_block) are estimates.
  */
 uint64_t mt_replay_sample(const struct mt_replay *r);
 /*

@@ -1276,7 +1276,7 @@ int mt_session_leak_profile(struct mt_session *s, unsigned kind, struct mt_profi
 	for (size_t i = 0; i < s->nlost; i++) {
 		const struct mt_leak_block *b = &s->lost[i];
 		int64_t sign = kind == MT_LEAK_REACHABLE ? -1 : 1;
-		struct mt_cost c = { sign * (int64_t)b->size, sign, 0 };
+		struct mt_cost c = { sign * (int64_t)b->size, sign * (int64_t)b->count, 0 };
 
 		if ((kind != MT_LEAK_REACHABLE && b->kind != kind) ||
 		    (s->only && !kept(s, b->thread)))

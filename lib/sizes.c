@@ -82,9 +82,9 @@ void mt_sizes_bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
 	*hi = k >= 64 ? UINT64_MAX : (1ull << k) - 1;
 }
 
-int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size)
+int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count)
 {
-	unsigned k = mt_sizes_bucket_of(size);
+	unsigned k = mt_sizes_bucket_of(count > 1 ? size / count : size);
 	struct sz_stack *st;
 
 	if (stack >= z->n) {
@@ -104,7 +104,7 @@ int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size)
 		z->n = (size_t)stack + 1;
 	}
 	st = &z->s[stack];
-	st->calls++;
+	st->calls += count;
 	st->bytes += size;
 	if (!z->buckets)
 		return 0;
@@ -114,7 +114,7 @@ int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size)
 		int present = k < 64 ? (int)(st->mask >> k & 1) : st->has64;
 
 		if (present) {
-			st->e[i].calls++;
+			st->e[i].calls += count;
 			st->e[i].bytes += size;
 			return 0;
 		}
@@ -129,7 +129,7 @@ int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size)
 		}
 		memmove(&st->e[i + 1], &st->e[i], (st->n - i) * sizeof(*st->e));
 		st->e[i].k = k;
-		st->e[i].calls = 1;
+		st->e[i].calls = count;
 		st->e[i].bytes = size;
 		st->n++;
 		if (k < 64)

@@ -44,8 +44,12 @@ void mt_sizes_clear(struct mt_sizes *z);
  */
 void mt_sizes_buckets(struct mt_sizes *z, int on);
 
-/* One allocation call of `size` bytes from stack. 0 or MT_E_NOMEM. */
-int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size);
+/*
+ * `count` allocation calls of `size` bytes in all from stack: 1 call of its
+ * requested size, or a sampled log's estimate (lib/replay.h mt_event),
+ * bucketed by the size of one call. 0 or MT_E_NOMEM.
+ */
+int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count);
 
 /* The bucket of a size, and the sizes a bucket holds (lo..hi, inclusive). */
 unsigned mt_sizes_bucket_of(uint64_t size);

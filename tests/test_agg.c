@@ -48,7 +48,7 @@ static int teardown(void **state)
 static uint64_t ev_alloc(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
 			 uint32_t thread)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
@@ -63,7 +63,7 @@ static uint64_t ev_alloc(struct fixture *f, uint64_t addr, uint64_t size, uint32
 static void ev_free(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
 		    uint32_t thread)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
@@ -79,7 +79,7 @@ static uint64_t ev_realloc(struct fixture *f, uint64_t old, uint64_t old_size,
 			   uint32_t old_stack, uint64_t addr,
 			   uint64_t size, uint32_t stack, uint32_t thread)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
@@ -312,7 +312,7 @@ static void test_stop_early(void **state)
 {
 	struct fixture *f = *state;
 	struct mt_at at = { MT_AT_SEQ, 0 };
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 	struct mt_profile *p;
 
 	assert_int_equal(mt_agg_request(f->a, &at, 1, 1), 0);
@@ -422,7 +422,7 @@ static void test_random_against_lifetimes(void **state)
 static void ev_free_of(struct fixture *f, uint64_t addr, uint64_t size, uint32_t stack,
 		       uint32_t thread, uint32_t owner)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;

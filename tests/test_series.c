@@ -77,7 +77,7 @@ static void note(struct fixture *f, uint64_t seq)
 /* An allocation of n bytes into slot a, 1 µs after the previous event. */
 static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	f->time += 1000;
 	ev.seq = f->seq++;
@@ -91,7 +91,7 @@ static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 
 static void free_(struct fixture *f, unsigned a)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	f->time += 1000;
 	ev.seq = f->seq++;
@@ -105,7 +105,7 @@ static void free_(struct fixture *f, unsigned a)
 /* realloc: one seq number, the free half then the alloc half. */
 static void realloc_(struct fixture *f, unsigned a, uint64_t n)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 
 	f->time += 1000;
 	ev.seq = f->seq++;

@@ -83,13 +83,13 @@ static void test_buckets(void **state)
 static void fill(struct mt_sizes *z)
 {
 	for (int i = 0; i < 1000; i++)
-		assert_int_equal(mt_sizes_add(z, 0, 24), 0);
+		assert_int_equal(mt_sizes_add(z, 0, 24, 1), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(mt_sizes_add(z, 0, 0), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 16), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 31), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 32), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 1 << 20), 0);
+		assert_int_equal(mt_sizes_add(z, 0, 0, 1), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 16, 1), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 31, 1), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 32, 1), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 1 << 20, 1), 0);
 }
 
 static void test_histogram(void **state)
@@ -170,7 +170,7 @@ static void test_agg_feeds(void **state)
 {
 	struct mt_agg *a = mt_agg_new();
 	struct mt_replay_ops ops;
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .count = 1 };
 	struct mt_end e = { 0 };
 	struct mt_sizes_bucket h[MT_SIZES_NBUCKETS];
 	const struct mt_agg_stats *st;

@@ -21,8 +21,12 @@
 #     realloc's old halves adds): SE 204,374 B (0.24 %). The script
 #     recomputes these from the sizes and counts and checks |estimate -
 #     exact| <= 5 SE; big's 33,554,432 B exactly;
-#   - live bytes return to exactly 0 (every free subtracts what its
-#     allocation added), and grow's malloc has 0 B live at the peak (all
+#   - block counts are estimates too (a recorded block stands for 1/p
+#     blocks, rounded down or up at random with mean 1/p): allocations
+#     (360,480) and blocks at the peak (344,096) within 5 SE, the SE
+#     worked out the same way from n (1-p)/p per stack plus the rounding's;
+#   - live bytes and blocks return to exactly 0 (every free subtracts what
+#     its allocation added), and grow's malloc has 0 B live at the peak (all
 #     realloc'd);
 #   - the summary says "sampled every 1.00 KiB: figures are estimates" and
 #     its JSON has sample_bytes, the viewer's status line "sampled every
@@ -127,6 +131,19 @@ check("peak", j["peak_bytes"], 83886080, v_peak)
 check("bytes allocated", j["bytes_allocated"], 92274688, v_peak + var(16384, 512))
 if j["leaked_bytes"] != 0:
     print("FAIL leaked_bytes", j["leaked_bytes"]); bad += 1
+# Blocks: a recorded block stands for 1/p of them, a whole number drawn
+# floor(1/p) or floor(1/p) + 1 with mean 1/p: variance per block of the
+# program (1 - p) / p + p f (1 - f), f the fraction of 1/p.
+def var_n(n, s):
+    p = -math.expm1(-s / m)
+    f = 1 / p - math.floor(1 / p)
+    return n * ((1 - p) / p + p * f * (1 - f))
+vn_peak = sum(var_n(n, s) for n, s in stacks.values())
+check("blocks at the peak", j["peak_blocks"], 344096, vn_peak)
+check("allocations", j["allocations"], 360480, vn_peak + var_n(16384, 512))
+if j["frees"] != j["allocations"] or j["leaked_blocks"] != 0:
+    print("FAIL frees %d of %d allocations, %d blocks leaked" % (
+        j["frees"], j["allocations"], j["leaked_blocks"])); bad += 1
 rows = {}
 for line in open(sys.argv[2]):
     path, val = line.rsplit(" ", 1)
