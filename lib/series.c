@@ -66,6 +66,7 @@ void mt_series_reset(struct mt_series *s)
 void mt_series_ops(struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
+	ops->on_base = mt_series_on_base;
 	ops->on_alloc = mt_series_on_alloc;
 	ops->on_free = mt_series_on_free;
 	ops->on_snapshot = mt_series_on_snapshot;
@@ -156,6 +157,23 @@ int mt_series_on_alloc(void *ctx, const struct mt_event *ev)
 		s->end_time = ev->time_ns;
 	after_event(s, b, ev->seq);
 	return 0;
+}
+
+/* A bounded log's start: the heap from here is the one the run had (the
+ * buckets before it, whose events the log dropped, stay empty). */
+void mt_series_on_base(void *ctx, const struct mt_base *base)
+{
+	struct mt_series *s = ctx;
+	struct bucket *b = bucket_at(s, base->time_ns);
+
+	for (size_t i = 0; i < base->n; i++) {
+		s->live_bytes += base->stacks[i].bytes;
+		s->live_blocks += base->stacks[i].blocks;
+	}
+	if (base->time_ns > s->end_time)
+		s->end_time = base->time_ns;
+	b->max = b->min = s->live_bytes;
+	after_event(s, b, base->seq ? base->seq - 1 : 0);
 }
 
 int mt_series_on_free(void *ctx, const struct mt_event *ev)

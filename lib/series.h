@@ -27,6 +27,7 @@ struct mt_replay_ops;
 struct mt_event;
 struct mt_snapshot;
 struct mt_end;
+struct mt_base;
 
 /* One column of a resampled series: the slice [t0_ns, t1_ns). */
 struct mt_series_col {
@@ -64,6 +65,7 @@ struct mt_series *mt_series_new(void);
 void mt_series_ops(struct mt_replay_ops *ops);
 
 /* The callbacks, ctx = struct mt_series *. They always return 0. */
+void mt_series_on_base(void *ctx, const struct mt_base *b);
 int mt_series_on_alloc(void *ctx, const struct mt_event *ev);
 int mt_series_on_free(void *ctx, const struct mt_event *ev);
 int mt_series_on_snapshot(void *ctx, const struct mt_snapshot *snap);

@@ -190,6 +190,17 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 	return s->series ? series_ops.on_alloc(s->series, ev) : 0;
 }
 
+static void pass_base(void *ctx, const struct mt_base *b)
+{
+	struct mt_session *s = ctx;
+
+	if (s->o.time_marks)
+		before(s, b->time_ns);
+	agg_ops.on_base(s->agg, b);
+	if (s->series)
+		series_ops.on_base(s->series, b);
+}
+
 static int pass_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
@@ -389,6 +400,7 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 static void pass_ops(struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
+	ops->on_base = pass_base;
 	ops->on_alloc = pass_alloc;
 	ops->on_free = pass_free;
 	ops->on_snapshot = pass_snapshot;
@@ -820,6 +832,8 @@ static int side_run(struct mt_session *s)
 	mt_agg_ops(&o.in);
 	if (!s->only)
 		return mt_replay_run(r, &o.in, s->side);
+	/* A bounded log's start (BASE) says not which thread allocated what
+	 * was live then: a thread's view begins with the kept events. */
 	memset(&ops, 0, sizeof(ops));
 	ops.on_alloc = only_alloc;
 	ops.on_free = only_free;
