@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The smallest size of a bounded log: a few segments of some chunks each. */
+#define MT_RING_MIN_SIZE (1u << 20)
+
 /* What follows FILE in a segment's name, before its number (1, 2, ...). */
 #define MT_RING_SUFFIX ".seg"
 

@@ -23,6 +23,7 @@
 #include "fmt.h"
 #include "outpath.h"
 #include "recorder.h"
+#include "ring.h"
 #include "unwind.h"
 
 extern char **environ;
@@ -172,7 +173,7 @@ void mt_config_read(struct mt_config *cfg)
 	}
 	cfg->max_size = 0;
 	if ((s = mt_env("MEMTRAIL_MAX_SIZE")) && *s) {
-		if (mt_fmt_parse_size(s, &cfg->max_size) < 0 || cfg->max_size < MT_MAX_SIZE_MIN) {
+		if (mt_fmt_parse_size(s, &cfg->max_size) < 0 || cfg->max_size < MT_RING_MIN_SIZE) {
 			mt_say("MEMTRAIL_MAX_SIZE is a size of at least 1M: the log is not bounded",
 			       NULL);
 			cfg->max_size = 0;

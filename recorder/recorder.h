@@ -368,9 +368,6 @@ struct mt_config {
 	uint64_t max_size;        /* MEMTRAIL_MAX_SIZE: a bounded log (lib/ring.h); 0: one file */
 };
 
-/* The smallest MEMTRAIL_MAX_SIZE: a few segments of some chunks each. */
-#define MT_MAX_SIZE_MIN (1u << 20)
-
 /* ---- segments.c ------------------------------------------------------------ */
 
 /*
