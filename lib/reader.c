@@ -9,8 +9,8 @@
  *
  * A bounded log (lib/ring.h) is read as one: opening FILE when there is
  * no such file opens its oldest segment, and the end of a segment goes on
- * with the next one there is (a reader that comes late finds the ones
- * between deleted: the replay then sees CHUNK_BEGIN's seq jump). Offsets
+ * with the next one (MT_E_GAP when it is gone: deleted before it was read,
+ * by a recorder a whole ring ahead of a reader following it). Offsets
  * handed out go on across segments (the bytes of the segments before are
  * added), so progress and error offsets grow as in one file.
  */
@@ -289,6 +289,7 @@ static int next_segment(struct mt_reader *r)
 {
 	uint32_t pid = r->hdr.pid;
 	uint64_t start = r->hdr.start_realtime_ns, before = r->before + r->pos, off;
+	uint64_t prev = r->seg;
 	int rc = open_segment(r, r->seg, &off);
 
 	if (rc <= 0) {
@@ -299,6 +300,10 @@ static int next_segment(struct mt_reader *r)
 	r->before = before;
 	if (r->hdr.pid != pid || r->hdr.start_realtime_ns != start)
 		return MT_E_CORRUPT;
+	/* the one after this was deleted before it was read (missing, or a
+	 * reader that fell a whole ring behind the recorder) */
+	if (r->seg != prev + 1)
+		return MT_E_GAP;
 	return 1;
 }
 

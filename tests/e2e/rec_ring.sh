@@ -175,6 +175,8 @@ newest=$(echo "$nums" | tail -n 1)
 rm -rf h && mkdir h && cp r.data.seg* h/
 rm "h/r.data.seg$((oldest + 1))"
 hostile "middle segment missing"
+grep -q 'a segment of the bounded log is missing' h.err &&
+	mt_ok "middle segment missing: said so" || mt_fail "middle segment missing: $(cat h.err)"
 rm -rf h && mkdir h && cp r.data.seg* h/
 sz=$(wc -c <"h/r.data.seg$newest")
 python3 -c 'import os,sys; os.truncate(sys.argv[1], int(sys.argv[2]))' "h/r.data.seg$newest" $((sz - 100))
