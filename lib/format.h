@@ -245,9 +245,9 @@
  *        (memtrail record --max-size; version 5). A bounded log is a ring
  *        of files FILE.seg1, FILE.seg2, ...; the oldest are deleted as the
  *        newest grow, so every segment is a log of its own: the header,
- *        then, in its first chunks, SAMPLE, every MODULE loaded, every
- *        TAG, THREAD (and THREAD_NAME of the threads gone) for every
- *        thread index so far, STACK for every stack so far (ids 0, 1, 2...
+ *        then, in its first chunks, every MODULE loaded, every TAG,
+ *        THREAD for every thread index so far (the names of threads that
+ *        ended before are not repeated), STACK for every stack so far (ids 0, 1, 2...
  *        again), then BASE, and only then events. BASE lists each stack
  *        with live blocks then (stack, live bytes, live blocks; at most
  *        MT_BASE_PER_RECORD a record, a state is one or more BASE records
