@@ -274,7 +274,7 @@ struct mt_replay {
 	 * repeat what the run knows, up to its BASE; the BASE being read. */
 	unsigned segment;
 	uint64_t run_chunks, first_seq;
-	int skip_defs;
+	int skip_defs, base_due;
 	struct mt_base_stack *base;
 	size_t nbase, basecap;
 	/* last: the decoder's other fields share their cache lines */
@@ -1198,7 +1198,7 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	 * there); elsewhere the events go on from the chunks before. */
 	if (!r->tail && !r->run_chunks && r->segment == 0 &&
 	    mt_reader_ring_segment(r->rd) > 1 && r->hdr.version >= 5)
-		r->events = r->seq = r->first_seq = seq;
+		r->events = r->seq = r->first_seq = seq, r->base_due = 1;
 	if (seq != r->events && !r->tail)
 		return MT_E_CORRUPT;
 	r->run_chunks++;
@@ -1305,7 +1305,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 
 	if (r->hdr.version < 5 || get_uv(c, &n) < 0 || n > MT_BASE_PER_RECORD)
 		return MT_E_CORRUPT;
-	if (keep && (r->events != r->first_seq || !r->first_seq))
+	if (keep && (!r->base_due || r->events != r->first_seq))
 		return MT_E_CORRUPT;
 	if (keep && grow_array((void **)&r->base, &r->basecap, r->nbase + n,
 			       sizeof(*r->base)) < 0)
@@ -1351,7 +1351,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 	r->nbase = 0;
 	r->allocated = t.bytes_allocated;
 	/* a second BASE at the start would count the state twice */
-	r->first_seq = 0;
+	r->base_due = 0;
 	put(sl, IT_BASE)->p = b;
 	return 0;
 }
@@ -1863,6 +1863,7 @@ static void reset_run(struct mt_replay *r)
 	r->run_chunks = 0;
 	r->first_seq = 0;
 	r->skip_defs = 0;
+	r->base_due = 0;
 	r->nbase = 0;
 	r->allocated = 0;
 	r->sample = 0;

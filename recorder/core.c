@@ -622,9 +622,12 @@ static void ring_rotate(void);
  */
 static int ring_due(void)
 {
-	uint64_t n = mt_writer_written(S.w);
+	uint64_t n;
 
-	return S.ring && n >= S.segs.target && n - S.prologue >= S.segs.target / 4;
+	if (MT_LIKELY(!S.ring))
+		return 0;
+	n = mt_writer_written(S.w);
+	return n >= S.segs.target && n - S.prologue >= S.segs.target / 4;
 }
 
 /* Writes the sealed chunk (no log lock held); then, in a bounded log, the
