@@ -693,7 +693,8 @@ static void child_line(const struct child_log *c)
 }
 
 /*
- * Lists the logs FILE.<pid>[.<k>] next to path that this run wrote (their
+ * Lists the logs FILE.<pid>[.<k>] (or their segments, --max-size) next to
+ * path that this run wrote (their
  * header's start time is not before since_ns, when the program was
  * started), in the order they began.
  */
@@ -723,9 +724,30 @@ static void report_children(const char *path, uint64_t since_ns)
 		const char *prog;
 		char *cpath;
 
-		if (!child_name(de->d_name, base))
+		const char *seg = strstr(de->d_name, MT_RING_SUFFIX);
+		char *lname;
+		size_t i;
+
+		/* a bounded log's segment stands for its log (lib/ring.h) */
+		while (seg && strstr(seg + 1, MT_RING_SUFFIX))
+			seg = strstr(seg + 1, MT_RING_SUFFIX);
+		lname = seg ? xasprintf("%.*s", (int)(seg - de->d_name), de->d_name) : NULL;
+		if (lname && !mt_ring_number(lname, de->d_name)) {
+			free(lname);
+			lname = NULL;
+		}
+		if (!child_name(lname ? lname : de->d_name, base)) {
+			free(lname);
 			continue;
-		cpath = xasprintf("%.*s%s", (int)cut, path, de->d_name);
+		}
+		cpath = xasprintf("%.*s%s", (int)cut, path, lname ? lname : de->d_name);
+		free(lname);
+		for (i = 0; i < n && strcmp(v[i].path, cpath); i++)
+			;
+		if (i < n) {
+			free(cpath);      /* another segment of a log listed */
+			continue;
+		}
 		if (mt_replay_open(cpath, &r, NULL) < 0) {
 			free(cpath);
 			continue;

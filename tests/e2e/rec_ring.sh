@@ -7,7 +7,8 @@
 # peak (long before the kept log: from BASE) and live-at-exit figures, with
 # the long-lived blocks' stacks symbolized, and says once that the events
 # before a time were dropped; `memtrail dump` shows BASE with those blocks;
-# `memtrail view` opens it. Also: --max-size with --snapshot-interval, the
+# `memtrail view` opens it. Also: --max-size with --snapshot-interval and
+# with --follow-children (samples/forker), the
 # usage errors, an earlier run's files cleared, and hostile segment sets
 # (a middle one missing, the newest cut mid-chunk, the oldest's BASE
 # damaged) warn or fail cleanly, never crash.
@@ -144,6 +145,22 @@ rc=$?
 rc=$?
 [ "$rc" = 2 ] && grep -q '^memtrail: error: --max-size and --sample do not go together$' u.err &&
 	mt_ok "--max-size with --sample: $(cat u.err)" || mt_fail "--max-size --sample: exit $rc: $(cat u.err)"
+
+# children (--follow-children): each its own bounded log FILE.PID.seg<N>,
+# listed after the closing line with the same figures as in one file
+if [ -x "$MT_SAMPLES/forker" ]; then
+	mkdir ch && (cd ch &&
+		"$MEMTRAIL" record --follow-children -o p.data "$MT_SAMPLES/forker" >p.out 2>p.err </dev/null
+		"$MEMTRAIL" record --follow-children --max-size 1M -o r.data "$MT_SAMPLES/forker" \
+			>r.out 2>r.err </dev/null)
+	sed -n 's/^memtrail: child [0-9]* \(.*\), p\.data\.[0-9]* written.*/\1/p' ch/p.err >ch/p.lines
+	sed -n 's/^memtrail: child [0-9]* \(.*\), r\.data\.[0-9]* written.*/\1/p' ch/r.err >ch/r.lines
+	if [ -s ch/p.lines ] && cmp -s ch/p.lines ch/r.lines && ls ch/r.data.*.seg1 >/dev/null 2>&1; then
+		mt_ok "children: $(wc -l <ch/r.lines) bounded logs FILE.PID.seg1, the same lines as one file each"
+	else
+		mt_fail "children: $(cat ch/r.err) vs $(cat ch/p.err)"
+	fi
+fi
 
 # the viewer opens it
 if command -v tmux >/dev/null 2>&1; then
