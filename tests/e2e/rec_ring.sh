@@ -162,6 +162,32 @@ if [ -x "$MT_SAMPLES/forker" ]; then
 	fi
 fi
 
+# threads with reallocs (tests/e2e/ring_threads.c): segments begin
+# between a realloc's halves and amid other threads' events; the replay
+# from BASE ends with END's figures, as the recorder counted them
+if cc -O1 -g -pthread -o ring_threads "$MT_TOP/tests/e2e/ring_threads.c"; then
+	"$MEMTRAIL" record --max-size 1M -o t.data ./ring_threads >t.out 2>t.err </dev/null ||
+		mt_fail "record ring_threads: $(cat t.err)"
+	"$MEMTRAIL" dump t.data 2>/dev/null | grep '^totals ' >t.end
+	"$MEMTRAIL" report --summary --format json t.data >t.json 2>t.json.err
+	python3 - t.end t.json >t.cmp <<'PY'
+import json, sys
+e = dict(w.split("=") for w in open(sys.argv[1]).read().split()[1:])
+j = json.load(open(sys.argv[2]))
+keys = ["allocations", "frees", "bytes_allocated", "peak_bytes", "peak_blocks",
+        "leaked_bytes", "leaked_blocks"]
+print(" ".join("%s=%s/%s" % (k, e.get(k), j.get(k)) for k in keys))
+print("same" if all(int(e[k]) == j[k] for k in keys) and "kept_from_s" in j else "differ")
+PY
+	if grep -q '^same$' t.cmp && ls t.data.seg* | grep -qv 't.data.seg1$'; then
+		mt_ok "4 threads with reallocs: replay from BASE = END: $(head -n 1 t.cmp)"
+	else
+		mt_fail "4 threads with reallocs: END/replay $(cat t.cmp) $(cat t.json.err)"
+	fi
+else
+	mt_fail "cannot build ring_threads.c"
+fi
+
 # the viewer opens it
 if command -v tmux >/dev/null 2>&1; then
 	mt_tmux_start 120 30
