@@ -151,7 +151,7 @@ static void segment_start(struct mt_writer *w, const char *path, unsigned n)
 	mt_writer_new_file(w, fd);
 	seg_fd = fd;
 	assert_int_equal(mt_writer_header(w, 77, 1000, "prog\0", 5), 0);
-	assert_int_equal(mt_writer_module(w, 0, 0x400000, "/bin/prog", NULL, 0, seg_text, 1), 0);
+	assert_int_equal(mt_writer_module(w, 0, 0x400000, "/bin/prog", (const uint8_t *)"", 0, seg_text, 1), 0);
 	assert_int_equal(mt_writer_thread(w, 0, 0, 77), 0);
 	assert_int_equal(mt_writer_stack(w, 0, 0, MT_FN_MALLOC, 0, ips[0], 2), 0);
 	assert_int_equal(mt_writer_stack(w, 0, 1, MT_FN_MALLOC, 0, ips[1], 2), 0);
