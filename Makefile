@@ -112,7 +112,7 @@ $(O)recorder/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_REC)) $(REC_CFLAGS) -c -o $@ $<
 # Only the parts of lib/ the recorder uses, built with the recorder's flags.
-REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c lib/outpath.c lib/livetab.c lib/fmt.c)
+REC_LIB_SRCS := $(wildcard lib/writer.c lib/error.c lib/outpath.c lib/livetab.c lib/fmt.c lib/ring.c)
 $(O)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(O)recorder/lib/%.o)
 	rm -f $@ && ar rcs $@ $^
 

@@ -678,6 +678,55 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 	return 0;
 }
 
+/*
+ * A bounded log's start (replay.h on_base): the run's figures go on from
+ * those the log kept, and each stack's live blocks are its own from here.
+ * When the run's peak lies before what the log kept, its figures are
+ * BASE's and its profile the one at this start, the nearest the log has.
+ */
+static void count_base(struct mt_agg *a, const struct mt_base *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		a->live_bytes += (int64_t)b->stacks[i].bytes;
+		a->live_blocks += (int64_t)b->stacks[i].blocks;
+	}
+	a->st.allocations = b->tot.allocations;
+	a->st.frees = b->tot.frees;
+	a->st.bytes_allocated = b->tot.bytes_allocated;
+	a->st.events = b->seq;
+	a->st.end_time_ns = b->time_ns;
+	a->cur.events = b->seq;
+	a->cur.time_ns = b->time_ns;
+	if (b->tot.peak_bytes || a->live_bytes) {
+		a->st.peak_bytes = (int64_t)b->tot.peak_bytes;
+		a->st.peak_blocks = (int64_t)b->tot.peak_blocks;
+		a->st.peak_time_ns = b->tot.peak_time_ns;
+		a->st.peak_seq = b->seq ? b->seq - 1 : 0;
+		a->st.peak_at_start = 0;
+	}
+}
+
+static void agg_on_base(void *ctx, const struct mt_base *b)
+{
+	struct mt_agg *a = ctx;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct mt_cost *c = stack_cost(a, b->stacks[i].stack);
+
+		if (!c)
+			return;
+		c->bytes += (int64_t)b->stacks[i].bytes;
+		c->blocks += (int64_t)b->stacks[i].blocks;
+	}
+	count_base(a, b);
+	a->peak_epoch++;      /* the state now is the peak's, until a higher one */
+}
+
+static void figures_on_base(void *ctx, const struct mt_base *b)
+{
+	count_base(ctx, b);
+}
+
 /* Figures only: the counts and nothing per stack (no requests either). */
 static int figures_on_alloc(void *ctx, const struct mt_event *ev)
 {
@@ -782,6 +831,7 @@ static void agg_on_progress(void *ctx, uint64_t done, uint64_t total)
 void mt_agg_ops(struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
+	ops->on_base = agg_on_base;
 	ops->on_alloc = agg_on_alloc;
 	ops->on_free = agg_on_free;
 	ops->on_snapshot = agg_on_snapshot;
@@ -794,6 +844,7 @@ void mt_agg_ops(struct mt_replay_ops *ops)
 static void figures_ops(struct mt_replay_ops *ops)
 {
 	mt_agg_ops(ops);
+	ops->on_base = figures_on_base;
 	ops->on_alloc = figures_on_alloc;
 	ops->on_free = figures_on_free;
 }

@@ -18,6 +18,7 @@ const char *mt_strerror(int err)
 	case MT_E_ARG:       return "invalid argument";
 	case MT_E_NOTFOUND:  return "not found";
 	case MT_E_NOTREG:    return "not a regular file";
+	case MT_E_GAP:       return "a segment of the bounded log is missing";
 	}
 	return "unknown error";
 }

@@ -18,6 +18,7 @@ enum {
 	MT_E_ARG = -9,       /* invalid argument */
 	MT_E_NOTFOUND = -10, /* no such snapshot / point / item */
 	MT_E_NOTREG = -11,   /* a log that is not a regular file (FIFO, device) */
+	MT_E_GAP = -12,      /* a bounded log's next segment is gone (lib/ring.h) */
 };
 
 /* A static message for an MT_E_* code; never NULL. */

@@ -237,6 +237,27 @@
  *        ALLOC if its new block is, and nothing otherwise. At most one, in
  *        the first chunk before any event. END's figures are the recorder's
  *        count of the recorded blocks, unweighted. Version 4 on.
+ *   0x13 BASE         uv n, n x (uv stack, uv bytes, uv blocks), uv last, and
+ *                     when last = 1: uv allocations, uv frees,
+ *                     uv bytes_allocated, uv peak_bytes, uv peak_blocks,
+ *                     uv peak_time
+ *        The state of the run where a segment of a bounded log begins
+ *        (memtrail record --max-size; version 5). A bounded log is a ring
+ *        of files FILE.seg1, FILE.seg2, ...; the oldest are deleted as the
+ *        newest grow, so every segment is a log of its own: the header,
+ *        then, in its first chunks, every MODULE loaded, every TAG,
+ *        THREAD for every thread index so far (the names of threads that
+ *        ended before are not repeated), STACK for every stack so far (ids 0, 1, 2...
+ *        again), then BASE, and only then events. BASE lists each stack
+ *        with live blocks then (stack, live bytes, live blocks; at most
+ *        MT_BASE_PER_RECORD a record, a state is one or more BASE records
+ *        in a row) and, in its last record, the run's figures so far as
+ *        END counts them. CHUNK_BEGIN's seq goes on from the whole run. A
+ *        reader that starts at a segment takes its tallies from BASE (a
+ *        FREE names its block, so no table of live blocks is needed); one
+ *        that comes to a segment from the one before skips its records up
+ *        to BASE, which repeat what it knows. The first segment has no
+ *        BASE.
  * Unknown record types are an error (the format version changes instead;
  * records have no length, so a reader cannot skip one it does not know).
  *
@@ -287,7 +308,11 @@ enum mt_record {
 	MT_REC_LEAK        = 0x10,  /* version 4 on */
 	MT_REC_TAG         = 0x11,  /* version 4 on */
 	MT_REC_SAMPLE      = 0x12,  /* version 4 on */
+	MT_REC_BASE        = 0x13,  /* version 5 on: a segment's start */
 };
+
+/* Stacks a BASE record lists at most (a state spans several records). */
+#define MT_BASE_PER_RECORD    300
 
 /* Tag paths a log may define (ids 1 .. MT_MAX_TAGS), and their depth. */
 #define MT_MAX_TAGS           (1u << 20)

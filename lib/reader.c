@@ -6,6 +6,13 @@
  * chunk's decompressed records. Not for: decoding records (lib/replay.c).
  * Memory: the header, plus one compressed and one decompressed chunk buffer
  * that grow to the largest chunk seen (bounded by the format's limits).
+ *
+ * A bounded log (lib/ring.h) is read as one: opening FILE when there is
+ * no such file opens its oldest segment, and the end of a segment goes on
+ * with the next one (MT_E_GAP when it is gone: deleted before it was read,
+ * by a recorder a whole ring ahead of a reader following it). Offsets
+ * handed out go on across segments (the bytes of the segments before are
+ * added), so progress and error offsets grow as in one file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +27,7 @@
 #include "error.h"
 #include "format.h"
 #include "reader.h"
+#include "ring.h"
 
 struct mt_reader {
 	FILE *f;
@@ -35,6 +43,14 @@ struct mt_reader {
 	uint8_t *cbuf, *dbuf;
 	size_t ccap, dcap;
 	ZSTD_DCtx *dctx;
+	/* A bounded log: path is FILE, seg the number of the segment open (0:
+	 * a single file); opened counts the segments opened since the last
+	 * rewind (mt_reader_segment); before, the bytes of the segments read
+	 * before this one; ring_size, of all of them at the last listing. */
+	char *path;
+	uint64_t seg;
+	unsigned opened;
+	uint64_t before, ring_size;
 };
 
 /* Reads exactly n bytes; returns the number read (short at end of file). */
@@ -60,29 +76,32 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offset)
+/*
+ * Opens file (the log, or a segment of it) in r, in place of the one open,
+ * and reads and checks its header. 0, or the error with *off its offset.
+ */
+static int open_file(struct mt_reader *r, const char *file, uint64_t *off)
 {
-	struct mt_reader *r;
 	uint8_t fixed[MT_HEADER_FIXED];
 	struct stat st;
-	uint64_t off = 0;
 	uint32_t len;
 	size_t got;
 	int err, saved, fd, fl;
 
-	*out = NULL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return MT_E_NOMEM;
+	*off = 0;
+	if (r->f)
+		fclose(r->f);
+	r->f = NULL;
+	free(r->cmdline);
+	r->cmdline = NULL;
+	r->pos = 0;
 	/*
 	 * O_NONBLOCK: opening a FIFO (or a symlink to one) must not wait for
 	 * a writer; it is refused below, as is anything not a regular file.
 	 */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = MT_E_IO;
-		goto fail;
-	}
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return MT_E_IO;
 	if (fstat(fd, &st) < 0) {
 		err = MT_E_IO;
 		goto fail_fd;
@@ -106,64 +125,145 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 	}
 
 	got = read_full(r, fixed, sizeof(fixed));
-	if (ferror(r->f)) {
-		err = MT_E_IO;
-		goto fail;
-	}
+	if (ferror(r->f))
+		return MT_E_IO;
 	if (got < MT_MAGIC_LEN || memcmp(fixed, MT_MAGIC, MT_MAGIC_LEN)) {
 		/* An empty file, or a short one that starts like a log, is truncated. */
 		err = got < MT_MAGIC_LEN && !memcmp(fixed, MT_MAGIC, got)
 			? MT_E_TRUNCATED : MT_E_MAGIC;
-		off = err == MT_E_TRUNCATED ? got : 0;
-		goto fail;
+		*off = err == MT_E_TRUNCATED ? got : 0;
+		return err;
 	}
 	if (got < sizeof(fixed)) {
-		err = MT_E_TRUNCATED;
-		off = got;
-		goto fail;
+		*off = got;
+		return MT_E_TRUNCATED;
 	}
 	r->hdr.version = mt_get_u16(fixed + 8);
 	if (r->hdr.version < MT_FORMAT_VERSION_MIN || r->hdr.version > MT_FORMAT_VERSION) {
-		err = MT_E_VERSION;
-		off = 8;
-		goto fail;
+		*off = 8;
+		return MT_E_VERSION;
 	}
 	r->hdr.pointer_size = fixed[10];
 	if (r->hdr.pointer_size != 4 && r->hdr.pointer_size != 8) {
-		err = MT_E_RANGE;
-		off = 10;
-		goto fail;
+		*off = 10;
+		return MT_E_RANGE;
 	}
 	r->hdr.flags = fixed[11];
 	r->hdr.pid = mt_get_u32(fixed + 12);
 	r->hdr.start_realtime_ns = mt_get_u64(fixed + 16);
 	len = mt_get_u32(fixed + 24);
 	if (len > MT_MAX_CMDLINE) {
-		err = MT_E_RANGE;
-		off = 24;
-		goto fail;
+		*off = 24;
+		return MT_E_RANGE;
 	}
 	r->cmdline = malloc(len + 1);
-	if (!r->cmdline) {
-		err = MT_E_NOMEM;
-		goto fail;
-	}
+	if (!r->cmdline)
+		return MT_E_NOMEM;
 	got = read_full(r, r->cmdline, len);
 	if (got < len) {
-		err = ferror(r->f) ? MT_E_IO : MT_E_TRUNCATED;
-		off = r->pos;
-		goto fail;
+		*off = r->pos;
+		return ferror(r->f) ? MT_E_IO : MT_E_TRUNCATED;
 	}
 	if (len > 0 && r->cmdline[len - 1] != 0) {
-		err = MT_E_CORRUPT;
-		off = MT_HEADER_FIXED + len - 1;
-		goto fail;
+		*off = MT_HEADER_FIXED + len - 1;
+		return MT_E_CORRUPT;
 	}
 	r->cmdline[len] = 0;
 	r->hdr.cmdline = r->cmdline;
 	r->hdr.cmdline_len = len;
 	r->data_start = r->pos;
 	r->good = r->pos;
+	return 0;
+fail_fd:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return err;
+}
+
+/* The sizes of the segments listed, for progress (a bounded log). */
+static void ring_total(struct mt_reader *r, const uint64_t *v, size_t n)
+{
+	char name[4096];
+	struct stat st;
+
+	r->ring_size = 0;
+	for (size_t i = 0; i < n; i++)
+		if (mt_ring_name(r->path, v[i], name, sizeof(name)) == 0 && stat(name, &st) == 0)
+			r->ring_size += (uint64_t)st.st_size;
+}
+
+/*
+ * Opens the first segment after number after (0: the oldest) of a bounded
+ * log. 1 when one was opened, 0 when there is none, or the error (*off).
+ * A segment deleted between the listing and the open (the recorder keeps
+ * the newest only) is skipped.
+ */
+static int open_segment(struct mt_reader *r, uint64_t after, uint64_t *off)
+{
+	char name[4096];
+	uint64_t *v;
+	size_t n, i;
+	int err;
+
+	for (int tries = 0; tries < 16; tries++) {
+		err = mt_ring_list(r->path, &v, &n);
+		if (err < 0)
+			return err;
+		for (i = 0; i < n && v[i] <= after; i++)
+			;
+		if (i == n) {
+			free(v);
+			return 0;
+		}
+		ring_total(r, v, n);
+		if (mt_ring_name(r->path, v[i], name, sizeof(name)) < 0) {
+			free(v);
+			errno = ENAMETOOLONG;
+			return MT_E_IO;
+		}
+		after = v[i];
+		free(v);
+		err = open_file(r, name, off);
+		if (err == MT_E_IO && errno == ENOENT)
+			continue;
+		if (err < 0)
+			return err;
+		r->seg = after;
+		r->opened++;
+		return 1;
+	}
+	errno = ENOENT;
+	return MT_E_IO;
+}
+
+int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offset)
+{
+	struct mt_reader *r;
+	uint64_t off = 0;
+	int err, saved;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MT_E_NOMEM;
+	r->path = strdup(path);
+	if (!r->path) {
+		err = MT_E_NOMEM;
+		goto fail;
+	}
+	err = open_file(r, path, &off);
+	if (err == MT_E_IO && errno == ENOENT) {
+		/* no such file: a bounded log's segments, if any */
+		int rc = open_segment(r, 0, &off);
+
+		if (rc == 0)
+			errno = ENOENT;
+		err = rc == 1 ? 0 : rc == 0 ? MT_E_IO : rc;
+	}
+	if (err < 0)
+		goto fail;
+	r->opened = 0;
 	r->dctx = ZSTD_createDCtx();
 	if (!r->dctx) {
 		err = MT_E_NOMEM;
@@ -171,10 +271,6 @@ int mt_reader_open(const char *path, struct mt_reader **out, uint64_t *err_offse
 	}
 	*out = r;
 	return 0;
-fail_fd:
-	saved = errno;
-	close(fd);
-	errno = saved;
 fail:
 	saved = errno;
 	if (err_offset)
@@ -182,6 +278,43 @@ fail:
 	mt_reader_free(r);
 	errno = saved;
 	return err;
+}
+
+/*
+ * At the end of a segment: goes on with the next one, which must be of
+ * the same run (header). 1 when it did, 0 when there is none (yet), or an
+ * error.
+ */
+static int next_segment(struct mt_reader *r)
+{
+	uint32_t pid = r->hdr.pid;
+	uint64_t start = r->hdr.start_realtime_ns, before = r->before + r->pos, off;
+	uint64_t prev = r->seg;
+	int rc = open_segment(r, r->seg, &off);
+
+	if (rc <= 0) {
+		if (rc < 0)
+			r->before = before;
+		return rc;
+	}
+	r->before = before;
+	if (r->hdr.pid != pid || r->hdr.start_realtime_ns != start)
+		return MT_E_CORRUPT;
+	/* the one after this was deleted before it was read (missing, or a
+	 * reader that fell a whole ring behind the recorder) */
+	if (r->seg != prev + 1)
+		return MT_E_GAP;
+	return 1;
+}
+
+unsigned mt_reader_segment(const struct mt_reader *r)
+{
+	return r->opened;
+}
+
+uint64_t mt_reader_ring_segment(const struct mt_reader *r)
+{
+	return r->seg;
 }
 
 const struct mt_reader_header *mt_reader_header(const struct mt_reader *r)
@@ -210,6 +343,14 @@ int mt_reader_next(struct mt_reader *r, const uint8_t **data, size_t *len,
 	got = read_full(r, h, sizeof(h));
 	if (ferror(r->f))
 		return set_error(r, MT_E_IO, start);
+	if (got == 0 && r->seg) {
+		int rc = next_segment(r);
+
+		if (rc < 0)
+			return set_error(r, rc, 0);
+		if (rc == 1)
+			return mt_reader_next(r, data, len, offset);
+	}
 	if (got == 0)
 		return 0;
 	if (memcmp(h, MT_CHUNK_MAGIC, got < 4 ? got : 4))
@@ -246,32 +387,41 @@ int mt_reader_next(struct mt_reader *r, const uint8_t **data, size_t *len,
 	*data = r->dbuf;
 	*len = u;
 	if (offset)
-		*offset = start;
+		*offset = r->before + start;
 	return 1;
 }
 
 uint64_t mt_reader_error_offset(const struct mt_reader *r)
 {
-	return r->err_off;
+	return r->before + r->err_off;
 }
 
 uint64_t mt_reader_good_bytes(const struct mt_reader *r)
 {
-	return r->good;
+	return r->before + r->good;
 }
 
 uint64_t mt_reader_file_size(const struct mt_reader *r)
 {
-	return r->file_size;
+	uint64_t n = r->before + r->file_size;
+
+	return r->seg && r->ring_size > n ? r->ring_size : n;
 }
 
 int mt_reader_last_chunk(struct mt_reader *r, const uint8_t **data, size_t *len,
 			 uint64_t *offset)
 {
 	uint8_t h[MT_CHUNK_HEADER];
-	uint64_t off = r->data_start, last = 0;
+	uint64_t off, last = 0;
 	int rc, have = 0;
 
+	/* A bounded log's last chunk is its newest segment's. */
+	while (r->seg && (rc = open_segment(r, r->seg, &off)) != 0)
+		if (rc < 0) {
+			(void)mt_reader_rewind(r);
+			return rc == MT_E_NOMEM ? rc : MT_E_IO;
+		}
+	off = r->data_start;
 	/* The chunk headers only, to the end of the file. */
 	for (;;) {
 		uint32_t c, u;
@@ -330,6 +480,19 @@ int mt_reader_refresh(struct mt_reader *r)
 {
 	if (stat_size(r) < 0)
 		return MT_E_IO;
+	if (r->seg && !r->err && r->file_size <= r->good) {
+		/* the end of a segment: a newer one goes on from here */
+		uint64_t *v;
+		size_t n, i;
+
+		if (mt_ring_list(r->path, &v, &n) < 0)
+			return MT_E_IO;
+		for (i = 0; i < n && v[i] <= r->seg; i++)
+			;
+		ring_total(r, v, n);
+		free(v);
+		return i < n;
+	}
 	if ((r->err && r->err != MT_E_TRUNCATED) || r->file_size <= r->good)
 		return 0;
 	/* the chunk cut short, or the end met, is read again from its start */
@@ -343,6 +506,16 @@ int mt_reader_refresh(struct mt_reader *r)
 
 int mt_reader_rewind(struct mt_reader *r)
 {
+	if (r->seg) {
+		/* the oldest segment now: older ones may have gone since */
+		uint64_t off;
+		int rc = open_segment(r, 0, &off);
+
+		if (rc <= 0)
+			return rc < 0 ? rc : MT_E_IO;
+		r->opened = 0;
+		r->before = 0;
+	}
 	if (stat_size(r) < 0)
 		return MT_E_IO;
 	if (fseeko(r->f, (off_t)r->data_start, SEEK_SET) < 0)
@@ -365,5 +538,6 @@ void mt_reader_free(struct mt_reader *r)
 	free(r->cmdline);
 	free(r->cbuf);
 	free(r->dbuf);
+	free(r->path);
 	free(r);
 }

@@ -30,7 +30,9 @@ struct mt_reader_header {
 };
 
 /*
- * Opens path and checks its header. Returns 0 and *out, or a negative MT_E_*:
+ * Opens path and checks its header. When there is no file path but the
+ * segments of a bounded log of that name (lib/ring.h), opens them as one
+ * log, from the oldest. Returns 0 and *out, or a negative MT_E_*:
  * MT_E_IO (errno set), MT_E_MAGIC, MT_E_VERSION, MT_E_RANGE (a size beyond
  * the format's limits), MT_E_CORRUPT, MT_E_TRUNCATED (file ends inside the
  * header), MT_E_NOMEM. *err_offset, if not NULL, gets the offset of the
@@ -89,6 +91,15 @@ int mt_reader_refresh(struct mt_reader *r);
 /* Goes back to the first chunk (and takes the file's size again: a log
  * still being written grows). Returns 0 or a negative MT_E_*. */
 int mt_reader_rewind(struct mt_reader *r);
+
+/*
+ * A bounded log (lib/ring.h): how many segments after the first reading
+ * has gone on to since the last rewind (0 for a single file); a chunk
+ * read after this number changed is its segment's first. And the number
+ * of the segment open (its name's; 0 for a single file).
+ */
+unsigned mt_reader_segment(const struct mt_reader *r);
+uint64_t mt_reader_ring_segment(const struct mt_reader *r);
 
 /* Closes the file and frees the reader; NULL is a no-op. */
 void mt_reader_free(struct mt_reader *r);

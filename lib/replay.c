@@ -113,6 +113,7 @@ enum {
 	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
 	IT_END,               /* p: END's figures (struct endrec, malloc'd) */
 	IT_STOP,              /* p: the reason (malloc'd) */
+	IT_BASE,              /* p: the state (struct mt_base, malloc'd) */
 	IT_PROGRESS,          /* a: bytes of the file done */
 	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read */
 	IT_CHUNK_END,         /* the chunk decoded to its end */
@@ -267,6 +268,15 @@ struct mt_replay {
 	/* Decoding the last chunk alone (mt_replay_end_totals): stacks and
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
+	/* A bounded log (format.h BASE): the reader's segment count at the
+	 * chunk being decoded; chunks decoded in this run; the seq the run
+	 * began at; skip_defs while the records of a segment after the first
+	 * repeat what the run knows, up to its BASE; the BASE being read. */
+	unsigned segment;
+	uint64_t run_chunks, first_seq;
+	int skip_defs, base_due;
+	struct mt_base_stack *base;
+	size_t nbase, basecap;
 	/* last: the decoder's other fields share their cache lines */
 	struct addr_state states[MT_ADDR_STATES];
 };
@@ -481,6 +491,7 @@ void mt_replay_free(struct mt_replay *r)
 		return;
 	free(r->sblocks);
 	free(r->sbytes);
+	free(r->base);
 	mt_reader_free(r->rd);
 	free(r->joined);
 	free(r->argv);
@@ -1210,8 +1221,17 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	size_t i;
 
 	if (c.p >= c.end || *c.p++ != MT_REC_CHUNK_BEGIN ||
-	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0 || (seq != r->events && !r->tail))
+	    get_uv(&c, &seq) < 0 || get_uv(&c, &t) < 0)
 		return MT_E_CORRUPT;
+	/* A bounded log that lost its start begins at its oldest segment's
+	 * events (nothing is decoded or applied yet: both counters start
+	 * there); elsewhere the events go on from the chunks before. */
+	if (!r->tail && !r->run_chunks && r->segment == 0 &&
+	    mt_reader_ring_segment(r->rd) > 1 && r->hdr.version >= 5)
+		r->events = r->seq = r->first_seq = seq, r->base_due = 1;
+	if (seq != r->events && !r->tail)
+		return MT_E_CORRUPT;
+	r->run_chunks++;
 	/* Version 5: the states that have side streams in this chunk. */
 	if (r->state_mask && (get_uv(&c, &mask) < 0 || mask >> MT_ADDR_STATES))
 		return MT_E_CORRUPT;
@@ -1256,6 +1276,113 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 		r->states[i].nhist[0] = r->states[i].nhist[1] = 0;
 		r->states[i].last[0] = r->states[i].last[1] = 0;
 	}
+	return 0;
+}
+
+/*
+ * A record of a segment's start that repeats what the run knows (it read
+ * the segment before): decoded, checked for form, dropped.
+ */
+static int skip_def(struct mt_replay *r, struct cur *c, uint8_t type)
+{
+	const uint8_t *s;
+	size_t len;
+	uint64_t v, n;
+	int64_t d;
+
+	switch (type) {
+	case MT_REC_STACK:
+		if (get_uv(c, &v) < 0 || get_uv(c, &v) < 0 || get_uv(c, &n) < 0 ||
+		    n > MT_MAX_DEPTH)
+			return MT_E_CORRUPT;
+		while (n--)
+			if (get_sv(c, &d) < 0)
+				return MT_E_CORRUPT;
+		return r->hdr.version >= 4 ? get_uv(c, &v) : 0;
+	case MT_REC_MODULE:
+		if (get_uv(c, &v) < 0 || get_str(c, &s, &len) < 0 || get_str(c, &s, &len) < 0 ||
+		    get_uv(c, &n) < 0 || n > (uint64_t)(c->end - c->p) / 2)
+			return MT_E_CORRUPT;
+		while (n--)
+			if (get_uv(c, &v) < 0 || get_uv(c, &v) < 0)
+				return MT_E_CORRUPT;
+		return 0;
+	case MT_REC_THREAD:
+		return get_uv(c, &v) < 0 || get_uv(c, &v) < 0 ? MT_E_CORRUPT : 0;
+	case MT_REC_THREAD_NAME:
+		return get_uv(c, &v) < 0 || get_str(c, &s, &len) < 0 ? MT_E_CORRUPT : 0;
+	case MT_REC_TAG:
+		return get_uv(c, &v) < 0 || get_uv(c, &v) < 0 || get_str(c, &s, &len) < 0 ?
+			MT_E_CORRUPT : 0;
+	default:  /* SAMPLE */
+		return get_uv(c, &v);
+	}
+}
+
+/*
+ * BASE (format.h): where a segment begins. At the start of the run (its
+ * oldest kept segment) its stacks' live blocks seed the per-stack figures
+ * a free checks, and its last record makes an IT_BASE; after a segment
+ * that the run read, it only ends the records to skip. Anywhere else (an
+ * event decoded before it) it is corrupt.
+ */
+static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
+{
+	uint64_t n, last, v[3];
+	struct mt_totals t;
+	struct mt_base *b;
+	int keep = !r->skip_defs && !r->tail;
+
+	if (r->hdr.version < 5 || get_uv(c, &n) < 0 || n > MT_BASE_PER_RECORD)
+		return MT_E_CORRUPT;
+	if (keep && (!r->base_due || r->events != r->first_seq))
+		return MT_E_CORRUPT;
+	if (keep && grow_array((void **)&r->base, &r->basecap, r->nbase + n,
+			       sizeof(*r->base)) < 0)
+		return MT_E_NOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		if (get_uv(c, &v[0]) < 0 || get_uv(c, &v[1]) < 0 || get_uv(c, &v[2]) < 0 ||
+		    (keep && (v[0] >= r->nstacks || !v[2] || v[1] > INT64_MAX)))
+			return MT_E_CORRUPT;
+		if (!keep)
+			continue;
+		r->base[r->nbase].stack = (uint32_t)v[0];
+		r->base[r->nbase].bytes = v[1];
+		r->base[r->nbase].blocks = v[2];
+		r->nbase++;
+		if (r->direct) {
+			r->sblocks[v[0]] += v[2];
+			r->sbytes[v[0]] += v[1];
+		}
+	}
+	if (get_uv(c, &last) < 0 || last > 1)
+		return MT_E_CORRUPT;
+	if (!last)
+		return 0;
+	memset(&t, 0, sizeof(t));
+	if (get_uv(c, &t.allocations) < 0 || get_uv(c, &t.frees) < 0 ||
+	    get_uv(c, &t.bytes_allocated) < 0 || get_uv(c, &t.peak_bytes) < 0 ||
+	    get_uv(c, &t.peak_blocks) < 0 || get_uv(c, &t.peak_time_ns) < 0 ||
+	    t.bytes_allocated > INT64_MAX)
+		return MT_E_CORRUPT;
+	if (!keep) {
+		r->skip_defs = 0;
+		return 0;
+	}
+	b = malloc(sizeof(*b) + r->nbase * sizeof(*r->base));
+	if (!b)
+		return MT_E_NOMEM;
+	b->seq = r->events;
+	b->time_ns = r->time;
+	b->tot = t;
+	b->n = r->nbase;
+	memcpy(b + 1, r->base, r->nbase * sizeof(*r->base));
+	b->stacks = (const struct mt_base_stack *)(b + 1);
+	r->nbase = 0;
+	r->allocated = t.bytes_allocated;
+	/* a second BASE at the start would count the state twice */
+	r->base_due = 0;
+	put(sl, IT_BASE)->p = b;
 	return 0;
 }
 
@@ -1333,13 +1460,23 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		it->ostack = ostack;
 		return 0;
 	case MT_REC_STACK:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		return rec_stack(r, c, sl);
 	case MT_REC_THREAD:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		return rec_thread(r, c, sl);
 	case MT_REC_THREAD_NAME:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		return rec_thread_name(r, c, sl);
 	case MT_REC_TAG:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		return rec_tag(r, c, sl);
+	case MT_REC_BASE:
+		return rec_base(r, c, sl);
 	case MT_REC_LEAK:
 		return rec_leak(r, c, sl);
 	case MT_REC_RSS:
@@ -1350,6 +1487,8 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		it->size = a;
 		return 0;
 	case MT_REC_MODULE:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		return rec_module(r, c, sl);
 	case MT_REC_UNLOAD:
 		if (get_uv(c, &a) < 0)
@@ -1387,9 +1526,11 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		return 0;
 	}
 	case MT_REC_SAMPLE:
+		if (__builtin_expect(r->skip_defs, 0))
+			return skip_def(r, c, type);
 		/* one, before the first event, so that every size is weighed */
-		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || r->sample || r->events ||
-		    r->allocated)
+		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || r->sample ||
+		    r->events != r->first_seq || r->allocated)
 			return MT_E_CORRUPT;
 		r->sample = a;
 		return 0;
@@ -1441,6 +1582,12 @@ static int fill(struct mt_replay *r, struct slice *sl)
 				rc = mt_reader_next(r->rd, &data, &len, &off);
 				if (rc == 1)
 					r->comp_len = mt_reader_good_bytes(r->rd) - off;
+				/* a segment's first records repeat what the
+				 * run knows, up to its BASE */
+				if (rc == 1 && mt_reader_segment(r->rd) != r->segment) {
+					r->segment = mt_reader_segment(r->rd);
+					r->skip_defs = 1;
+				}
 			}
 			if (rc <= 0) {
 				finish(sl, rc, rc == MT_E_NOMEM || rc == MT_E_IO || rc == 0 ? 0 :
@@ -1496,7 +1643,7 @@ static void discard(struct slice *sl)
 		int k = sl->it[i].kind;
 
 		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
-		    k == IT_LEAK)
+		    k == IT_LEAK || k == IT_BASE)
 			free(sl->it[i].p);
 	}
 	sl->n = 0;
@@ -1637,6 +1784,16 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			r->end.totals = e->totals;
 			break;
 		}
+		case IT_BASE: {
+			const struct mt_base *b = it->p;
+
+			r->end.bounded = 1;
+			r->end.base_seq = b->seq;
+			r->end.base_time_ns = b->time_ns;
+			if (ops->on_base)
+				ops->on_base(ctx, b);
+			break;
+		}
 		case IT_STOP:
 			/* the reason is the replay's from here on */
 			free(r->stop_reason);
@@ -1732,6 +1889,12 @@ static void reset_run(struct mt_replay *r)
 	r->stop_reason = NULL;
 	r->events = 0;
 	r->seq = 0;
+	r->segment = 0;
+	r->run_chunks = 0;
+	r->first_seq = 0;
+	r->skip_defs = 0;
+	r->base_due = 0;
+	r->nbase = 0;
 	r->allocated = 0;
 	r->sample = 0;
 	r->time = 0;

@@ -107,6 +107,24 @@ struct mt_leak_check_at {
 	struct mt_leak_totals tot;
 };
 
+/*
+ * Where a bounded log (format.h BASE) begins: the run's state when its
+ * oldest kept segment began, every event before it dropped. tot holds the
+ * run's figures so far as END counts them (leaked_* unset); stacks, the n
+ * stacks with live blocks then.
+ */
+struct mt_base_stack {
+	uint32_t stack;
+	uint64_t bytes, blocks;
+};
+struct mt_base {
+	uint64_t seq;         /* events before it (the first kept one's seq) */
+	uint64_t time_ns;
+	struct mt_totals tot;
+	size_t n;
+	const struct mt_base_stack *stacks;
+};
+
 /* How the log ended. */
 struct mt_end {
 	int clean;            /* 1 if an END record was read */
@@ -123,6 +141,8 @@ struct mt_end {
 	int stopped;          /* a callback stopped the run early: clean/truncated unknown */
 	int classified;       /* a leak check came just before END ... */
 	struct mt_leak_totals leaks; /* ... with these totals */
+	int bounded;          /* a bounded log that lost its start (BASE) ... */
+	uint64_t base_seq, base_time_ns; /* ... where what is kept begins */
 };
 
 /*
@@ -142,6 +162,12 @@ struct mt_replay_ops {
 	 * with one more scope: path is the names joined with "/", outermost
 	 * first. Before any stack names it. */
 	void (*on_tag)(void *ctx, uint32_t id, uint32_t parent, const char *path);
+	/*
+	 * A bounded log that lost its start (format.h BASE): before any
+	 * event, the state the run had when what is kept begins; the frees
+	 * of its blocks come as usual (an on_free with no on_alloc before).
+	 */
+	void (*on_base)(void *ctx, const struct mt_base *b);
 	int  (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int  (*on_free)(void *ctx, const struct mt_event *ev);
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);

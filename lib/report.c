@@ -793,7 +793,14 @@ static int write_text(struct report *rp)
 	if ((o->show & (MT_SHOW_THREADS | MT_SHOW_TAGS)) == MT_SHOW_THREADS &&
 	    (rc = text_threads(rp)) < 0)
 		return rc;
-	if (o->show & MT_SHOW_MAXIMUM && (rc = text_at(rp, "maximum", &peak)) < 0)
+	/* a bounded log's peak may lie in what it dropped: its tree is then
+	 * the heap where the kept log begins, the nearest it has */
+	if (o->show & MT_SHOW_MAXIMUM &&
+	    (rc = text_at(rp, mt_session_end(rp->ses)->bounded &&
+			  mt_session_stats(rp->ses)->peak_time_ns <
+			  mt_session_end(rp->ses)->base_time_ns ?
+			  "maximum (before the kept log: the heap where it begins)" : "maximum",
+			  &peak)) < 0)
 		return rc;
 	if (o->show & MT_SHOW_LEAKS &&
 	    (rc = text_at(rp, mt_session_end(rp->ses)->how == MT_END_STOPPED &&

@@ -146,6 +146,16 @@ void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t lo, int64_t h
 	b->end_events = s->events;
 }
 
+void mt_series_start(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
+		     int64_t live_blocks, uint64_t events)
+{
+	struct bucket *b;
+
+	mt_series_note(s, time_ns, live_bytes, live_bytes, live_bytes, live_blocks, events);
+	b = bucket_at(s, time_ns);
+	b->max = b->min = s->live_bytes;
+}
+
 void mt_series_rss(struct mt_series *s, uint64_t time_ns, uint64_t bytes)
 {
 	struct bucket *b;

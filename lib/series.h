@@ -63,6 +63,14 @@ struct mt_series *mt_series_new(void);
 void mt_series_note(struct mt_series *s, uint64_t time_ns, int64_t lo, int64_t hi,
 		    int64_t live_bytes, int64_t live_blocks, uint64_t events);
 
+/*
+ * A bounded log's start at time_ns (its BASE record): the heap then, which
+ * the bucket holding time_ns starts from; the buckets before, whose events
+ * the log dropped, stay empty.
+ */
+void mt_series_start(struct mt_series *s, uint64_t time_ns, int64_t live_bytes,
+		     int64_t live_blocks, uint64_t events);
+
 /* A resident-set sample of the log at time_ns. */
 void mt_series_rss(struct mt_series *s, uint64_t time_ns, uint64_t bytes);
 

@@ -253,6 +253,22 @@ static int pass_alloc(void *ctx, const struct mt_event *ev)
 	return 0;
 }
 
+static void pass_base(void *ctx, const struct mt_base *b)
+{
+	struct mt_session *s = ctx;
+	int64_t bytes, blocks;
+
+	if (s->series)
+		flush(s);
+	if (s->o.time_marks)
+		before(s, b->time_ns);
+	agg_ops.on_base(s->agg, b);
+	if (s->series) {
+		mt_agg_live(s->agg, &bytes, &blocks);
+		mt_series_start(s->series, b->time_ns, bytes, blocks, b->seq);
+	}
+}
+
 static int pass_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
@@ -458,6 +474,7 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 static void pass_ops(struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
+	ops->on_base = pass_base;
 	ops->on_alloc = pass_alloc;
 	ops->on_free = pass_free;
 	ops->on_snapshot = pass_snapshot;
@@ -890,6 +907,8 @@ static int side_run(struct mt_session *s)
 	mt_agg_ops(&o.in);
 	if (!s->only)
 		return mt_replay_run(r, &o.in, s->side);
+	/* A bounded log's start (BASE) says not which thread allocated what
+	 * was live then: a thread's view begins with the kept events. */
 	memset(&ops, 0, sizeof(ops));
 	ops.on_alloc = only_alloc;
 	ops.on_free = only_free;

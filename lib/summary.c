@@ -63,6 +63,8 @@ static void on_end(struct mt_summary *s, const struct mt_end *e)
 	s->info.events = e->events;
 	s->info.clean = e->clean;
 	s->info.truncated = e->truncated;
+	s->info.bounded = e->bounded;
+	s->info.kept_from_ns = e->base_time_ns;
 	s->info.stopped = e->clean && e->how == MT_END_STOPPED;
 	if (e->stop_reason) {
 		free(s->stop_reason);
@@ -108,6 +110,11 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 	fprintf(out, "duration:         ");
 	secs(out, i->duration_ns);
 	fprintf(out, "\n");
+	if (i->bounded) {
+		fprintf(out, "kept from:        ");
+		secs(out, i->kept_from_ns);
+		fprintf(out, " (a bounded log: the events before were dropped)\n");
+	}
 	fprintf(out, "allocations:      %s\n", mt_fmt_count(a, sizeof(a), i->allocations));
 	fprintf(out, "frees:            %s\n", mt_fmt_count(a, sizeof(a), i->frees));
 	fprintf(out, "bytes allocated:  %s B (%s)\n",
@@ -234,6 +241,10 @@ int mt_summary_write_json(const struct mt_summary_info *i, FILE *out)
 		fprintf(out, ", \"sample_bytes\": %" PRIu64, i->sample);
 	fputs(", \"duration_s\": ", out);
 	json_secs(out, i->duration_ns);
+	if (i->bounded) {
+		fputs(", \"kept_from_s\": ", out);
+		json_secs(out, i->kept_from_ns);
+	}
 	fprintf(out, ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
 		", \"bytes_allocated\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
 		", \"peak_blocks\": %" PRIu64 ", \"peak_time_s\": ",

@@ -59,6 +59,10 @@ struct mt_summary_info {
 	uint64_t events;        /* events replayed */
 	int clean;              /* the log has an END record */
 	int truncated;          /* see struct mt_end */
+	/* A bounded log that lost its start (struct mt_end): what it kept
+	 * begins at kept_from_ns; the figures carry on from the run's. */
+	int bounded;
+	uint64_t kept_from_ns;
 	/* Recording stopped early (END how = MT_END_STOPPED) while the program
 	 * went on: leaked_* are then what was live when it stopped, not
 	 * leaks, and stop_reason says why (owned by the struct mt_summary). */

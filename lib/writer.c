@@ -944,6 +944,47 @@ int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *
 	return 0;
 }
 
+int mt_writer_base(struct mt_writer *w, uint64_t t, const struct mt_base_entry *e, size_t n,
+		   const struct mt_totals *tot)
+{
+	size_t i = 0;
+
+	do {
+		size_t k = n - i > MT_BASE_PER_RECORD ? MT_BASE_PER_RECORD : n - i;
+		int last = i + k == n;
+		uint8_t *p = begin(w, t, 1 + (3 * k + 2 + 6) * MT_MAX_VARINT);
+
+		if (!p)
+			return werr(w);
+		*p++ = MT_REC_BASE;
+		p += mt_put_uv(p, k);
+		for (size_t j = 0; j < k; j++) {
+			p += mt_put_uv(p, e[i + j].stack);
+			p += mt_put_uv(p, e[i + j].bytes);
+			p += mt_put_uv(p, e[i + j].blocks);
+		}
+		p += mt_put_uv(p, (uint64_t)last);
+		if (last) {
+			p += mt_put_uv(p, tot->allocations);
+			p += mt_put_uv(p, tot->frees);
+			p += mt_put_uv(p, tot->bytes_allocated);
+			p += mt_put_uv(p, tot->peak_bytes);
+			p += mt_put_uv(p, tot->peak_blocks);
+			p += mt_put_uv(p, tot->peak_time_ns);
+		}
+		END_RECORD(w, p);
+		i += k;
+	} while (i < n);
+	return 0;
+}
+
+void mt_writer_new_file(struct mt_writer *w, int fd)
+{
+	w->fd = fd;
+	w->written = 0;
+	w->header_done = 0;
+}
+
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason)
 {
 	uint8_t *p = begin(w, t, 1 + 2 * MT_MAX_VARINT + MT_MAX_STRING);

@@ -142,6 +142,23 @@ struct mt_leak_entry {
 int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
 		   const struct mt_leak_totals *tot);
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
+/*
+ * A segment's BASE (format.h): the n stacks with live blocks (bytes,
+ * blocks per stack) and the run's figures so far (tot; its leaked_* are
+ * not written). Written as as many BASE records as it takes.
+ */
+struct mt_base_entry {
+	uint32_t stack;
+	uint64_t bytes, blocks;
+};
+int mt_writer_base(struct mt_writer *w, uint64_t t, const struct mt_base_entry *e, size_t n,
+		   const struct mt_totals *tot);
+/*
+ * The log goes on in a new file, fd (a bounded log's next segment): the
+ * chunk being built and any sealed one must have been written (flush
+ * first). The byte count starts again from 0; write the header next.
+ */
+void mt_writer_new_file(struct mt_writer *w, int fd);
 
 /*
  * Compresses the records gathered so far into a chunk and writes it with one

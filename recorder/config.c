@@ -23,6 +23,7 @@
 #include "fmt.h"
 #include "outpath.h"
 #include "recorder.h"
+#include "ring.h"
 #include "unwind.h"
 
 extern char **environ;
@@ -169,6 +170,18 @@ void mt_config_read(struct mt_config *cfg)
 	if ((s = mt_env("MEMTRAIL_SAMPLE")) && *s && mt_fmt_parse_size(s, &cfg->sample) < 0) {
 		mt_say("MEMTRAIL_SAMPLE is a size such as 512k: recording every allocation", NULL);
 		cfg->sample = 0;
+	}
+	cfg->max_size = 0;
+	if ((s = mt_env("MEMTRAIL_MAX_SIZE")) && *s) {
+		if (mt_fmt_parse_size(s, &cfg->max_size) < 0 || cfg->max_size < MT_RING_MIN_SIZE) {
+			mt_say("MEMTRAIL_MAX_SIZE is a size of at least 1M: the log is not bounded",
+			       NULL);
+			cfg->max_size = 0;
+		} else if (cfg->sample) {
+			mt_say("MEMTRAIL_MAX_SIZE and MEMTRAIL_SAMPLE do not go together: "
+			       "the log is not bounded", NULL);
+			cfg->max_size = 0;
+		}
 	}
 	cfg->sample_seed = -1;
 	if ((s = mt_env("MEMTRAIL_SAMPLE_SEED")) && *s)

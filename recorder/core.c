@@ -122,6 +122,14 @@ static struct {
 	struct rec_thread *thr; /* per thread index: for THREAD_NAME (mmap'ed) */
 	uint32_t thr_cap;
 	uintptr_t exit_sp;    /* the exit handler's caller's frame (leak scan) */
+	/* A bounded log (MEMTRAIL_MAX_SIZE): its files, the header's start
+	 * time and command line's length (each segment repeats them), and
+	 * the current segment's bytes before its first event. */
+	int ring;
+	struct mt_segs segs;
+	uint64_t start_rt;
+	size_t cmdlen;
+	uint64_t prologue;
 	pthread_key_t exit_key; /* its destructor names a thread as it exits */
 	int exit_key_ok;
 } S = { .fd = -1 };
@@ -569,7 +577,8 @@ static int fd_ours(void)
 	struct stat st;
 	if (fstat(S.fd, &st) == 0 && st.st_dev == S.fd_dev && st.st_ino == S.fd_ino)
 		return 1;
-	int fd = open(S.cfg.output, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(S.ring ? S.segs.cur : S.cfg.output,
+		      O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || st.st_dev != S.fd_dev || st.st_ino != S.fd_ino) {
@@ -603,19 +612,41 @@ static int io_flush(void)
 	return mt_writer_flush(S.w);
 }
 
-/* Writes the sealed chunk (no log lock held). */
+static void ring_rotate(void);
+
+/*
+ * A bounded log's segment is full (io_lock held): it passed its share of
+ * the size, and holds a quarter of that in events beyond its first records
+ * (so that a large stack table, which every segment repeats, does not make
+ * each chunk begin a segment).
+ */
+static int ring_due(void)
+{
+	uint64_t n;
+
+	if (MT_LIKELY(!S.ring))
+		return 0;
+	n = mt_writer_written(S.w);
+	return n >= S.segs.target && n - S.prologue >= S.segs.target / 4;
+}
+
+/* Writes the sealed chunk (no log lock held); then, in a bounded log, the
+ * next segment begins once this one is full. */
 static void write_sealed(void)
 {
 	io_take();
 	int err = io_write_sealed();
 	if (err < 0)
 		mt_writer_discard_sealed(S.w, err);
+	int due = err == 0 && ring_due();
 	io_give();
 	if (MT_UNLIKELY(err < 0)) {
 		pthread_mutex_lock(&log_lock);
 		check(err);
 		pthread_mutex_unlock(&log_lock);
 	}
+	if (MT_UNLIKELY(due))
+		ring_rotate();
 }
 
 /* The writer's wait callback: a chunk filled while the previous one is
@@ -941,6 +972,128 @@ void mt_rec_stop_nomem(const char *why, int locked)
 	stop_with_record(why);
 	if (!locked)
 		log_unlock(sl);
+}
+
+/* ---- a bounded log's segments (MEMTRAIL_MAX_SIZE) ----------------------------- */
+
+static int ring_stack(void *ctx, uint32_t id, unsigned fn, uint32_t tag, const uint64_t *ips,
+		      unsigned n)
+{
+	(void)ctx;
+	return mt_writer_stack(S.w, now(), id, fn, tag, ips, n);
+}
+
+/*
+ * A segment's first records (format.h BASE), both locks held: what a
+ * reader that starts here needs of the run so far. Every module loaded,
+ * tag path, thread index and stack (ids from 0, as the events name them),
+ * then BASE: each stack's live blocks (with the old blocks of reallocs
+ * whose free half is not written yet, as the log has them live) and END's
+ * figures so far. Memory from mmap: no heap, as everywhere here.
+ */
+static int ring_prologue(uint64_t t)
+{
+	size_t n = mt_stacks_count(S.stacks), k = 0;
+	uint64_t *bytes = NULL, *blocks = NULL;
+	struct mt_base_entry *e = NULL;
+	int err;
+
+	err = mt_modules_emit_known(S.mods, S.w, t);
+	if (!err && S.tags)
+		err = mt_tags_emit(S.tags, S.w, t);
+	for (uint32_t i = 0; !err && i < S.nthreads; i++)
+		err = mt_writer_thread(S.w, t, i, i < S.thr_cap ? (uint32_t)S.thr[i].tid : 0);
+	if (!err)
+		err = mt_stacks_each(S.stacks, ring_stack, NULL);
+	if (err)
+		return err < 0 ? err : MT_E_NOMEM;
+	bytes = mt_mem_alloc((n ? n : 1) * sizeof(*bytes));
+	blocks = mt_mem_alloc((n ? n : 1) * sizeof(*blocks));
+	e = mt_mem_alloc((n ? n : 1) * sizeof(*e));
+	if (!bytes || !blocks || !e) {
+		err = MT_E_NOMEM;
+		goto out;
+	}
+	mt_live_by_stack(S.live, bytes, blocks);
+	for (struct mt_tbuf_thread *p = pending; p; p = p->pnext)
+		if (p->pwas && !p->pfreed && p->pblk.stack < n) {
+			bytes[p->pblk.stack] += p->pblk.size;
+			blocks[p->pblk.stack]++;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (blocks[i]) {
+			e[k].stack = (uint32_t)i;
+			e[k].bytes = bytes[i];
+			e[k].blocks = blocks[i];
+			k++;
+		}
+	err = mt_writer_base(S.w, t, e, k, &S.tot);
+out:
+	mt_mem_free(bytes);
+	mt_mem_free(blocks);
+	mt_mem_free(e);
+	return err;
+}
+
+/*
+ * Ends the segment being written at a chunk boundary and begins the next
+ * (both locks held): its header, its first records, then the oldest
+ * segments go while the ring passes its size. A segment that cannot be
+ * created ends the recording (STOP and END in the segment that was full).
+ */
+static int ring_next(void)
+{
+	static char why[160];
+	struct stat st;
+	int err = io_flush();
+
+	if (err)
+		return err;
+	S.segs.size[S.segs.last % MT_SEGS_KEEP] = mt_writer_written(S.w);
+	int fd = mt_segs_open_next(&S.segs);
+	if (fd < 0) {
+		const char *e = strerror(errno);
+		size_t l = strlen("cannot begin the log's next segment: ");
+
+		memcpy(why, "cannot begin the log's next segment: ", l);
+		strncpy(why + l, e, sizeof(why) - l - 1);
+		(void)put_stop_end(why);
+		stop_locked(why, "");
+		return 0;
+	}
+	fd = fd_high(fd);
+	if (fstat(fd, &st) == 0) {
+		S.fd_dev = st.st_dev;
+		S.fd_ino = st.st_ino;
+	}
+	int old = S.fd;
+	__atomic_store_n(&S.fd, fd, __ATOMIC_RELAXED);
+	close(old);
+	mt_writer_new_file(S.w, fd);
+	uint64_t t = now();
+	err = mt_writer_header(S.w, (uint32_t)S.pid, S.start_rt, cmdline, S.cmdlen);
+	if (!err)
+		err = ring_prologue(t);
+	if (!err)
+		err = io_flush();
+	S.prologue = mt_writer_written(S.w);
+	mt_segs_trim(&S.segs, S.prologue);
+	return err;
+}
+
+/* A segment is full (no lock held): the next one begins, unless another
+ * thread began it meanwhile. */
+static void ring_rotate(void)
+{
+	uint64_t sl = log_lock_take();
+
+	if (mt_rec_active && S.ring && !S.exec_pending) {
+		io_take();
+		int err = ring_due() ? ring_next() : 0;
+		io_give();
+		check(err);
+	}
+	log_unlock(sl);
 }
 
 /* ---- snapshots ---------------------------------------------------------------- */
@@ -1921,8 +2074,19 @@ static int open_log(void)
 	int fl;
 
 	clock_gettime(CLOCK_REALTIME, &rt);
-	S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-		    O_CLOEXEC, 0644);
+	/* A bounded log: the ring of segments FILE.seg1... (lib/ring.h) in
+	 * place of FILE, which goes with any an earlier run left. */
+	S.ring = S.cfg.max_size && strcmp(S.cfg.output, "/dev/null") != 0;
+	S.prologue = 0;
+	if (S.ring && mt_segs_start(&S.segs, S.cfg.output, S.cfg.max_size) < 0) {
+		mt_say("output path too long; not recording", NULL);
+		return -1;
+	}
+	if (S.ring)
+		S.fd = mt_segs_open_next(&S.segs);
+	else
+		S.fd = open(S.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+			    O_CLOEXEC, 0644);
 	if (S.fd < 0) {
 		mt_say("cannot open ", S.cfg.output, ": ",
 		       errno == ENXIO ? "not a regular file" : strerror(errno), "; not recording", NULL);
@@ -1951,9 +2115,9 @@ static int open_log(void)
 		goto fail;
 	}
 	size_t len = read_cmdline();
-	if (mt_writer_header(S.w, (uint32_t)getpid(),
-			     (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-			     cmdline, len) < 0) {
+	S.cmdlen = len;
+	S.start_rt = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	if (mt_writer_header(S.w, (uint32_t)getpid(), S.start_rt, cmdline, len) < 0) {
 		mt_say("cannot write ", S.cfg.output, ": ", strerror(errno), "; not recording", NULL);
 		goto fail;
 	}

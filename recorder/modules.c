@@ -195,6 +195,23 @@ int mt_modules_scan(struct mt_modules *m)
 	return r ? -1 : 0;
 }
 
+int mt_modules_emit_known(const struct mt_modules *m, struct mt_writer *w, uint64_t t)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mod *md = &m->mods[i];
+		int e;
+
+		/* GONE: its UNLOAD, still to come, names it */
+		if (md->state != KNOWN && md->state != GONE)
+			continue;
+		e = mt_writer_module(w, t, md->base, md->path, md->bid, md->bid_len,
+				     md->segs, md->nseg);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 int mt_modules_emit(struct mt_modules *m, struct mt_writer *w, uint64_t t)
 {
 	size_t keep = 0;

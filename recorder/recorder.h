@@ -273,6 +273,18 @@ void mt_stacks_free(struct mt_stacks *s);
  */
 int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new);
 
+/*
+ * Calls fn for every stack so far, by increasing id (as STACK records
+ * list them). Stops at fn's first non-zero return and returns it; -1 when
+ * out of memory for the id order.
+ */
+int mt_stacks_each(const struct mt_stacks *s,
+		   int (*fn)(void *ctx, uint32_t id, unsigned efn, uint32_t tag,
+			     const uint64_t *ips, unsigned n),
+		   void *ctx);
+/* Stacks so far (ids 0 .. count - 1). */
+size_t mt_stacks_count(const struct mt_stacks *s);
+
 struct mt_live;
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
@@ -287,6 +299,9 @@ int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_b
 int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b);
 uint64_t mt_live_bytes(const struct mt_live *l);
 uint64_t mt_live_blocks(const struct mt_live *l);
+/* Adds every live block's size to bytes[stack] and 1 to blocks[stack]
+ * (both at least as long as the stack ids in the table). */
+void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks);
 /* The table itself, for the leak scan (read only). */
 struct mt_livetab;
 const struct mt_livetab *mt_live_table(const struct mt_live *l);
@@ -329,6 +344,9 @@ void mt_modules_free(struct mt_modules *m);
  */
 int mt_modules_scan(struct mt_modules *m);
 int mt_modules_emit(struct mt_modules *m, struct mt_writer *w, uint64_t t);
+/* MODULE for every module written so far and still loaded (a bounded
+ * log's new segment: lib/ring.h). 0, or the first writer error. */
+int mt_modules_emit_known(const struct mt_modules *m, struct mt_writer *w, uint64_t t);
 /* Did the loader add or remove objects since the last scan? (Cheap.) */
 int mt_modules_changed(struct mt_modules *m);
 /* Is ip inside a module emitted so far? (With the log lock.) */
@@ -350,7 +368,34 @@ struct mt_config {
 	int unwind;               /* MEMTRAIL_UNWIND: enum mt_unwind_mode (unwind.h) */
 	uint64_t sample;          /* MEMTRAIL_SAMPLE: mean bytes per recorded block; 0: all */
 	long sample_seed;         /* MEMTRAIL_SAMPLE_SEED; -1: none (draws differ per run) */
+	uint64_t max_size;        /* MEMTRAIL_MAX_SIZE: a bounded log (lib/ring.h); 0: one file */
 };
+
+/* ---- segments.c ------------------------------------------------------------ */
+
+/*
+ * A bounded log's files (lib/ring.h): segments first .. last are on disk,
+ * last the one being written (cur); a new one begins once the current
+ * passes target (max / MT_SEGS_PER_MAX), and the oldest go while the
+ * total passes max, so the files never hold more than max plus a segment.
+ */
+#define MT_SEGS_PER_MAX 4
+#define MT_SEGS_KEEP    64      /* at most this many kept, whatever their size */
+struct mt_segs {
+	char base[4096];      /* FILE */
+	char cur[4096];       /* the segment being written */
+	uint64_t max, target;
+	uint64_t first, last; /* 0: none yet */
+	uint64_t size[MT_SEGS_KEEP];  /* bytes of segment n at [n % KEEP] */
+};
+/* Begins the ring of path (deleting path and any segments an earlier run
+ * left); 0, or -1 when path is too long. */
+int mt_segs_start(struct mt_segs *g, const char *path, uint64_t max);
+/* Creates the next segment: its descriptor (g->cur its path), or -1. */
+int mt_segs_open_next(struct mt_segs *g);
+/* The current segment has cur_size bytes: deletes the oldest while the
+ * total passes max (the current one always stays). */
+void mt_segs_trim(struct mt_segs *g, uint64_t cur_size);
 
 /* An environment variable, also before libc set up environ. */
 const char *mt_env(const char *name);

@@ -239,6 +239,35 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 	return sl->id1 - 1;
 }
 
+size_t mt_stacks_count(const struct mt_stacks *s)
+{
+	return s->count;
+}
+
+int mt_stacks_each(const struct mt_stacks *s,
+		   int (*fn)(void *ctx, uint32_t id, unsigned efn, uint32_t tag,
+			     const uint64_t *ips, unsigned n),
+		   void *ctx)
+{
+	/* the slots are in hash order: an index by id first */
+	size_t bytes = (s->count ? s->count : 1) * sizeof(uint32_t);
+	uint32_t *slot = pages(bytes);
+	int rc = 0;
+
+	if (!slot)
+		return -1;
+	for (size_t i = 0; i <= s->mask; i++)
+		if (s->slots[i].id1)
+			slot[s->slots[i].id1 - 1] = (uint32_t)i;
+	for (size_t id = 0; id < s->count && !rc; id++) {
+		const struct stack_slot *sl = &s->slots[slot[id]];
+
+		rc = fn(ctx, (uint32_t)id, sl->fn, sl->tag, s->arena + sl->off, sl->n);
+	}
+	unpages(slot, bytes);
+	return rc;
+}
+
 /* ---- live blocks ---------------------------------------------------------- */
 
 /*
@@ -388,6 +417,25 @@ struct mt_block mt_live_slot(const struct mt_live *l, uint64_t addr, uint64_t va
 	if (b.size == SIZE_ESC)
 		(void)mt_livetab_get(&l->big, addr, &b.size);
 	return b;
+}
+
+void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks)
+{
+	const struct mt_livetab *tab = &l->tab;
+
+	for (size_t i = 0; i < tab->cap; i++)
+		if (tab->slots[i].addr) {
+			struct mt_block b = mt_live_slot(l, tab->slots[i].addr, tab->slots[i].val);
+
+			bytes[b.stack] += b.size;
+			blocks[b.stack]++;
+		}
+	if (tab->zero_live) {
+		struct mt_block b = mt_live_slot(l, 0, tab->zero_val);
+
+		bytes[b.stack] += b.size;
+		blocks[b.stack]++;
+	}
 }
 
 uint64_t mt_live_blocks(const struct mt_live *l)

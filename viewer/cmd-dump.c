@@ -125,6 +125,20 @@ static void d_stack(void *ctx, const struct mt_stack *s)
 	fputc('\n', d->out);
 }
 
+static void d_base(void *ctx, const struct mt_base *b)
+{
+	struct dump *d = ctx;
+
+	fprintf(d->out, "base seq=%" PRIu64 " t=%" PRIu64 " allocations=%" PRIu64 " frees=%" PRIu64
+		" bytes_allocated=%" PRIu64 " peak_bytes=%" PRIu64 " peak_blocks=%" PRIu64
+		" peak_t=%" PRIu64 " stacks=%zu\n", b->seq, b->time_ns, b->tot.allocations,
+		b->tot.frees, b->tot.bytes_allocated, b->tot.peak_bytes, b->tot.peak_blocks,
+		b->tot.peak_time_ns, b->n);
+	for (size_t i = 0; i < b->n; i++)
+		fprintf(d->out, "base_stack stack=%" PRIu32 " bytes=%" PRIu64 " blocks=%" PRIu64 "\n",
+			b->stacks[i].stack, b->stacks[i].bytes, b->stacks[i].blocks);
+}
+
 static int d_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct dump *d = ctx;
@@ -195,7 +209,7 @@ static void d_end(void *ctx, const struct mt_end *e)
 static const struct mt_replay_ops dump_ops = {
 	.on_header = d_header, .on_module = d_module, .on_unload = d_unload,
 	.on_thread = d_thread, .on_thread_name = d_thread_name, .on_rss = d_rss, .on_stack = d_stack,
-	.on_tag = d_tag, .on_alloc = d_alloc,
+	.on_tag = d_tag, .on_base = d_base, .on_alloc = d_alloc,
 	.on_free = d_free, .on_snapshot = d_snapshot, .on_end = d_end,
 };
 

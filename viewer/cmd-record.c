@@ -38,6 +38,7 @@
 #include "format.h"
 #include "outpath.h"
 #include "replay.h"
+#include "ring.h"
 #include "session.h"
 #include "summary.h"
 #include "util.h"
@@ -46,7 +47,7 @@ const char cmd_record_usage[] =
 	"usage: memtrail record [-o FILE] [--depth N] [--follow-children]\n"
 	"                       [--snapshot-signal SIG] [--snapshot-interval SECONDS]\n"
 	"                       [--leak-check-signal SIG] [--keep-runtime]\n"
-	"                       [--sample BYTES]\n"
+	"                       [--sample BYTES] [--max-size SIZE]\n"
 	"                       [--view [-O FILE] [--kill-on-quit]] [--] PROGRAM [ARGS...]\n"
 	"\n"
 	"Runs PROGRAM with the memtrail recorder preloaded, writes the event log\n"
@@ -91,6 +92,14 @@ const char cmd_record_usage[] =
 	"                           estimates, while counts of blocks and calls are\n"
 	"                           of the recorded ones; MEMTRAIL_SAMPLE=BYTES does\n"
 	"                           the same, MEMTRAIL_SAMPLE_SEED=N repeats the draws\n"
+	"  --max-size SIZE          a bounded log, for a program left running for\n"
+	"                           days: FILE.seg1, FILE.seg2, ... in place of FILE,\n"
+	"                           a new one past about SIZE/4, the oldest deleted\n"
+	"                           while they pass SIZE (at least 1M; e.g. 100M),\n"
+	"                           so they never hold more than SIZE and a segment;\n"
+	"                           report, view and dump FILE read what is kept,\n"
+	"                           with the run's totals and peak; not with\n"
+	"                           --sample; MEMTRAIL_MAX_SIZE=SIZE does the same\n"
 	"  -O, --program-output FILE\n"
 	"                           with --view: PROGRAM's output (default memtrail.out)\n"
 	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
@@ -98,7 +107,7 @@ const char cmd_record_usage[] =
 	"  -h, --help               this help\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
-       O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE };
+       O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE, O_MAX_SIZE };
 
 static const struct opt options[] = {
 	{ "output", 'o', 1, O_OUT },
@@ -109,6 +118,7 @@ static const struct opt options[] = {
 	{ "snapshot-interval", 0, 1, O_INTERVAL },
 	{ "keep-runtime", 0, 0, O_KEEP },
 	{ "sample", 0, 1, O_SAMPLE },
+	{ "max-size", 0, 1, O_MAX_SIZE },
 	{ "view", 0, 0, O_VIEW },
 	{ "program-output", 'O', 1, O_VIEW_OUT },
 	{ "kill-on-quit", 0, 0, O_KILL },
@@ -405,6 +415,26 @@ static char *read_child(int fd, int *exec_errno)
 	return buf;
 }
 
+/* The bytes of a bounded log's segments on disk (lib/ring.h); 0: none. */
+static uint64_t ring_bytes(const char *path)
+{
+	uint64_t *v, n = 0;
+	size_t k;
+	struct stat st;
+
+	if (mt_ring_list(path, &v, &k) < 0)
+		return 0;
+	for (size_t i = 0; i < k; i++) {
+		char *name = xasprintf("%s" MT_RING_SUFFIX "%" PRIu64, path, v[i]);
+
+		if (stat(name, &st) == 0)
+			n += (uint64_t)st.st_size;
+		free(name);
+	}
+	free(v);
+	return n;
+}
+
 /*
  * One closing line for the log at path, after `who` ("" for the program,
  * "child PID (PROG): " for a child): from the END record when the log ended
@@ -460,7 +490,7 @@ static int closing_line(const char *path, const char *who, struct mt_replay *r)
 		mt_session_free(ses);
 	}
 	if (stat(path, &st) < 0)
-		st.st_size = 0;
+		st.st_size = (off_t)ring_bytes(path);
 	/* the leak check at exit, when the recorder could make it */
 	if (classified && !stopped) {
 		char d[32];
@@ -663,7 +693,8 @@ static void child_line(const struct child_log *c)
 }
 
 /*
- * Lists the logs FILE.<pid>[.<k>] next to path that this run wrote (their
+ * Lists the logs FILE.<pid>[.<k>] (or their segments, --max-size) next to
+ * path that this run wrote (their
  * header's start time is not before since_ns, when the program was
  * started), in the order they began.
  */
@@ -693,9 +724,30 @@ static void report_children(const char *path, uint64_t since_ns)
 		const char *prog;
 		char *cpath;
 
-		if (!child_name(de->d_name, base))
+		const char *seg = strstr(de->d_name, MT_RING_SUFFIX);
+		char *lname;
+		size_t i;
+
+		/* a bounded log's segment stands for its log (lib/ring.h) */
+		while (seg && strstr(seg + 1, MT_RING_SUFFIX))
+			seg = strstr(seg + 1, MT_RING_SUFFIX);
+		lname = seg ? xasprintf("%.*s", (int)(seg - de->d_name), de->d_name) : NULL;
+		if (lname && !mt_ring_number(lname, de->d_name)) {
+			free(lname);
+			lname = NULL;
+		}
+		if (!child_name(lname ? lname : de->d_name, base)) {
+			free(lname);
 			continue;
-		cpath = xasprintf("%.*s%s", (int)cut, path, de->d_name);
+		}
+		cpath = xasprintf("%.*s%s", (int)cut, path, lname ? lname : de->d_name);
+		free(lname);
+		for (i = 0; i < n && strcmp(v[i].path, cpath); i++)
+			;
+		if (i < n) {
+			free(cpath);      /* another segment of a log listed */
+			continue;
+		}
 		if (mt_replay_open(cpath, &r, NULL) < 0) {
 			free(cpath);
 			continue;
@@ -741,7 +793,7 @@ int cmd_record(int argc, char **argv)
 	struct opt_state st;
 	int id, fds[2], status, code, exec_errno, follow = 0, view = 0, kill_on_quit = 0, out = -1;
 	const char *view_out = NULL;
-	uint64_t sample;
+	uint64_t sample, max_size;
 	struct timespec began;
 	pid_t pid;
 
@@ -792,6 +844,12 @@ int cmd_record(int argc, char **argv)
 			snprintf(num, sizeof(num), "%" PRIu64, sample);
 			set_env("MEMTRAIL_SAMPLE", num);
 			break;
+		case O_MAX_SIZE:
+			if (mt_fmt_parse_size(arg, &max_size) < 0 || max_size < MT_RING_MIN_SIZE)
+				die_usage("--max-size: '%s' is not a size of at least 1M", arg);
+			snprintf(num, sizeof(num), "%" PRIu64, max_size);
+			set_env("MEMTRAIL_MAX_SIZE", num);
+			break;
 		case O_VIEW:
 			view = 1;
 			break;
@@ -826,6 +884,9 @@ program:
 	lib = find_recorder();
 	arg = getenv("MEMTRAIL_FOLLOW_CHILDREN");
 	follow = arg && *arg && strcmp(arg, "0") != 0;
+	arg = getenv("MEMTRAIL_SAMPLE");
+	if (arg && *arg && (arg = getenv("MEMTRAIL_MAX_SIZE")) && *arg)
+		die_usage("--max-size and --sample do not go together");
 	if ((view_out || kill_on_quit) && !view)
 		die_usage("%s goes with --view", view_out ? "-O" : "--kill-on-quit");
 	if (view) {

@@ -148,9 +148,8 @@ int view_run(const char *file, int follow)
 	 * program (nor from the recorder's own writing). */
 	if (follow)
 		(void)setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + 10);
-	/* load everything before the screen starts: errors stay readable */
-	if (access(file, R_OK) < 0)
-		die("%s: %s", file, strerror(errno));
+	/* load everything before the screen starts: errors stay readable
+	 * (the open says why: no such file, nor a bounded log's segments) */
 	mt_progress_init(&prog, stderr);
 	rc = mt_view_data_open(file, follow,
 			       &(struct mt_progress_cb){ mt_progress_update, &prog },

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fmt.h"
 #include "replay.h"
 #include "session.h"
 #include "util.h"
@@ -313,6 +314,11 @@ char *log_end_text(const char *path, const struct mt_end *e, char *buf, size_t s
 void warn_log_end(const char *path, const struct mt_end *e)
 {
 	char line[512];
+
+	if (e->bounded)
+		note("%s: a bounded log: the events before %s were dropped (totals and peak "
+		     "carry on from the run's)", path,
+		     mt_fmt_duration(line, sizeof(line), e->base_time_ns));
 
 	if (e->stop_reason)
 		warning("%s: recording stopped early: %s", path, e->stop_reason);
