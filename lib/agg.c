@@ -638,7 +638,8 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 		a->peak_epoch++;      /* the state now is the peak's */
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY))
 		last_alloc(a, ev->thread, ev->addr);
-	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size, ev->count) < 0)
+	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size, ev->count,
+							   ev->asked) < 0)
 		a->err = MT_E_NOMEM;
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;

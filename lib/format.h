@@ -228,7 +228,7 @@
  *        profilers draw them. Each thread counts down the bytes it
  *        allocates; the allocation that takes the count to zero or below is
  *        recorded, and the count starts again from a fresh interval,
- *        exponentially distributed with mean `mean` bytes (>= 1). Sampling
+ *        exponentially distributed with mean `mean` bytes (1 to 2^40). Sampling
  *        points thus fall on the bytes allocated as a Poisson process, and a
  *        block of s bytes is recorded with probability p = 1 - exp(-s/mean).
  *        Readers weigh each recorded block by 1/p: it stands for s/p bytes
@@ -310,6 +310,9 @@ enum mt_record {
 	MT_REC_SAMPLE      = 0x12,  /* version 4 on */
 	MT_REC_BASE        = 0x13,  /* version 5 on: a segment's start */
 };
+
+/* SAMPLE's largest mean (1 TiB): a weighed figure then fits its 63 bits. */
+#define MT_SAMPLE_MAX ((uint64_t)1 << 40)
 
 /* Stacks a BASE record lists at most (a state spans several records). */
 #define MT_BASE_PER_RECORD    300

@@ -240,6 +240,7 @@ struct mt_replay {
 	uint64_t events;
 	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
 	uint64_t sample;      /* SAMPLE's mean interval (0: every allocation) */
+	uint64_t weighed;     /* a sampled log's weighed bytes allocated so far */
 	uint64_t time;
 	/* The chunk's address states (format.h, states below): one before
 	 * version 5, where state_mask is 0; as, the current thread's. */
@@ -562,37 +563,58 @@ static inline int get_u32(struct cur *c, uint32_t *v, uint64_t max)
  * size / p bytes and 1 / p blocks, p = 1 - exp(-size / mean) (format.h
  * SAMPLE). Bytes round to the nearest. Blocks, whole numbers in every
  * reader, round down or up at random with the chance that keeps their mean
- * 1 / p, drawn from a hash of the block's stack, its size and its address
- * within its page: the free of a block, or a leak check, takes back exactly
- * what its allocation added, so live figures return to zero, and a program
- * recorded twice with the same seed gets the same figures (address space
- * randomisation moves heaps by whole pages). The log's sizes stay as recorded inside the
- * replay (its checks of each stack's live blocks use them); they are
- * weighed here, where a block's figures go out. A block so large that p is
- * 1 in double precision keeps its size exactly.
+ * 1 / p, drawn from a hash of the block's address, stack and size: each
+ * block draws its own, and its free, or a leak check, takes back exactly
+ * what its allocation added, so live figures return to zero. (Address
+ * space randomisation moves the blocks, so two runs with the same seed
+ * draw the same blocks and bytes but may round counts apart.) The log's
+ * sizes stay as recorded inside the replay (its checks of each stack's
+ * live blocks use them); they are weighed here, where a block's figures go
+ * out, and at decoding for the sum's bound (weighed_fits). A block so large
+ * that p is 1 in double precision keeps its size exactly.
  */
-static __attribute__((noinline, cold)) void weigh(uint64_t mean, uint64_t addr, uint32_t stack, uint64_t *size,
-		  uint64_t *count)
+static double weight(uint64_t size, uint64_t mean)
 {
-	double x = (double)*size / (double)mean;
-	double p = -expm1(-x), w, n;
+	double p = -expm1(-(double)size / (double)mean);
+
+	/* size 0: never drawn, stands for nothing; p 1: itself */
+	return p >= 1.0 || p <= 0.0 ? 1.0 : 1.0 / p;
+}
+
+static __attribute__((noinline, cold)) void weigh(uint64_t mean, uint64_t addr, uint32_t stack,
+						  uint64_t *size, uint64_t *count)
+{
+	double w = weight(*size, mean), n = floor(w);
 	uint64_t h;
 
 	*count = 1;
-	if (p >= 1.0 || p <= 0.0)     /* size 0: never drawn, stands for nothing */
+	if (w == 1.0)
 		return;
-	w = 1.0 / p;
-	n = floor(w);
 	/* splitmix64's finaliser */
-	h = (addr & 4095) ^ ((uint64_t)stack << 12) ^ (*size * 0x9E3779B97F4A7C15ull);
+	h = addr ^ ((uint64_t)stack << 40) ^ (*size * 0x9E3779B97F4A7C15ull);
 	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
 	h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
 	h ^= h >> 31;
-	*size = (uint64_t)llround((double)*size / p);
-	/* an event's count is 32 bits: past that (a mean of GiBs, a block of a
-	 * few bytes), the count, not the bytes, is short */
+	*size = (uint64_t)llround((double)*size * w);
+	/* an event's count is 32 bits: past that (a mean near its 1 TiB bound,
+	 * a block of a byte), the count, not the bytes, is short */
 	*count = n >= 4294967295.0 ? 4294967295u :
 		(uint64_t)n + ((double)(h >> 11) * 0x1.0p-53 < w - n);
+}
+
+/*
+ * A sampled allocation's weighed size added to the weighed bytes allocated,
+ * or -1 when the sum would pass what a figure holds (INT64_MAX), as the
+ * recorded sizes' sum is checked: no consumer's figure can wrap.
+ */
+static __attribute__((noinline, cold)) int weighed_fits(struct mt_replay *r, uint64_t size)
+{
+	double w = (double)size * weight(size, r->sample);
+
+	if (w >= (double)(INT64_MAX - r->weighed))
+		return -1;
+	r->weighed += (uint64_t)llround(w);
+	return 0;
 }
 
 /* A SIZES field, as recorded. */
@@ -1022,7 +1044,7 @@ static inline __attribute__((always_inline)) int emit_free(const struct mt_repla
 		     uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
 		     const struct mt_replay_ops *ops, void *ctx)
 {
-	uint64_t count = 1;
+	uint64_t count = 1, asked = size;
 
 	if (__builtin_expect(r->sample != 0, 0))
 		weigh(r->sample, addr, stack, &size, &count);
@@ -1031,7 +1053,7 @@ static inline __attribute__((always_inline)) int emit_free(const struct mt_repla
 	struct mt_event ev = {
 		.seq = seq, .time_ns = time, .addr = addr, .size = size, .stack = stack,
 		.thread = thread, .alloc_thread = owner, .realloc = realloc,
-		.count = (uint32_t)count,
+		.count = (uint32_t)count, .asked = asked,
 	};
 
 	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
@@ -1071,7 +1093,7 @@ static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uin
 		struct mt_event ev = {
 			.seq = seq, .time_ns = p->time, .addr = addr, .size = size,
 			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
-			.realloc = realloc, .count = (uint32_t)count,
+			.realloc = realloc, .count = (uint32_t)count, .asked = p->size,
 		};
 
 		stop |= ops->on_alloc(ctx, &ev);
@@ -1408,6 +1430,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
+		    (r->sample && weighed_fits(r, size) < 0) ||
 		    get_addr(as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		r->allocated += size;
@@ -1441,6 +1464,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		    stack >= r->nstacks ||
 		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
 		    size > (uint64_t)INT64_MAX - r->allocated ||
+		    (r->sample && weighed_fits(r, size) < 0) ||
 		    get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
 			return MT_E_CORRUPT;
 		ostack = 0;
@@ -1529,7 +1553,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		if (__builtin_expect(r->skip_defs, 0))
 			return skip_def(r, c, type);
 		/* one, before the first event, so that every size is weighed */
-		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || r->sample ||
+		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || a > MT_SAMPLE_MAX || r->sample ||
 		    r->events != r->first_seq || r->allocated)
 			return MT_E_CORRUPT;
 		r->sample = a;
@@ -1897,6 +1921,7 @@ static void reset_run(struct mt_replay *r)
 	r->nbase = 0;
 	r->allocated = 0;
 	r->sample = 0;
+	r->weighed = 0;
 	r->time = 0;
 	r->in_chunk = 0;
 	r->fin_rc = 0;

@@ -45,6 +45,7 @@ struct mt_event {
 				* see mt_replay_owners) */
 	int realloc;          /* 1 for the two halves of a realloc (free first, then alloc) */
 	uint32_t count;       /* blocks it stands for: 1, or a sampled log's estimate */
+	uint64_t asked;       /* the size the program asked for (= size unless sampled) */
 };
 
 /* A distinct call stack (see format.h STACK). Owned by the replay. */

@@ -236,7 +236,9 @@ static inline void leave(struct mt_session *s, int open, uint64_t t, uint64_t se
 		s->win_open = 1;
 		s->win_end = t / w < UINT64_MAX / w - 1 ? (t / w + 1) * w : UINT64_MAX;
 	}
-	s->win_t = t;
+	/* the window's latest time: a damaged log's time may go back */
+	if (open || t > s->win_t)
+		s->win_t = t;
 	s->win_events = seq + 1;
 }
 

@@ -82,9 +82,10 @@ void mt_sizes_bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
 	*hi = k >= 64 ? UINT64_MAX : (1ull << k) - 1;
 }
 
-int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count)
+int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count,
+		 uint64_t asked)
 {
-	unsigned k = mt_sizes_bucket_of(count > 1 ? size / count : size);
+	unsigned k = mt_sizes_bucket_of(asked);
 	struct sz_stack *st;
 
 	if (stack >= z->n) {

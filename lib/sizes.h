@@ -45,11 +45,12 @@ void mt_sizes_clear(struct mt_sizes *z);
 void mt_sizes_buckets(struct mt_sizes *z, int on);
 
 /*
- * `count` allocation calls of `size` bytes in all from stack: 1 call of its
- * requested size, or a sampled log's estimate (lib/replay.h mt_event),
- * bucketed by the size of one call. 0 or MT_E_NOMEM.
+ * `count` allocation calls of `size` bytes in all from stack, each asking
+ * for `asked` bytes (its bucket): 1 call of its requested size, or a
+ * sampled log's estimate (lib/replay.h mt_event). 0 or MT_E_NOMEM.
  */
-int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count);
+int mt_sizes_add(struct mt_sizes *z, uint32_t stack, uint64_t size, uint64_t count,
+		 uint64_t asked);
 
 /* The bucket of a size, and the sizes a bucket holds (lo..hi, inclusive). */
 unsigned mt_sizes_bucket_of(uint64_t size);

@@ -167,8 +167,10 @@ void mt_config_read(struct mt_config *cfg)
 	s = mt_env("MEMTRAIL_LEAK_CHECK");
 	cfg->leak_check = !(s && strcmp(s, "0") == 0);
 	cfg->sample = 0;
-	if ((s = mt_env("MEMTRAIL_SAMPLE")) && *s && mt_fmt_parse_size(s, &cfg->sample) < 0) {
-		mt_say("MEMTRAIL_SAMPLE is a size such as 512k: recording every allocation", NULL);
+	if ((s = mt_env("MEMTRAIL_SAMPLE")) && *s &&
+	    (mt_fmt_parse_size(s, &cfg->sample) < 0 || cfg->sample > MT_SAMPLE_MAX)) {
+		mt_say("MEMTRAIL_SAMPLE is a size such as 512k, at most 1T: recording every "
+		       "allocation", NULL);
 		cfg->sample = 0;
 	}
 	cfg->max_size = 0;

@@ -53,7 +53,7 @@ static uint64_t ev_alloc(struct fixture *f, uint64_t addr, uint64_t size, uint32
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
 	ev.addr = addr;
-	ev.size = size;
+	ev.size = ev.asked = size;
 	ev.stack = stack;
 	ev.thread = thread;
 	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
@@ -68,7 +68,7 @@ static void ev_free(struct fixture *f, uint64_t addr, uint64_t size, uint32_t st
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
 	ev.addr = addr;
-	ev.size = size;
+	ev.size = ev.asked = size;
 	ev.stack = stack;
 	ev.thread = thread;
 	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
@@ -84,13 +84,13 @@ static uint64_t ev_realloc(struct fixture *f, uint64_t old, uint64_t old_size,
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
 	ev.addr = old;
-	ev.size = old_size;
+	ev.size = ev.asked = old_size;
 	ev.stack = old_stack;
 	ev.thread = thread;
 	ev.realloc = 1;
 	assert_int_equal(f->ops.on_free(f->a, &ev), 0);
 	ev.addr = addr;
-	ev.size = size;
+	ev.size = ev.asked = size;
 	ev.stack = stack;
 	assert_int_equal(f->ops.on_alloc(f->a, &ev), 0);
 	return ev.seq;
@@ -319,7 +319,7 @@ static void test_stop_early(void **state)
 	ev_alloc(f, 0x1000, 7, 0, 0);
 	ev.seq = 1;
 	ev.time_ns = 100;
-	ev.size = 9;
+	ev.size = ev.asked = 9;
 	assert_int_equal(f->ops.on_alloc(f->a, &ev), 1);
 	p = mt_agg_take(f->a, 0);
 	assert_non_null(p);
@@ -427,7 +427,7 @@ static void ev_free_of(struct fixture *f, uint64_t addr, uint64_t size, uint32_t
 	ev.seq = f->seq++;
 	ev.time_ns = f->time += 10;
 	ev.addr = addr;
-	ev.size = size;
+	ev.size = ev.asked = size;
 	ev.stack = stack;
 	ev.thread = thread;
 	ev.alloc_thread = owner;

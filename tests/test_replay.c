@@ -552,7 +552,11 @@ static void test_tags(void **state)
  * 64 / 0.0605869 = 1,056 B, 512 B for 512 / 0.3934693 = 1,301 B, and a
  * 1 MiB block (p = 1 in double precision) for itself; each free names the
  * figure its allocation added (a realloc's old half too). And the corrupt
- * ones: SAMPLE after an event, twice, with mean 0, in a version 3 log.
+ * ones: SAMPLE after an event, twice, with mean 0, in a version 3 log, with
+ * a mean past 2^40 (MT_SAMPLE_MAX); and a log whose weighed bytes allocated
+ * would pass INT64_MAX though its recorded ones do not: a block of
+ * INT64_MAX - 2^39 B (p = 1, itself), then one of 1 B, which stands for
+ * about 2^40 B at mean 2^40.
  */
 static void test_sampled(void **state)
 {
@@ -592,7 +596,10 @@ static void test_sampled(void **state)
 	mt_replay_free(r);
 	tl_free(t);
 
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 6; k++) {
+		uint8_t big[16] = { MT_REC_SAMPLE };
+		size_t nbig = 1 + mt_put_uv(big + 1, MT_SAMPLE_MAX + (k == 4));
+
 		t = new_log_version(k == 3 ? 3 : MT_FORMAT_VERSION);
 		tl_flush(t);
 		switch (k) {
@@ -600,6 +607,12 @@ static void test_sampled(void **state)
 		case 1: tl_raw(t, sample, sizeof(sample)); tl_raw(t, sample, sizeof(sample)); break;
 		case 2: tl_raw(t, zero, sizeof(zero)); break;
 		case 3: tl_raw(t, sample, sizeof(sample)); break;
+		case 4: tl_raw(t, big, nbig); break;
+		case 5:
+			tl_raw(t, big, nbig);
+			tl_alloc(t, 1, 0x1000, (uint64_t)INT64_MAX - (1ull << 39), 0, 0);
+			tl_alloc(t, 1, 0x2000, 1, 0, 0);
+			break;
 		}
 		tl_end(t, 0, MT_END_EXIT, 0);
 		assert_int_equal(replay(f, t, NULL), 0);

@@ -83,7 +83,7 @@ static void alloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.seq = f->seq++;
 	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
-	ev.size = n;
+	ev.size = ev.asked = n;
 	f->size[a] = n;
 	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
 	note(f, ev.seq);
@@ -97,7 +97,7 @@ static void free_(struct fixture *f, unsigned a)
 	ev.seq = f->seq++;
 	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
-	ev.size = f->size[a];
+	ev.size = ev.asked = f->size[a];
 	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
 	note(f, ev.seq);
 }
@@ -111,11 +111,11 @@ static void realloc_(struct fixture *f, unsigned a, uint64_t n)
 	ev.seq = f->seq++;
 	ev.time_ns = f->time;
 	ev.addr = 0x1000 + a;
-	ev.size = f->size[a];
+	ev.size = ev.asked = f->size[a];
 	ev.realloc = 1;
 	assert_int_equal(f->aops.on_free(f->a, &ev), 0);
 	note(f, ev.seq);
-	ev.size = n;
+	ev.size = ev.asked = n;
 	f->size[a] = n;
 	assert_int_equal(f->aops.on_alloc(f->a, &ev), 0);
 	note(f, ev.seq);

@@ -83,13 +83,13 @@ static void test_buckets(void **state)
 static void fill(struct mt_sizes *z)
 {
 	for (int i = 0; i < 1000; i++)
-		assert_int_equal(mt_sizes_add(z, 0, 24, 1), 0);
+		assert_int_equal(mt_sizes_add(z, 0, 24, 1, 24), 0);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(mt_sizes_add(z, 0, 0, 1), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 16, 1), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 31, 1), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 32, 1), 0);
-	assert_int_equal(mt_sizes_add(z, 2, 1 << 20, 1), 0);
+		assert_int_equal(mt_sizes_add(z, 0, 0, 1, 0), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 16, 1, 16), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 31, 1, 31), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 32, 1, 32), 0);
+	assert_int_equal(mt_sizes_add(z, 2, 1 << 20, 1, 1 << 20), 0);
 }
 
 static void test_histogram(void **state)
@@ -181,13 +181,13 @@ static void test_agg_feeds(void **state)
 	mt_agg_size_buckets(a, 1);
 	assert_int_equal(mt_agg_request(a, NULL, 0, 0), 0);
 	ev.addr = 0x10;
-	ev.size = 100;
+	ev.size = ev.asked = 100;
 	assert_int_equal(ops.on_alloc(a, &ev), 0);
 	ev.seq = 1;
 	ev.realloc = 1;
 	assert_int_equal(ops.on_free(a, &ev), 0);
 	ev.addr = 0x20;
-	ev.size = 300;
+	ev.size = ev.asked = 300;
 	ev.stack = 1;
 	assert_int_equal(ops.on_alloc(a, &ev), 0);
 	ev.seq = 2;
@@ -195,7 +195,7 @@ static void test_agg_feeds(void **state)
 	assert_int_equal(ops.on_free(a, &ev), 0);
 	ev.seq = 3;
 	ev.addr = 0x30;
-	ev.size = 0;
+	ev.size = ev.asked = 0;
 	ev.stack = 0;
 	assert_int_equal(ops.on_alloc(a, &ev), 0);
 	ops.on_end(a, &e);

@@ -839,8 +839,8 @@ int cmd_record(int argc, char **argv)
 			set_env("MEMTRAIL_FREERES", "0");
 			break;
 		case O_SAMPLE:
-			if (mt_fmt_parse_size(arg, &sample) < 0)
-				die_usage("--sample: '%s' is not a size such as 512k", arg);
+			if (mt_fmt_parse_size(arg, &sample) < 0 || sample > MT_SAMPLE_MAX)
+				die_usage("--sample: '%s' is not a size such as 512k, at most 1T", arg);
 			snprintf(num, sizeof(num), "%" PRIu64, sample);
 			set_env("MEMTRAIL_SAMPLE", num);
 			break;
