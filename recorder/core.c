@@ -849,6 +849,11 @@ static void pending_drop(struct mt_tbuf_thread *th)
 	th->pending = 0;
 }
 
+int mt_rec_prefetch_pays(void)
+{
+	return S.live && mt_live_large(S.live);
+}
+
 void mt_rec_prefetch(uint64_t addr)
 {
 	if (S.live)

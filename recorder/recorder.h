@@ -164,8 +164,10 @@ uint64_t mt_rec_stamp(void);
 /* Nonzero: mt_rec_stamp() is the TSC (x86-64), read inline by tbuf.c. */
 extern int mt_rec_tsc;
 void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e);
-/* With the log lock: a hint that an event at addr comes soon (tbuf.c). */
+/* With the log lock: a hint that an event at addr comes soon (tbuf.c), and
+ * whether such hints pay (a live table larger than the caches). */
 void mt_rec_prefetch(uint64_t addr);
+int mt_rec_prefetch_pays(void);
 void mt_rec_thread_begin(void);
 void mt_rec_thread_drop(struct mt_tbuf_thread *th);
 void mt_rec_drain_wanted(void);
@@ -289,6 +291,7 @@ struct mt_live;
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
 void mt_live_prefetch(const struct mt_live *l, uint64_t addr);
+int mt_live_large(const struct mt_live *l);
 /*
  * Adds a live block. Returns 0; 1 when addr was live already (its free
  * went unseen), *old then the block it replaced; -1 when out of memory

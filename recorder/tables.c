@@ -394,6 +394,12 @@ int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b)
 	return 1;
 }
 
+/* A table of 64 Ki slots (1 MiB) or more: beyond the L2 cache. */
+int mt_live_large(const struct mt_live *l)
+{
+	return l->tab.cap >= 65536;
+}
+
 /* Brings addr's slot into the cache ahead of an add or a remove. */
 void mt_live_prefetch(const struct mt_live *l, uint64_t addr)
 {
