@@ -232,7 +232,7 @@
  *        points thus fall on the bytes allocated as a Poisson process, and a
  *        block of s bytes is recorded with probability p = 1 - exp(-s/mean).
  *        Readers weigh each recorded block by 1/p: it stands for s/p bytes
- *        (an unbiased estimate). A FREE or REALLOC is written only for a
+ *        and 1/p blocks (unbiased estimates; lib/replay.c weigh). A FREE or REALLOC is written only for a
  *        recorded block; a realloc whose old block was not recorded is an
  *        ALLOC if its new block is, and nothing otherwise. At most one, in
  *        the first chunk before any event. END's figures are the recorder's

@@ -1301,6 +1301,13 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	return 0;
 }
 
+/* The definitions skip_def passes over. */
+static int skips(uint8_t type)
+{
+	return type == MT_REC_STACK || type == MT_REC_MODULE || type == MT_REC_THREAD ||
+	       type == MT_REC_THREAD_NAME || type == MT_REC_TAG || type == MT_REC_SAMPLE;
+}
+
 /*
  * A record of a segment's start that repeats what the run knows (it read
  * the segment before): decoded, checked for form, dropped.
@@ -1424,6 +1431,9 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	struct item *it;
 	uint8_t type = *c->p++;
 
+	/* a later segment's repeat of what the run defined already */
+	if (__builtin_expect(r->skip_defs, 0) && skips(type))
+		return skip_def(r, c, type);
 	switch (type) {
 	case MT_REC_ALLOC:
 		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
@@ -1484,20 +1494,12 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		it->ostack = ostack;
 		return 0;
 	case MT_REC_STACK:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		return rec_stack(r, c, sl);
 	case MT_REC_THREAD:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		return rec_thread(r, c, sl);
 	case MT_REC_THREAD_NAME:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		return rec_thread_name(r, c, sl);
 	case MT_REC_TAG:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		return rec_tag(r, c, sl);
 	case MT_REC_BASE:
 		return rec_base(r, c, sl);
@@ -1511,8 +1513,6 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		it->size = a;
 		return 0;
 	case MT_REC_MODULE:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		return rec_module(r, c, sl);
 	case MT_REC_UNLOAD:
 		if (get_uv(c, &a) < 0)
@@ -1550,8 +1550,6 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		return 0;
 	}
 	case MT_REC_SAMPLE:
-		if (__builtin_expect(r->skip_defs, 0))
-			return skip_def(r, c, type);
 		/* one, before the first event, so that every size is weighed */
 		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || a > MT_SAMPLE_MAX || r->sample ||
 		    r->events != r->first_seq || r->allocated)

@@ -71,8 +71,8 @@ struct mt_summary_info {
 	/* The largest resident-set sample (has_rss: the log has samples). */
 	int has_rss;
 	uint64_t peak_rss_bytes, peak_rss_time_ns;
-	/* The log is sampled every sample bytes (0: it is not): byte figures
-	 * are estimates, counts those of the recorded blocks. */
+	/* The log is sampled every sample bytes (0: it is not): its figures
+	 * of bytes, blocks and calls are estimates. */
 	uint64_t sample;
 };
 

@@ -88,10 +88,10 @@ const char cmd_record_usage[] =
 	"                           allocated on average (e.g. 512k; k, m, g are\n"
 	"                           powers of 1024), drawn at random as jemalloc\n"
 	"                           and tcmalloc do; reports weigh each by the odds\n"
-	"                           of its draw, so byte figures are unbiased\n"
-	"                           estimates, while counts of blocks and calls are\n"
-	"                           of the recorded ones; MEMTRAIL_SAMPLE=BYTES does\n"
-	"                           the same, MEMTRAIL_SAMPLE_SEED=N repeats the draws\n"
+	"                           of its draw, so figures of bytes, blocks and\n"
+	"                           calls are unbiased estimates (BYTES at most 1t);\n"
+	"                           MEMTRAIL_SAMPLE=BYTES does the same,\n"
+	"                           MEMTRAIL_SAMPLE_SEED=N repeats the draws\n"
 	"  --max-size SIZE          a bounded log, for a program left running for\n"
 	"                           days: FILE.seg1, FILE.seg2, ... in place of FILE,\n"
 	"                           a new one past about SIZE/4, the oldest deleted\n"
@@ -425,11 +425,10 @@ static uint64_t ring_bytes(const char *path)
 	if (mt_ring_list(path, &v, &k) < 0)
 		return 0;
 	for (size_t i = 0; i < k; i++) {
-		char *name = xasprintf("%s" MT_RING_SUFFIX "%" PRIu64, path, v[i]);
+		char name[PATH_MAX];
 
-		if (stat(name, &st) == 0)
+		if (mt_ring_name(path, v[i], name, sizeof(name)) == 0 && stat(name, &st) == 0)
 			n += (uint64_t)st.st_size;
-		free(name);
 	}
 	free(v);
 	return n;
