@@ -1000,8 +1000,12 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		b->addr = prev;
 		b->kind = (unsigned)(v & 3);
 		b->count = 1;
-		if (r->sample)
-			weigh(r->sample, prev, (uint32_t)stack, &size, &b->count);
+		if (r->sample) {
+			uint64_t w;
+
+			weigh(r->sample, prev, (uint32_t)stack, &size, &w);
+			b->count = (uint32_t)w;
+		}
 		b->size = size;
 		b->stack = (uint32_t)stack;
 		b->thread = 0;

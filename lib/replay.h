@@ -82,10 +82,11 @@ struct mt_snapshot {
 struct mt_leak_block {
 	uint64_t addr;
 	uint64_t size;        /* requested size (sampled: an estimate) */
-	uint64_t count;       /* blocks it stands for (as mt_event's) */
 	uint32_t stack;       /* stack id that allocated it */
 	uint32_t thread;      /* thread index that allocated it */
 	unsigned kind;        /* enum mt_leak_kind, never MT_LEAK_REACHABLE */
+	uint32_t count;       /* blocks it stands for (as mt_event's; in what was
+			       * padding: a check lists up to millions) */
 };
 
 /*
