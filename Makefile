@@ -4,6 +4,9 @@
 #                        and the samples into build/
 #   make check           install missing packages, build, run every test
 #   make check-asan      the unit and CLI tests with ASan + UBSan (in build/asan/)
+#   make check-tsan      the replay's and its readers' tests with
+#                        ThreadSanitizer (the decoder runs on a thread of
+#                        its own; in build/tsan/)
 #   make demo            install missing packages, record a sample, print its report
 #   make bench           benchmarks against native runs and heaptrack
 #   make fuzz            libFuzzer on the log reader and replay
@@ -27,6 +30,7 @@
 #   build/bench/, build/fuzz/ `make bench` and `make fuzz`: their programs,
 #                             inputs and outputs (the fuzz corpus too)
 #   build/asan/               the same layout again for the sanitizer build
+#   build/tsan/               and for ThreadSanitizer's (the replay's tests only)
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -43,6 +47,7 @@ ifeq ($(filter-out $(CURDIR) /,$(abspath $(B))),)
 $(error B=$(B) must be a directory of its own, not the source tree: make clean removes it)
 endif
 ASAN_B := $(B)asan/
+TSAN_B := $(B)tsan/
 
 PKGS_LIB    := libzstd libdw
 PKGS_REC    := libunwind libzstd
@@ -62,6 +67,9 @@ ALL_CFLAGS = -std=gnu11 -fPIC -MMD -MP $(WARN) $(CFLAGS) $(SAN)
 
 ifeq ($(SANITIZE),1)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+ifeq ($(SANITIZE),thread)
+SAN := -fsanitize=thread -DTHREADED_FROM=0
 endif
 
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -85,7 +93,7 @@ PCFILE    := $(B)memtrail.pc
 TESTS     := $(TEST_SRCS:tests/%.c=$(B)tests/%)
 SAMPLES   := $(SAMPLE_C:samples/%.c=$(B)samples/%) $(SAMPLE_CXX:samples/%.cpp=$(B)samples/%)
 
-.PHONY: all deps deps-test check check-unit check-e2e check-asan demo bench \
+.PHONY: all deps deps-test check check-unit check-e2e check-asan check-tsan demo bench \
         install uninstall clean samples tests fuzz
 .DEFAULT_GOAL := all
 
@@ -161,6 +169,7 @@ check: deps-test
 	$(MAKE) all tests
 	$(MAKE) check-unit check-e2e
 	$(MAKE) check-asan
+	$(MAKE) check-tsan
 
 check-unit: all tests
 	@sh tests/run-unit.sh $(B)
@@ -175,6 +184,16 @@ check-asan: deps-test
 	$(MAKE) B=$(ASAN_B) SANITIZE=1 all tests
 	$(MAKE) B=$(ASAN_B) SANITIZE=1 check-unit
 	MT_SANITIZED=1 sh tests/run-e2e.sh $(ASAN_B) cli
+
+# The replay decodes on a thread of its own while the caller applies; this
+# build does so for every log, however small, and runs the tests of the
+# replay and of its readers (the session's pass, reports) under
+# ThreadSanitizer.
+TSAN_TESTS := test_replay test_session test_report test_writer
+check-tsan: deps-test
+	$(MAKE) B=$(TSAN_B) SANITIZE=thread $(TSAN_TESTS:%=$(TSAN_B)tests/%)
+	for t in $(TSAN_TESTS); do \
+		TSAN_OPTIONS=halt_on_error=1 $(TSAN_B)tests/$$t || exit 1; done
 
 demo: deps
 	$(MAKE) all

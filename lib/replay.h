@@ -152,6 +152,11 @@ struct mt_end {
  * during the call, except mt_stack/mt_module data and tag paths, which live
  * as long as the replay. Returning non-zero from on_alloc/on_free/on_snapshot stops the
  * replay early (mt_replay_run then returns 1).
+ * Callbacks run on the caller's thread, in log order, but the records may be
+ * decoded on another (mt_replay_threads): during a run a callback may not
+ * ask the replay for its tables (mt_replay_stack, mt_replay_module, their
+ * counts, tags, threads), which that thread is changing; what they hold
+ * comes to the consumer through on_stack, on_module, on_tag and on_thread.
  */
 struct mt_replay_ops {
 	void (*on_header)(void *ctx, const struct mt_header *h);
@@ -274,6 +279,14 @@ int mt_replay_expect_blocks(struct mt_replay *r, uint64_t n);
  * their frees find their blocks), so alloc_thread is always right there.
  */
 void mt_replay_owners(struct mt_replay *r, int on);
+
+/*
+ * Whether a run decodes on a thread of its own while the caller's thread
+ * applies (and calls the consumer, always from the caller's thread): mode
+ * -1 (the default) for logs of 64 KiB and more on a machine of two CPUs or
+ * more, 0 never, 1 always. The output is the same either way.
+ */
+void mt_replay_threads(struct mt_replay *r, int mode);
 
 /*
  * Releases the live table's memory until the next run (which makes it

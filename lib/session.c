@@ -77,6 +77,12 @@ struct mt_session {
 	struct mt_agg *side;      /* replays for points off the marks */
 	size_t nthreads;
 	struct mt_session_thread *threads; /* nthreads of them; names ours */
+	/* the modules and stacks the pass has met, while symbols_ahead is
+	 * due: during a run the replay's own tables are its decoder's */
+	const struct mt_module **pmods;
+	size_t npmods, cap_pmods;
+	const struct mt_stack **pstacks;
+	size_t npstacks, cap_pstacks;
 	uint8_t *only;            /* mt_session_only_thread: per index, kept */
 	const char **tags;        /* tag paths 0 .. ntags (the replay's strings) */
 	size_t ntags;
@@ -357,7 +363,7 @@ static void pass_leak(void *ctx, const struct mt_leak_check *lc)
 	s->nlost = lc->n;
 }
 
-static int std_start(struct mt_session *s);
+static int std_start(struct mt_session *s, const struct mt_module *const *mods, size_t n);
 static int std_catch_up(struct mt_session *s);
 
 /*
@@ -368,7 +374,7 @@ static int std_catch_up(struct mt_session *s);
  */
 static void symbols_ahead(struct mt_session *s)
 {
-	size_t n = mt_replay_nstacks(s->r), nips = 0;
+	size_t n = s->npstacks, nips = 0;
 	uint64_t *ips;
 	int rc;
 
@@ -376,12 +382,12 @@ static void symbols_ahead(struct mt_session *s)
 		return;
 	s->o.symbolize = 0;
 	for (size_t i = 0; i < n; i++)
-		nips += mt_replay_stack(s->r, (uint32_t)i)->depth;
+		nips += s->pstacks[i]->depth;
 	ips = malloc((nips ? nips : 1) * sizeof(*ips));
-	rc = ips ? std_start(s) : MT_E_NOMEM;
+	rc = ips ? std_start(s, s->pmods, s->npmods) : MT_E_NOMEM;
 	nips = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const struct mt_stack *st = mt_replay_stack(s->r, (uint32_t)i);
+		const struct mt_stack *st = s->pstacks[i];
 
 		memcpy(ips + nips, st->ips, st->depth * sizeof(*ips));
 		nips += st->depth;
@@ -389,8 +395,46 @@ static void symbols_ahead(struct mt_session *s)
 	if (rc == 0)
 		rc = mt_symbols_prefetch(s->std.symbols, ips, nips);
 	free(ips);
+	free(s->pstacks);
+	free(s->pmods);
+	s->pstacks = NULL;
+	s->pmods = NULL;
 	if (rc < 0)
 		s->err = rc;
+}
+
+/* Appends p to *a (n of cap): 0, or MT_E_NOMEM. */
+static int keep_ptr(const void ***a, size_t *n, size_t *cap, const void *p)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		const void **b = realloc(*a, c * sizeof(*b));
+
+		if (!b)
+			return MT_E_NOMEM;
+		*a = b;
+		*cap = c;
+	}
+	(*a)[(*n)++] = p;
+	return 0;
+}
+
+static void pass_stack(void *ctx, const struct mt_stack *st)
+{
+	struct mt_session *s = ctx;
+
+	if (s->o.symbolize &&
+	    keep_ptr((const void ***)&s->pstacks, &s->npstacks, &s->cap_pstacks, st) < 0)
+		s->err = MT_E_NOMEM;
+}
+
+static void pass_module(void *ctx, const struct mt_module *m)
+{
+	struct mt_session *s = ctx;
+
+	if (s->o.symbolize &&
+	    keep_ptr((const void ***)&s->pmods, &s->npmods, &s->cap_pmods, m) < 0)
+		s->err = MT_E_NOMEM;
 }
 
 static void pass_progress(void *ctx, uint64_t done, uint64_t total)
@@ -484,6 +528,8 @@ static void pass_ops(struct mt_replay_ops *ops)
 	ops->on_rss = pass_rss;
 	ops->on_leak_check = pass_leak;
 	ops->on_progress = pass_progress;
+	ops->on_stack = pass_stack;
+	ops->on_module = pass_module;
 }
 
 int mt_session_open(const char *path, const struct mt_session_opts *o,
@@ -613,6 +659,8 @@ void mt_session_free(struct mt_session *s)
 	free(s->only_tag);
 	free(s->lost);
 	free(s->checks);
+	free(s->pmods);
+	free(s->pstacks);
 	free(s);
 }
 
@@ -758,18 +806,19 @@ static int tag_filter(const struct mt_session *s, struct mt_profile **p, int rc)
 }
 
 /*
- * The symbolizer, with every module the replay knows now: at the end of the
- * pass (the replay's last full run: the side replays use the symbolizer
- * made by then), or during it (symbols_ahead; std_catch_up adds the rest).
+ * The symbolizer, with the replay's first n modules: mods NULL, every one
+ * the replay knows at the end of the pass (the replay's last full run: the
+ * side replays use the symbolizer made by then); or, during it, those the
+ * pass heard of (symbols_ahead; std_catch_up adds the rest after it).
  */
-static int std_start(struct mt_session *s)
+static int std_start(struct mt_session *s, const struct mt_module *const *mods, size_t n)
 {
-	int rc = mt_tree_std_init(&s->std, s->r);
+	int rc = mt_tree_std_init_mods(&s->std, s->r, mods, n);
 
 	if (rc < 0)
 		return rc;
 	s->std_ok = 1;
-	s->nsym = mt_replay_nmodules(s->r);
+	s->nsym = n;
 	s->src.stack = src_stack;
 	s->src.resolve = src_resolve;
 	s->src.tag = src_tag;
@@ -796,7 +845,7 @@ const struct mt_tree_source *mt_session_source(struct mt_session *s, int *err)
 	int rc;
 
 	*err = 0;
-	if (!s->std_ok && (rc = std_start(s)) < 0) {
+	if (!s->std_ok && (rc = std_start(s, NULL, mt_replay_nmodules(s->r))) < 0) {
 		*err = rc;
 		return NULL;
 	}

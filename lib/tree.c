@@ -1233,9 +1233,9 @@ static const char *std_tag(void *ctx, uint32_t id)
 	return mt_replay_tag(std->replay, id);
 }
 
-int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
+int mt_tree_std_init_mods(struct mt_tree_std *std, struct mt_replay *r,
+			  const struct mt_module *const *mods, size_t n)
 {
-	size_t n = mt_replay_nmodules(r);
 	int rc;
 
 	std->replay = r;
@@ -1243,7 +1243,7 @@ int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
 	if (!std->symbols)
 		return MT_E_NOMEM;
 	for (size_t i = 0; i < n; i++) {
-		rc = mt_symbols_add_module(std->symbols, mt_replay_module(r, i));
+		rc = mt_symbols_add_module(std->symbols, mods ? mods[i] : mt_replay_module(r, i));
 		if (rc < 0) {
 			mt_symbols_free(std->symbols);
 			std->symbols = NULL;
@@ -1255,6 +1255,11 @@ int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
 	std->source.tag = std_tag;
 	std->source.ctx = std;
 	return 0;
+}
+
+int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r)
+{
+	return mt_tree_std_init_mods(std, r, NULL, mt_replay_nmodules(r));
 }
 
 void mt_tree_std_fini(struct mt_tree_std *std)

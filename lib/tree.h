@@ -44,6 +44,7 @@ struct mt_tree;
 struct mt_tree_node;
 struct mt_frame;
 struct mt_stack;
+struct mt_module;
 struct mt_replay;
 struct mt_symbols;
 
@@ -75,6 +76,13 @@ struct mt_tree_std {
  * mt_tree_std_fini frees the symbolizer (the replay stays the caller's).
  */
 int mt_tree_std_init(struct mt_tree_std *std, struct mt_replay *r);
+/*
+ * The same during a run, when the replay's tables belong to its decoder
+ * (lib/replay.c): with the n modules its consumer heard of so far
+ * (on_module), in the order it heard of them.
+ */
+int mt_tree_std_init_mods(struct mt_tree_std *std, struct mt_replay *r,
+			  const struct mt_module *const *mods, size_t n);
 void mt_tree_std_fini(struct mt_tree_std *std);
 
 struct mt_tree_opts {

@@ -942,18 +942,19 @@ static void wmem_free(void *opaque, void *p)
 }
 
 /*
- * Replays f's log with owners on or off against the nexp events expected;
- * then again stopping halfway, which must end the run right at the
- * stopping event.
+ * Replays f's log with owners on or off, decoding on a thread of its own
+ * or not, against the nexp events expected; then again stopping halfway,
+ * which must end the run right at the stopping event.
  */
 static void round_trip_check(struct fix *f, const struct seen *exp, size_t nexp, uint64_t events,
-			     uint64_t end_ns, int owners)
+			     uint64_t end_ns, int owners, int threads)
 {
 	struct mt_replay *r;
 	size_t half = nexp / 2;
 
 	assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
 	mt_replay_owners(r, owners);
+	mt_replay_threads(r, threads);
 	while (exp[half - 1].kind == 's')
 		half++;
 	rec_reset(&f->rec);
@@ -1107,7 +1108,8 @@ static void test_writer_round_trip(void **state)
 		assert_true(chunks > 50);
 	}
 	for (int owners = 0; owners < 2; owners++)
-		round_trip_check(f, exp, nexp, seq, t + 1, owners);
+		for (int threads = 0; threads < 2; threads++)
+			round_trip_check(f, exp, nexp, seq, t + 1, owners, threads);
 	free(exp);
 }
 
