@@ -155,6 +155,7 @@ struct endrec {
 #define NSLICE 8              /* slices between the stages when threaded */
 struct slice {
 	size_t n;
+	int owned;                /* an item owns its p (put_owned) */
 	struct item it[SLICE];
 };
 /*
@@ -707,6 +708,14 @@ HOT struct item *put(struct slice *sl, int kind)
 	return it;
 }
 
+/* The same for an item whose p is malloc'd (discard frees it): a slice
+ * without one is emptied without a look at its items. */
+static struct item *put_owned(struct slice *sl, int kind)
+{
+	sl->owned = 1;
+	return put(sl, kind);
+}
+
 static int rec_stack(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint64_t ip = 0;
@@ -961,7 +970,7 @@ static int rec_thread_name(struct mt_replay *r, struct cur *c, struct slice *sl)
 	name = dupstr(s, len);
 	if (!name)
 		return MT_E_NOMEM;
-	it = put(sl, IT_THREAD_NAME);
+	it = put_owned(sl, IT_THREAD_NAME);
 	it->stack = index;
 	it->p = name;
 	return 0;
@@ -1045,7 +1054,7 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
 	lr->lc.n = n;
 	lr->lc.lost = lr->b;
-	it = put(sl, IT_LEAK);
+	it = put_owned(sl, IT_LEAK);
 	it->time = r->time;
 	it->p = lr;
 	return 0;
@@ -1432,7 +1441,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 	r->allocated = t.bytes_allocated;
 	/* a second BASE at the start would count the state twice */
 	r->base_due = 0;
-	put(sl, IT_BASE)->p = b;
+	put_owned(sl, IT_BASE)->p = b;
 	return 0;
 }
 
@@ -1545,7 +1554,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_SNAPSHOT:
 		if (get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &slen) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_SNAPSHOT);
+		it = put_owned(sl, IT_SNAPSHOT);
 		it->stack = index;
 		r->events++;
 		it->time = r->time;
@@ -1563,7 +1572,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		e.how = (int)a;
 		e.code = d1;
 		e.leak_open = r->leak_open;
-		it = put(sl, IT_END);
+		it = put_owned(sl, IT_END);
 		it->p = malloc(sizeof(e));
 		if (!it->p)
 			return MT_E_NOMEM;
@@ -1580,7 +1589,7 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_STOP:
 		if (get_str(c, &s, &slen) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_STOP);
+		it = put_owned(sl, IT_STOP);
 		it->p = dupstr(s, slen);
 		return it->p ? 0 : MT_E_NOMEM;
 	default:
@@ -1682,7 +1691,7 @@ static int fill(struct mt_replay *r, struct slice *sl)
  */
 static void discard(struct slice *sl)
 {
-	for (size_t i = 0; i < sl->n; i++) {
+	for (size_t i = 0; sl->owned && i < sl->n; i++) {
 		int k = sl->it[i].kind;
 
 		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
@@ -1690,6 +1699,7 @@ static void discard(struct slice *sl)
 			free(sl->it[i].p);
 	}
 	sl->n = 0;
+	sl->owned = 0;
 }
 
 /* IT_THREAD: index announced (again: a new thread, unnamed). */
