@@ -7,6 +7,8 @@
 # (the build directory), MEMTRAIL (the program) and MT_TMP (a fresh scratch
 # directory); it exits 0 on pass, 77 to skip with a reason on stdout,
 # anything else on failure. Its output goes to $1/tests/e2e/NAME.log.
+# Their reports share one cache of uncompressed debug files, MT_DEBUG_CACHE,
+# removed at the end (see lib.sh).
 # Prints a closing "N passed, N failed, N skipped" line.
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
@@ -17,6 +19,8 @@ export MT_BUILD MEMTRAIL MT_TOP
 pass=0; fail=0; skip=0; failed=""
 logs=$build/tests/e2e
 mkdir -p "$logs"
+# One cache of uncompressed debug files for the run's reports (lib.sh)
+MT_DEBUG_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/mt-debug-cache.XXXXXX"); export MT_DEBUG_CACHE
 for t in "$top"/tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
 	name=${t##*/}; name=${name%.sh}
@@ -33,6 +37,7 @@ for t in "$top"/tests/e2e/*.sh; do
 	fi
 	rm -rf "$MT_TMP"
 done
+rm -rf "$MT_DEBUG_CACHE"
 [ -n "$failed" ] && echo "e2e: failed:$failed"
 echo "e2e: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

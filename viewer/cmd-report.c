@@ -90,7 +90,9 @@ const char cmd_report_usage[] =
 	"  -o OUT                  write to OUT instead of standard output\n"
 	"  -h, --help              this help\n"
 	"With DEBUGINFOD_URLS set, debug info missing locally is fetched from those\n"
-	"debuginfod servers (cached as elfutils does; DEBUGINFOD_TIMEOUT seconds).\n";
+	"debuginfod servers (cached as elfutils does; DEBUGINFOD_TIMEOUT seconds).\n"
+	"Debug files with compressed DWARF are kept uncompressed in\n"
+	"~/.cache/memtrail/debug (MEMTRAIL_DEBUG_CACHE: another directory, or off).\n";
 
 enum {
 	O_SUMMARY = 1, O_MAXIMUM, O_LEAKS, O_SNAPSHOTS, O_DELTAS, O_DIFF, O_TEMPORARY,

@@ -97,6 +97,11 @@ if [ -z "${MT_TMP:-}" ]; then
 	trap 'rm -rf "$MT_TMP"' EXIT
 fi
 export MT_TOP MT_BUILD MEMTRAIL MT_RECORDER MT_SAMPLES MT_TMP
+# Reports keep uncompressed copies of debug files (MEMTRAIL_DEBUG_CACHE):
+# in the test run's directory (run-e2e.sh shares one, MT_DEBUG_CACHE,
+# between its tests), never in the user's cache.
+MEMTRAIL_DEBUG_CACHE=${MT_DEBUG_CACHE:-$MT_TMP/debug-cache}
+export MEMTRAIL_DEBUG_CACHE
 # Programs under test must not see the make that runs the tests: with
 # `make check` under another make, MAKEFLAGS names a jobserver's file
 # descriptors, which gcc's driver reads (2 more allocations, 68 B, seen
