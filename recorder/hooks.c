@@ -192,15 +192,21 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
  * Captures the stack and records an allocation. Out of line: its frame,
  * like the hook's, lies in our own text and is dropped with it.
  */
-static __attribute__((noinline)) void record_alloc(void *p, size_t size, unsigned fn)
+static __attribute__((noinline)) void record_drawn(void *p, size_t size, unsigned fn)
 {
 	void *buf[MT_MAX_DEPTH + SKIP_MAX];
 	struct mt_capture c;
-	if (!mt_sample_take(size))
-		return;
 	mt_sample_note(p);
 	capture(&c, buf, fn);
 	mt_rec_alloc(&c, p, size);
+}
+
+/* Sampling's check inline: an allocation that is not drawn costs no call
+ * (the call and record_drawn's frame were most of a hook's cost then). */
+static inline __attribute__((always_inline)) void record_alloc(void *p, size_t size, unsigned fn)
+{
+	if (mt_sample_take(size))
+		record_drawn(p, size, fn);
 }
 
 /* The same for realloc, which tbuf.c performs between its two order keys. */

@@ -513,7 +513,7 @@ extern uint64_t mt_sample_mean;
  * allocation still waits in its thread's ring (tbuf.c); a count of 0 means
  * the block was not recorded. Other blocks of the slot only make a free
  * take the recording path for nothing (the table then says so). 64 Ki
- * slots, 256 KiB.
+ * slots, 256 KiB (mt_sample_slot).
  */
 #define MT_SAMPLE_SLOT_BITS 16
 extern uint32_t *mt_sample_counts;
@@ -536,10 +536,19 @@ static inline __attribute__((always_inline)) int mt_sample_take(size_t size)
 	return mt_sample_draw(size);
 }
 
+/*
+ * A block's slot keeps the heap's locality: blocks next to each other
+ * (freed one after the other, most often) share a cache line of slots, where
+ * a hash sent each free to a line of its own (on churn, 41 % of the free
+ * hook's time was that load missing). The address bits from 16 MiB up are
+ * folded in, so that arenas and mappings at aligned addresses do not
+ * all fall on the same slots.
+ */
 static inline __attribute__((always_inline)) uint32_t mt_sample_slot(const void *p)
 {
-	return (uint32_t)(((uint64_t)(uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >>
-			  (64 - MT_SAMPLE_SLOT_BITS));
+	uint64_t a = (uint64_t)(uintptr_t)p;
+
+	return (uint32_t)(((a >> 4) ^ (a >> 24)) & ((1u << MT_SAMPLE_SLOT_BITS) - 1));
 }
 
 /* May the block at p be a recorded one? (No lock; false only when not.) */
