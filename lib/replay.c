@@ -152,7 +152,7 @@ struct endrec {
 	int leak_open;        /* a leak check's records had begun, not ended */
 };
 #define SLICE 4096
-#define NSLICE 8              /* slices between the stages when threaded */
+#define NSLICE 16             /* slices between the stages when threaded */
 struct slice {
 	size_t n;
 	int owned;                /* an item owns its p (put_owned) */
