@@ -188,11 +188,14 @@ check-asan: deps-test
 # The replay decodes on a thread of its own while the caller applies; this
 # build does so for every log, however small, and runs the tests of the
 # replay and of its readers (the session's pass, reports) under
-# ThreadSanitizer.
-TSAN_TESTS := test_replay test_session test_report test_writer
-check-tsan: deps-test
+# ThreadSanitizer. test_hostile replays its damaged logs so too; it records
+# its log with the build's recorder (MT_BUILD). Reports write no debug
+# cache (MEMTRAIL_DEBUG_CACHE) outside the build.
+TSAN_TESTS := test_replay test_session test_report test_writer test_hostile
+check-tsan: deps-test all
 	$(MAKE) B=$(TSAN_B) SANITIZE=thread $(TSAN_TESTS:%=$(TSAN_B)tests/%)
 	for t in $(TSAN_TESTS); do \
+		MT_BUILD=$(abspath $(B)) MT_TOP=$(CURDIR) MEMTRAIL_DEBUG_CACHE=off \
 		TSAN_OPTIONS=halt_on_error=1 $(TSAN_B)tests/$$t || exit 1; done
 
 demo: deps
