@@ -157,7 +157,10 @@ tests: $(TESTS)
 $(B)tests/test_%: tests/test_%.c $(LIBMT)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(call pc_cflags,$(PKGS_TEST) $(PKGS_LIB)) $(ALL_CFLAGS) \
-	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lstdc++ -lm
+	    -o $@ $< $(LIBMT) $(call pc_libs,$(PKGS_TEST) $(PKGS_LIB) $(PKGS_VIEW)) -lstdc++ -lm \
+	    $(TEST_LDFLAGS_$*)
+# the live table's growth fails on demand (the test's own wrapper)
+TEST_LDFLAGS_replay_nomem := -Wl,--wrap=mt_livetab_grow
 
 deps:
 	@sh tests/install-deps.sh
@@ -190,13 +193,16 @@ check-asan: deps-test
 # replay and of its readers (the session's pass, reports) under
 # ThreadSanitizer. test_hostile replays its damaged logs so too; it records
 # its log with the build's recorder (MT_BUILD). Reports write no debug
-# cache (MEMTRAIL_DEBUG_CACHE) outside the build.
-TSAN_TESTS := test_replay test_session test_report test_writer test_hostile
+# cache (MEMTRAIL_DEBUG_CACHE) outside the build. Then memtrail itself
+# reports real logs, a bounded one too (tests/tsan-reports.sh).
+TSAN_TESTS := test_replay test_replay_nomem test_session test_report test_writer test_hostile
 check-tsan: deps-test all
 	$(MAKE) B=$(TSAN_B) SANITIZE=thread $(TSAN_TESTS:%=$(TSAN_B)tests/%)
 	for t in $(TSAN_TESTS); do \
 		MT_BUILD=$(abspath $(B)) MT_TOP=$(CURDIR) MEMTRAIL_DEBUG_CACHE=off \
 		TSAN_OPTIONS=halt_on_error=1 $(TSAN_B)tests/$$t || exit 1; done
+	$(MAKE) B=$(TSAN_B) SANITIZE=thread $(TSAN_B)memtrail
+	sh tests/tsan-reports.sh $(abspath $(B)) $(abspath $(TSAN_B))
 
 demo: deps
 	$(MAKE) all

@@ -123,8 +123,11 @@ enum {
 	IT_END,               /* p: END's figures (struct endrec, malloc'd) */
 	IT_STOP,              /* p: the reason (malloc'd) */
 	IT_BASE,              /* p: the state (struct mt_base, malloc'd) */
-	IT_PROGRESS,          /* a: bytes of the file done */
-	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read */
+	IT_PROGRESS,          /* a: bytes of the file done, a2: of all */
+	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read,
+				 a2: the file's (a bounded log's segments grow
+				 as the reader opens them: the applier never
+				 asks the reader) */
 	IT_CHUNK_END,         /* the chunk decoded to its end */
 	IT_FINISH,            /* the last: a: 0 (end of file) or a negative
 				 MT_E_*, a2: the file offset of the problem */
@@ -294,6 +297,7 @@ struct mt_replay {
 	uint64_t seq;         /* events and snapshots applied */
 	uint64_t stop_events, stop_time;  /* where the consumer stopped */
 	uint64_t pending_good, last_good;
+	uint64_t pending_size;    /* the file's size at the current chunk */
 	int fin_rc;
 	uint64_t fin_off;
 	struct mt_end end;
@@ -1629,6 +1633,7 @@ static int fill(struct mt_replay *r, struct slice *sl)
 	const uint8_t *data;
 	size_t len;
 	uint64_t off;
+	struct item *it;
 	int rc;
 
 	while (sl->n + 4 <= SLICE) {
@@ -1665,7 +1670,9 @@ static int fill(struct mt_replay *r, struct slice *sl)
 				return 1;
 			}
 			r->in_chunk = 1;
-			put(sl, IT_CHUNK_BEGIN)->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
+			it = put(sl, IT_CHUNK_BEGIN);
+			it->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
+			it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
 			continue;
 		}
 		if (r->rec.p < r->rec.end) {
@@ -1676,8 +1683,10 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			}
 			if (r->ops->on_progress && r->rec.p - r->last_progress >= 65536) {
 				r->last_progress = r->rec.p;
-				put(sl, IT_PROGRESS)->a = r->chunk_off + r->comp_len *
+				it = put(sl, IT_PROGRESS);
+				it->a = r->chunk_off + r->comp_len *
 					(uint64_t)(r->rec.p - r->chunk) / r->chunk_len;
+				it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
 			}
 			continue;
 		}
@@ -1867,16 +1876,17 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			break;
 		case IT_PROGRESS:
 			if (ops->on_progress)
-				ops->on_progress(ctx, it->a, mt_reader_file_size(r->rd));
+				ops->on_progress(ctx, it->a, it->a2);
 			break;
 		case IT_CHUNK_BEGIN:
 			r->pending_good = it->a;
+			r->pending_size = it->a2;
 			break;
 		case IT_CHUNK_END:
 			r->end.good_bytes = r->pending_good;
 			if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
 				r->last_good = r->end.good_bytes;
-				ops->on_progress(ctx, r->end.good_bytes, mt_reader_file_size(r->rd));
+				ops->on_progress(ctx, r->end.good_bytes, r->pending_size);
 			}
 			break;
 		case IT_FINISH:
@@ -1950,10 +1960,14 @@ static void *decoder(void *arg)
 	return NULL;
 }
 
+/* run_threaded could not start: no thread, or no memory for its slices
+ * (nothing was decoded: the caller goes on alone). Not an MT_E_* code: an
+ * applier out of memory returns MT_E_NOMEM, after decoding began. */
+#define NOT_STARTED 2
+
 /*
  * Decodes on a thread of its own, NSLICE slices ahead at most, while this
- * one applies. Returns as apply_slice does, or -1 when no thread or memory
- * could be had for it (nothing was decoded: the caller goes on alone).
+ * one applies. Returns as apply_slice does, or NOT_STARTED.
  */
 static int run_threaded(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
 {
@@ -1967,20 +1981,21 @@ static int run_threaded(struct mt_replay *r, const struct mt_replay_ops *ops, vo
 		if (!pp.s[i])
 			break;
 		pp.s[i]->n = 0;
+		pp.s[i]->owned = 0;
 	}
 	if (i < NSLICE || pthread_mutex_init(&pp.mu, NULL) != 0) {
 		while (i--)
 			free(pp.s[i]);
-		return -1;
+		return NOT_STARTED;
 	}
 	if (pthread_cond_init(&pp.cv, NULL) != 0) {
 		pthread_mutex_destroy(&pp.mu);
 		for (i = 0; i < NSLICE; i++)
 			free(pp.s[i]);
-		return -1;
+		return NOT_STARTED;
 	}
 	if (pthread_create(&th, NULL, decoder, &pp) != 0) {
-		ret = -1;
+		ret = NOT_STARTED;
 		goto out;
 	}
 	while (!ret && !fin) {
@@ -2028,6 +2043,7 @@ static int run_alone(struct mt_replay *r, const struct mt_replay_ops *ops, void 
 	if (!sl)
 		return MT_E_NOMEM;
 	sl->n = 0;
+	sl->owned = 0;
 	while (!ret && !fin) {
 		(void)fill(r, sl);
 		ret = apply_slice(r, sl, ops, ctx, &fin);
@@ -2044,7 +2060,8 @@ static int threaded(const struct mt_replay *r)
 		return r->threads;
 	if (r->tail || mt_reader_file_size(r->rd) < THREADED_FROM)
 		return 0;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* the ThreadSanitizer build's 0: threaded on any machine */
+	cpus = THREADED_FROM == 0 ? 2 : sysconf(_SC_NPROCESSORS_ONLN);
 	return cpus >= 2;
 }
 
@@ -2056,9 +2073,9 @@ void mt_replay_threads(struct mt_replay *r, int mode)
 /* Runs the stages; 0, 1 (stopped) or a negative MT_E_*. */
 static int stages(struct mt_replay *r, const struct mt_replay_ops *ops, void *ctx)
 {
-	int rc = threaded(r) ? run_threaded(r, ops, ctx) : -1;
+	int rc = threaded(r) ? run_threaded(r, ops, ctx) : NOT_STARTED;
 
-	if (rc == -1)
+	if (rc == NOT_STARTED)
 		rc = run_alone(r, ops, ctx);
 	/* the decoder is done: its counters go back to where the consumer
 	 * stopped, as if decoding had stopped there */
