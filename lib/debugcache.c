@@ -38,7 +38,7 @@ int mt_debugcache_dir(char *buf, size_t size)
 	} else if (xdg && xdg[0] == '/') {
 		/* the XDG base directory spec: a relative one is ignored */
 		n = snprintf(buf, size, "%s/memtrail/debug", xdg);
-	} else if (home && *home) {
+	} else if (home && home[0] == '/') {
 		n = snprintf(buf, size, "%s/.cache/memtrail/debug", home);
 	} else {
 		return -1;
@@ -280,6 +280,20 @@ out:
 	return -1;
 }
 
+/*
+ * Opens a copy for reading: never through a symbolic link, and without
+ * waiting on anything but a regular file (a FIFO in its place would block
+ * the open; valid() then refuses what is not a regular file).
+ */
+static int open_copy(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd >= 0)
+		(void)fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
 int mt_debugcache_swap(const char *dir, int fd, const void *build_id, size_t build_id_len)
 {
 	struct orig o;
@@ -298,7 +312,7 @@ int mt_debugcache_swap(const char *dir, int fd, const void *build_id, size_t bui
 	n = snprintf(path, sizeof(path), "%s/%s.debug", dir, hex);
 	if (n < 0 || (size_t)n >= sizeof(path) - 8)   /* room for mkostemp's suffix */
 		goto keep;
-	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	cfd = open_copy(path);
 	if (cfd >= 0 && valid(&o, cfd))
 		goto swap;
 	if (cfd >= 0)
@@ -307,7 +321,7 @@ int mt_debugcache_swap(const char *dir, int fd, const void *build_id, size_t bui
 	/* none, or corrupt or foreign: (re)written */
 	if (write_copy(&o, dir, path) < 0)
 		goto keep;
-	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	cfd = open_copy(path);
 	if (cfd >= 0 && valid(&o, cfd))
 		goto swap;
 keep:

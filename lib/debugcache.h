@@ -14,6 +14,11 @@
  *   $XDG_CACHE_HOME/memtrail/debug
  *   $HOME/.cache/memtrail/debug
  *
+ * A copy is checked against the original's build-id and section table,
+ * not its contents: the directory is trusted as the user's own (made 0700).
+ * A report killed while writing one leaves its temporary file
+ * (<build-id>.debug.XXXXXX) behind.
+ *
  * For: lib/symbols.c's debug-info callback, which hands over each debug
  * file libdwfl found. Not for: finding debug files (libdwfl's search and
  * debuginfod do that), files whose sections are not compressed (read as

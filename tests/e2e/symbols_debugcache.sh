@@ -124,6 +124,17 @@ cp "$PROG" "$copy"
 report foreign "$C"
 cmp -s "$copy" good.debug && mt_ok "foreign: replaced by the copy" ||
 	mt_fail "foreign: not replaced by the copy"
+# a FIFO in the copy's place (the open must not wait on it), and a
+# symbolic link to the good copy (not followed): replaced, the same report
+rm -f "$copy"
+mkfifo "$copy"
+report fifo "$C"
+cmp -s "$copy" good.debug && mt_ok "fifo: replaced by the copy" ||
+	mt_fail "fifo: not replaced by the copy (rc $(cat fifo.rc))"
+rm -f "$copy"
+ln -s "$MT_TMP/good.debug" "$copy"
+report symlink "$C"
+[ -L "$copy" ] && mt_fail "symlink: still a link" || mt_ok "symlink: replaced by a file"
 
 # a directory that cannot be made (a file in the way: root writes through
 # permission bits), and where permissions can, a read-only one
