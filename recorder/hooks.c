@@ -249,10 +249,16 @@ MT_EXPORT void *malloc(size_t n)
 	}
 	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active))
 		return mt_real.malloc(n);
+	/* Sampling: an allocation not drawn is the real allocator's alone,
+	 * with no guard (glibc's malloc calls no hook of ours). Drawn before
+	 * the allocation, the point of one that fails is spent: the process
+	 * counts bytes asked for. */
+	if (!mt_sample_take(n))
+		return mt_real.malloc(n);
 	mt_tls.guard++;
 	void *p = mt_real.malloc(n);
 	if (p)
-		record_alloc(p, n, MT_FN_MALLOC);
+		record_drawn(p, n, MT_FN_MALLOC);
 	mt_tls.guard--;
 	return p;
 }
@@ -266,13 +272,13 @@ MT_EXPORT void free(void *p)
 		if (!mt_real.free)
 			return;
 	}
-	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active)) {
+	/* sampling: a block not recorded is the real allocator's alone */
+	if (MT_UNLIKELY(mt_tls.guard || !mt_rec_active) || !mt_sample_held(p)) {
 		mt_real.free(p);
 		return;
 	}
 	mt_tls.guard++;
-	if (mt_sample_held(p))
-		mt_rec_free(p);
+	mt_rec_free(p);
 	mt_real.free(p);
 	mt_tls.guard--;
 }
