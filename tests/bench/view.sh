@@ -82,10 +82,10 @@ for i in $(seq "$RUNS"); do
 	t0=$(now)
 	$T send-keys -t mt "$MEMTRAIL view $log" Enter
 	# the first full screen: the peak's status line and tree rows. The
-	# loop that looks for it runs at the lowest priority: on two cores,
-	# a poller forking every few ms at full priority takes CPU from the
-	# viewer (whose replay decodes on a second thread), and what is
-	# measured is the viewer, not the poller.
+	# loop that looks for it runs at the lowest priority, every 50 ms (up
+	# to 10 minutes): on two cores, a poller forking every few ms at full
+	# priority takes CPU from the viewer (whose replay decodes on a second
+	# thread), and what is measured is the viewer, not the poller.
 	T="$T" nice -n 19 sh -c '
 		n=0
 		while [ $n -lt 12000 ]; do
@@ -94,7 +94,7 @@ for i in $(seq "$RUNS"); do
 			   echo "$s" | grep -q "bytes  *%  *blocks"; then
 				break
 			fi
-			sleep 0.005
+			sleep 0.05
 			n=$((n + 1))
 		done'
 	echo $(( $(now) - t0 )) >>"$out/view.first"
