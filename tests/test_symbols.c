@@ -25,6 +25,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "testcmd.c"
+
 #include "error.h"
 #include "replay.h"
 #include "symbols.h"
@@ -52,42 +54,6 @@ static __attribute__((noinline)) void capture(void)
 {
 	captured_ra = __builtin_return_address(0);
 	__asm__ volatile("" ::: "memory");
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-/* The first line of a command's output, without the newline; 0 on success. */
-static int run_line(char *out, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int run_line(char *out, size_t size, const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	FILE *p;
-	int ok;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	ok = fgets(out, (int)size, p) != NULL;
-	pclose(p);
-	if (!ok)
-		return -1;
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
 }
 
 /* The line number of the line holding "MARK:name" in a fixture source. */
