@@ -2054,14 +2054,17 @@ static int run_alone(struct mt_replay *r, const struct mt_replay_ops *ops, void 
 
 static int threaded(const struct mt_replay *r)
 {
+	/* a variable: with the ThreadSanitizer build's 0 a constant compared
+	 * with an unsigned size would warn (always false) */
+	static const uint64_t from = THREADED_FROM;
 	long cpus;
 
 	if (r->threads >= 0)
 		return r->threads;
-	if (r->tail || mt_reader_file_size(r->rd) < THREADED_FROM)
+	if (r->tail || mt_reader_file_size(r->rd) < from)
 		return 0;
-	/* the ThreadSanitizer build's 0: threaded on any machine */
-	cpus = THREADED_FROM == 0 ? 2 : sysconf(_SC_NPROCESSORS_ONLN);
+	/* that build's 0: threaded on any machine */
+	cpus = from == 0 ? 2 : sysconf(_SC_NPROCESSORS_ONLN);
 	return cpus >= 2;
 }
 
