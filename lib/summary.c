@@ -7,6 +7,7 @@
  * diagnostics: the write functions write the report itself to a FILE.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,9 +105,21 @@ int mt_summary_write_text(const struct mt_summary_info *i, FILE *out)
 	size_t k;
 
 	fprintf(out, "command:          %s\n", i->command);
-	if (i->sample)
-		fprintf(out, "sampled every %s: figures are estimates\n",
+	if (i->sample) {
+		fprintf(out, "sampled every %s: figures are estimates",
 			mt_fmt_size_short(a, sizeof(a), i->sample));
+		/*
+		 * How far: the live bytes B at any point are estimated with a
+		 * variance of at most interval * B (a block of s bytes, drawn
+		 * with p = 1 - exp(-s / interval) and counted s / p, adds
+		 * s^2 (1 - p) / p <= s * interval), so one standard error is
+		 * at most sqrt(interval / B) of them. Said for the peak.
+		 */
+		if (i->peak_bytes > 0)
+			fprintf(out, " (the peak within %.1f %%, one standard error at most)",
+				100.0 * sqrt((double)i->sample / (double)i->peak_bytes));
+		fputc('\n', out);
+	}
 	fprintf(out, "duration:         ");
 	secs(out, i->duration_ns);
 	fprintf(out, "\n");

@@ -30,7 +30,8 @@
 #   - live bytes and blocks return to exactly 0 (every free subtracts what
 #     its allocation added), and grow's malloc has 0 B live at the peak (all
 #     realloc'd);
-#   - the summary says "sampled every 1.00 KiB: figures are estimates" and
+#   - the summary says "sampled every 1.00 KiB: figures are estimates" with
+#     the bound on the peak's standard error, sqrt(1024 / peak bytes), and
 #     its JSON has sample_bytes, the viewer's status line "sampled every
 #     1.00 KiB: estimates" beside the peak, `memtrail dump` "sample
 #     mean=1024"; the same seed gives the same figures (at the same
@@ -105,7 +106,9 @@ fi
 mt_summary s1.data s1.json
 "$MEMTRAIL" report --summary s1.data >s1.txt 2>&1
 "$MEMTRAIL" report --show-maximum --sites --format collapsed s1.data >s1.peak 2>s1.peak.err
-if grep -q "^sampled every 1.00 KiB: figures are estimates$" s1.txt &&
+# the bound on the standard error, sqrt(interval / bytes), at the peak
+se=$(python3 -c 'import json,math,sys; print("%.1f" % (100.0 * math.sqrt(1024 / json.load(open(sys.argv[1]))["peak_bytes"])))' s1.json)
+if grep -q "^sampled every 1.00 KiB: figures are estimates (the peak within $se %, one standard error at most)$" s1.txt &&
    [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sample_bytes"])' s1.json)" = 1024 ]; then
 	mt_ok "summary: says it is sampled (text and JSON)"
 else
