@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "debugcache.h"
+#include "fmt.h"
 
 #define BUILD_ID_MAX 64
 
@@ -307,8 +308,7 @@ int mt_debugcache_swap(const char *dir, int fd, const void *build_id, size_t bui
 	if (scan(&o, fd) < 0 || !o.ncompressed || o.idlen != build_id_len ||
 	    memcmp(o.id, build_id, build_id_len) != 0)
 		goto keep;
-	for (size_t i = 0; i < o.idlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", o.id[i]);
+	mt_fmt_hex(hex, sizeof(hex), o.id, o.idlen);
 	n = snprintf(path, sizeof(path), "%s/%s.debug", dir, hex);
 	if (n < 0 || (size_t)n >= sizeof(path) - 8)   /* room for mkostemp's suffix */
 		goto keep;

@@ -150,3 +150,18 @@ int mt_fmt_parse_size(const char *s, uint64_t *bytes)
 	*bytes = v << shift;
 	return 0;
 }
+
+char *mt_fmt_hex(char *buf, size_t size, const uint8_t *bytes, size_t n)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!size)
+		return buf;
+	for (size_t i = 0; i < n && o + 2 < size; i++) {
+		buf[o++] = digit[bytes[i] >> 4];
+		buf[o++] = digit[bytes[i] & 15];
+	}
+	buf[o] = 0;
+	return buf;
+}

@@ -6,6 +6,7 @@
  *
  * Each function writes into buf (size bytes, MT_FMT_LEN is always enough;
  * a smaller buf gets a truncated, NUL-terminated string) and returns buf.
+ * Also a build-id in hex, as debug directories and servers name files by it.
  * Not here: machine formats (JSON numbers, massif.out fields: lib/summary.c,
  * lib/export.c write those exactly, unrounded), and the choice of one unit
  * for a whole axis (lib/report.c's timeline).
@@ -62,5 +63,9 @@ char *mt_fmt_time_short(char *buf, size_t size, uint64_t ns);
  * 0 and *bytes, or MT_E_ARG for anything else, a value beyond 2^62 or 0.
  */
 int mt_fmt_parse_size(const char *s, uint64_t *bytes);
+
+/* bytes[0 .. n) as lowercase hex: "93ac61ec..." (size at least 2 n + 1
+ * for all of it; MT_FMT_LEN is not enough here). */
+char *mt_fmt_hex(char *buf, size_t size, const uint8_t *bytes, size_t n);
 
 #endif

@@ -44,6 +44,7 @@
 
 #include "debugcache.h"
 #include "error.h"
+#include "fmt.h"
 #include "replay.h"
 #include "symbols.h"
 
@@ -336,8 +337,7 @@ static void debuginfod_say(struct mt_symbols *s, struct sym_module *sm, Dwfl_Mod
 	if (n <= 0 || n > 64)
 		return;           /* debuginfod knows files by build-id only */
 	sm->debuginfod_said = 1;
-	for (int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	mt_fmt_hex(hex, sizeof(hex), bits, (size_t)n);
 	debuginfod_cache(cache, sizeof(cache));
 	if (fd >= 0) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -416,8 +416,7 @@ static int cached_debuginfo(struct mt_symbols *s, struct sym_module *sm, Dwfl_Mo
 	link = dwelf_elf_gnu_debuglink(elf, &crc);
 	if (link != debuglink_file && (!link || !debuglink_file || strcmp(link, debuglink_file)))
 		return -1;
-	for (int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	mt_fmt_hex(hex, sizeof(hex), bits, (size_t)n);
 	while (fd < 0 && *paths) {
 		size_t len = strcspn(paths, ":");
 		const char *dir = paths;

@@ -173,6 +173,18 @@ static void test_parse_size(void **state)
 		assert_int_equal(mt_fmt_parse_size(bad[i], &v), MT_E_ARG);
 }
 
+static void test_hex(void **state)
+{
+	static const uint8_t id[] = { 0x93, 0xac, 0x61, 0x0e, 0x00, 0xff };
+	char b[16];
+
+	(void)state;
+	assert_string_equal(mt_fmt_hex(b, sizeof(b), id, sizeof(id)), "93ac610e00ff");
+	assert_string_equal(mt_fmt_hex(b, sizeof(b), id, 0), "");
+	/* too small: whole bytes only, NUL-terminated */
+	assert_string_equal(mt_fmt_hex(b, 6, id, sizeof(id)), "93ac");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_time_short),
 		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
