@@ -883,6 +883,21 @@ int mt_writer_snapshot(struct mt_writer *w, uint64_t t, uint32_t index, const ch
 	return 0;
 }
 
+/* The run's figures END and BASE both carry, in their order (format.h):
+ * allocations, frees, bytes allocated, peak bytes, blocks and time. */
+static size_t put_run_totals(uint8_t *p, const struct mt_totals *tot)
+{
+	uint8_t *q = p;
+
+	q += mt_put_uv(q, tot->allocations);
+	q += mt_put_uv(q, tot->frees);
+	q += mt_put_uv(q, tot->bytes_allocated);
+	q += mt_put_uv(q, tot->peak_bytes);
+	q += mt_put_uv(q, tot->peak_blocks);
+	q += mt_put_uv(q, tot->peak_time_ns);
+	return (size_t)(q - p);
+}
+
 int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 		  const struct mt_totals *tot)
 {
@@ -896,12 +911,7 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 	*p++ = MT_REC_END;
 	p += mt_put_uv(p, how);
 	p += mt_put_sv(p, code);
-	p += mt_put_uv(p, tot->allocations);
-	p += mt_put_uv(p, tot->frees);
-	p += mt_put_uv(p, tot->bytes_allocated);
-	p += mt_put_uv(p, tot->peak_bytes);
-	p += mt_put_uv(p, tot->peak_blocks);
-	p += mt_put_uv(p, tot->peak_time_ns);
+	p += put_run_totals(p, tot);
 	p += mt_put_uv(p, tot->leaked_bytes);
 	p += mt_put_uv(p, tot->leaked_blocks);
 	END_RECORD(w, p);
@@ -964,14 +974,8 @@ int mt_writer_base(struct mt_writer *w, uint64_t t, const struct mt_base_entry *
 			p += mt_put_uv(p, e[i + j].blocks);
 		}
 		p += mt_put_uv(p, (uint64_t)last);
-		if (last) {
-			p += mt_put_uv(p, tot->allocations);
-			p += mt_put_uv(p, tot->frees);
-			p += mt_put_uv(p, tot->bytes_allocated);
-			p += mt_put_uv(p, tot->peak_bytes);
-			p += mt_put_uv(p, tot->peak_blocks);
-			p += mt_put_uv(p, tot->peak_time_ns);
-		}
+		if (last)
+			p += put_run_totals(p, tot);
 		END_RECORD(w, p);
 		i += k;
 	} while (i < n);
