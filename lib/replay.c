@@ -17,15 +17,15 @@
  * consumer's work (mt_replay_threads); a smaller one alternates the two
  * stages on the caller's thread, one slice at a time. (The bench's logs
  * compress 30-100 times: a 614 KB log is 20 M events. Measured on two
- * cores, medians: report --summary on 100 M churn events 1.55 -> 1.20 s,
- * the default report on churn 0.40 -> 0.29 s and on python3 0.18 -> 0.14 s,
- * the viewer's first screen on 100 M events 2.2 -> 1.5-1.7 s; each costs
- * 25-40 % more CPU, the items crossing from one core's cache to the
- * other's.) The code and the
- * output are the same either way: during a run the applier reads nothing
- * the decoder writes but the items, which carry every pointer and number a
- * callback gets, and a consumer that stops ends the run at its item (what
- * the decoder got ahead is dropped).
+ * cores, medians: report --summary on 100 M churn events 1.64 -> 0.94 s,
+ * the default report on churn 0.42 -> 0.25 s and on python3 0.22 -> 0.16
+ * s, the viewer's first screen on 100 M events 2.2 -> 1.4 s, at about the
+ * CPU of one thread once the two stages' fields no longer share cache
+ * lines: see struct mt_replay.) The code and the output are the same
+ * either way: during a run the applier reads nothing the decoder writes
+ * but the items, which carry every pointer and number a callback gets,
+ * and a consumer that stops ends the run at its item (what the decoder
+ * got ahead is dropped).
  *
  * Memory grows with distinct stacks, modules and threads, never with the
  * number of events; with live blocks too for logs before version 4 (their
