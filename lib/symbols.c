@@ -371,6 +371,24 @@ static void debuginfod_say(struct mt_symbols *s, struct sym_module *sm, Dwfl_Mod
 }
 
 /*
+ * Whether the search for debuglink_file is for the module's own debug
+ * file (its .gnu_debuglink, or none), not for a dwz file (named by
+ * .gnu_debugaltlink, looked for with the same callback).
+ */
+static int main_file_link(Dwfl_Module *mod, const char *debuglink_file)
+{
+	Dwarf_Addr bias;
+	GElf_Word crc;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	const char *link;
+
+	if (!elf)
+		return 0;
+	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	return link == debuglink_file || (link && debuglink_file && !strcmp(link, debuglink_file));
+}
+
+/*
  * The uncompressed copy (lib/debugcache.h) of the debug file libdwfl's
  * search would find first, by the module's build-id under the absolute
  * directories of the debug-info path (as libdwfl's build-id lookup walks
@@ -399,22 +417,14 @@ static void debuginfod_say(struct mt_symbols *s, struct sym_module *sm, Dwfl_Mod
 static int cached_debuginfo(struct mt_symbols *s, struct sym_module *sm, Dwfl_Module *mod,
 			    const char *debuglink_file, char **name)
 {
-	const char *link, *paths = s->debuginfo_path ? s->debuginfo_path
-						     : ":.debug:/usr/lib/debug";
+	const char *paths = s->debuginfo_path ? s->debuginfo_path : ":.debug:/usr/lib/debug";
 	char hex[2 * 64 + 1], path[PATH_MAX], *real;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	GElf_Word crc;
-	Dwarf_Addr bias;
-	Elf *elf;
 	int n, fd = -1, cfd;
 
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (!s->debug_cache || n <= 0 || n > 64 || !(elf = dwfl_module_getelf(mod, &bias)))
-		return -1;
-	/* the main file's own link, not a dwz file's */
-	link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (link != debuglink_file && (!link || !debuglink_file || strcmp(link, debuglink_file)))
+	if (!s->debug_cache || n <= 0 || n > 64 || !main_file_link(mod, debuglink_file))
 		return -1;
 	mt_fmt_hex(hex, sizeof(hex), bits, (size_t)n);
 	while (fd < 0 && *paths) {
@@ -448,9 +458,122 @@ static int cached_debuginfo(struct mt_symbols *s, struct sym_module *sm, Dwfl_Mo
 	return cfd;
 }
 
+/* Whether path exists, the path being dir/sub/file without the parts that
+ * are NULL; a path too long to build counts as existing (the search then
+ * runs as usual). */
+static int candidate(const char *dir, const char *sub, const char *file)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s%s%s%s", dir ? dir : "", dir ? "/" : "",
+			 sub ? sub : "", sub ? "/" : "", file);
+
+	return n < 0 || n >= (int)sizeof(path) || access(path, F_OK) == 0;
+}
+
+/* Some file of file_name's debuglink search (below) exists. */
+static int link_candidate(const char *paths, const char *file_name, const char *link)
+{
+	const char *base = strrchr(file_name, '/'), *sub;
+	char dirname[PATH_MAX], name[PATH_MAX], elem[PATH_MAX];
+	int found = 0, dlen;
+
+	base = base ? base + 1 : file_name;
+	dlen = (int)(base - file_name) - 1;
+	if (dlen >= (int)sizeof(dirname) ||
+	    snprintf(name, sizeof(name), "%s%s", link ? link : base, link ? "" : ".debug") >=
+		    (int)sizeof(name))
+		return 1;
+	if (dlen >= 0)
+		snprintf(dirname, sizeof(dirname), "%.*s", dlen, file_name);
+	while (!found && *paths) {
+		size_t len = strcspn(paths, ":");
+
+		if (len >= sizeof(elem))
+			return 1;
+		snprintf(elem, sizeof(elem), "%.*s", (int)len, paths);
+		paths += len + (paths[len] == ':');
+		const char *e = elem + (*elem == '+' || *elem == '-');
+
+		if (!*e) {
+			found = candidate(dlen >= 0 ? dirname : NULL, NULL, name);
+		} else if (*e != '/') {
+			found = candidate(dlen >= 0 ? dirname : NULL, e, name) ||
+				(!link && candidate(dlen >= 0 ? dirname : NULL, e, base));
+		} else if (dlen >= 0 && dirname[0] == '/') {
+			/* every tail of the main file's directory, then none */
+			for (sub = dirname; !found; ) {
+				sub = strchr(sub, '/');
+				sub = sub ? sub + 1 : NULL;
+				if (sub && !*sub)
+					break;
+				found = candidate(e, sub, name) || (!link && candidate(e, sub, base));
+				if (!sub)
+					break;
+			}
+		}
+	}
+	return found;
+}
+
+/*
+ * Whether libdwfl's search for the module's own debug file can find
+ * anything without debuginfod: some file it would open exists. Without
+ * DEBUGINFOD_URLS libdebuginfod finds nothing (it does not even read its
+ * cache), yet libdwfl 0.188 loads it, with libcurl and GnuTLS, for every
+ * search that finds nothing locally: 10-15 ms of CPU in nearly every
+ * report, as some module always lacks debug info. The files are those of
+ * elfutils' find-debuginfo.c: under each absolute directory of the path,
+ * .build-id/xx/rest.debug; then the debuglink name (else the file's name
+ * with .debug, or the name itself) in the file's directory for an empty
+ * element, under the directory plus a relative element, and under an
+ * absolute element plus each tail of the file's directory; for the file
+ * and its real path. An existing file makes the search run as usual.
+ */
+static int local_candidate(struct mt_symbols *s, Dwfl_Module *mod, const char *file_name,
+			   const char *link)
+{
+	const char *paths = s->debuginfo_path ? s->debuginfo_path : ":.debug:/usr/lib/debug";
+	const unsigned char *bits;
+	char hex[2 * 64 + 1], *real;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr), found = 0;
+
+	if (n > 64)
+		return 1;
+	if (n > 0)
+		mt_fmt_hex(hex, sizeof(hex), bits, (size_t)n);
+	for (const char *p = paths; n > 0 && !found && *p; ) {
+		size_t len = strcspn(p, ":");
+		char dir[PATH_MAX], file[2 * 64 + 16];
+		const char *d = p;
+
+		p += len + (p[len] == ':');
+		if (len && (*d == '+' || *d == '-')) {
+			d++;
+			len--;
+		}
+		if (!len || *d != '/')
+			continue;
+		if (len >= sizeof(dir))
+			return 1;
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, d);
+		snprintf(file, sizeof(file), "%.2s/%s.debug", hex, hex + 2);
+		found = candidate(dir, ".build-id", file);
+	}
+	if (found || !file_name)
+		return found;
+	if (link_candidate(paths, file_name, link))
+		return 1;
+	real = realpath(file_name, NULL);
+	found = real && strcmp(real, file_name) && link_candidate(paths, real, link);
+	free(real);
+	return found;
+}
+
 /*
  * The uncompressed copy of the module's debug file (above), else
- * libdwfl's own search (which asks debuginfod last); then the line above.
+ * libdwfl's own search (which asks debuginfod last, unless DEBUGINFOD_URLS
+ * is unset or empty and no file it would try exists); then the line above.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
@@ -458,6 +581,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 {
 	struct mod_ref *ref = *userdata;
 	struct sym_module *sm = ref ? &ref->s->mods[ref->i] : NULL;
+	const char *urls;
 	int fd;
 
 	/* libdwfl searches again for the symbol table once the search for
@@ -470,8 +594,16 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (sm && (fd = cached_debuginfo(ref->s, sm, mod, debuglink_file,
 					 debuginfo_file_name)) >= 0)
 		return fd;
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	urls = getenv("DEBUGINFOD_URLS");
+	if (sm && (!urls || !*urls) && main_file_link(mod, debuglink_file) &&
+	    !local_candidate(ref->s, mod, file_name, debuglink_file)) {
+		errno = 0;
+		fd = -1;
+	} else {
+		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						  debuglink_file, debuglink_crc,
+						  debuginfo_file_name);
+	}
 	if (sm) {
 		if (fd < 0)
 			sm->debuginfo_errno = errno ? errno : -1;
