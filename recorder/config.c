@@ -190,8 +190,8 @@ void mt_config_read(struct mt_config *cfg)
 		cfg->sample_seed = parse_num(s);
 	cfg->unwind = mt_unwind_parse(mt_env("MEMTRAIL_UNWIND"));
 	if (cfg->unwind < 0) {
-		mt_say("MEMTRAIL_UNWIND is full, incremental or check: unwinding in full", NULL);
-		cfg->unwind = MT_UNWIND_FULL;
+		mt_say("MEMTRAIL_UNWIND is incremental, full or check: unwinding incrementally", NULL);
+		cfg->unwind = MT_UNWIND_INCREMENTAL;
 	}
 	s = mt_env("MEMTRAIL_OUTPUT");
 	if (!s || !*s)

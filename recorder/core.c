@@ -1699,6 +1699,7 @@ static void fork_child(void)
 	pthread_mutex_init(&io_lock, NULL);
 	mt_tls.io_held = 0;
 	mt_tbuf_child();
+	mt_unwind_child();
 	pending = NULL;
 	mt_children_fork_child();
 	S.pid = getpid();
@@ -1976,14 +1977,26 @@ static void move_fd_high(void)
 
 /* ---- the unwinder ---------------------------------------------------------------- */
 
-static int no_backtrace(void **buf, int size)
+static int no_backtrace(void **buf, int size, void *fp, uint64_t *hash)
 {
 	(void)buf;
 	(void)size;
+	(void)fp;
+	*hash = 0;
 	return 0;
 }
 
-int (*mt_backtrace)(void **buf, int size) = no_backtrace;
+mt_backtrace_fn mt_backtrace = no_backtrace;
+
+/* libunwind's unw_backtrace() (load_unwinder), as an mt_backtrace_fn. */
+static int (*unw_bt)(void **, int);
+
+static int full_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+{
+	(void)fp;
+	*hash = 0;
+	return unw_bt(buf, size);
+}
 
 #define MT_STR2(x) #x
 #define MT_STR(x) MT_STR2(x)
@@ -2058,7 +2071,8 @@ static void load_unwinder(void)
 	U.step = (int (*)(unw_cursor_t *))dlsym(h, MT_STR(unw_step));
 	U.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, MT_STR(unw_get_reg));
 	U.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))dlsym(h, MT_STR(unw_get_proc_info));
-	mt_backtrace = mt_unwind_setup(bt, S.cfg.unwind);
+	unw_bt = bt;
+	mt_backtrace = mt_unwind_setup(full_backtrace, S.cfg.unwind);
 }
 
 /*

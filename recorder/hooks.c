@@ -8,8 +8,8 @@
  *
  * This is the hot path. A hook checks the thread's guard, calls the real
  * function (with the guard held, so what that does inside is not counted
- * again), captures the stack with libunwind's unw_backtrace() without any
- * lock (through mt_backtrace, see core.c load_unwinder), and hands
+ * again), captures the stack without any lock (through mt_backtrace: the
+ * walker of unwind.c, or libunwind's unw_backtrace()), and hands
  * (stack, size, address) to core.c, which puts it in the thread's ring (tbuf.c).
  * No malloc, no stdio, no lock here.
  *
@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "unwind.h"
 
 struct mt_real mt_real;
 
@@ -152,12 +153,15 @@ static inline int recording(void)
 /*
  * Captures the caller's stack into buf (room for mt_rec_depth + SKIP_MAX
  * frames), drops the leading frames in our own text and hashes the rest
- * for the stack table. Always inlined: buf lives in the caller's frame.
+ * for the stack table. Always inlined: buf lives in the caller's frame,
+ * whose frame pointer is where the walk begins (unwind.h).
  */
 static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 							 void **buf, unsigned fn)
 {
-	int n = mt_backtrace(buf, (int)(mt_rec_depth + SKIP_MAX));
+	int size = (int)(mt_rec_depth + SKIP_MAX);
+	uint64_t h;
+	int n = mt_backtrace(buf, size, __builtin_frame_address(0), &h);
 	int i = 0;
 	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
 		i++;
@@ -167,25 +171,16 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 	c->ips = (const uint64_t *)(buf + i);
 	c->n = m;
 	c->fn = fn;
-	/* Two lanes (even and odd frames) that only multiply: the chain of
-	 * dependent instructions per frame is half the length of one lane's
-	 * multiply-shift-xor, and the hash of a 20-frame stack was most of
-	 * this function's time. The final mix spreads both lanes over the
-	 * bits that pick a slot; the table compares whole stacks anyway.
-	 * The tag path is part of a stack's identity. */
+	/* The walker hands the frames' hash over when it has it (it mixes
+	 * in only the frames that changed since the thread's last stack);
+	 * else, or cut to the depth, it is computed here. The tag path is
+	 * part of a stack's identity. */
 	c->tag = mt_tagtls.cur;
-	uint64_t h0 = 0x9E3779B97F4A7C15ull * (fn + 1) + m + ((uint64_t)c->tag << 24);
-	uint64_t h1 = 0xC2B2AE3D27D4EB4Full;
-	unsigned k = 0;
-	for (; k + 1 < m; k += 2) {
-		h0 = (h0 ^ c->ips[k]) * 0xff51afd7ed558ccdull;
-		h1 = (h1 ^ c->ips[k + 1]) * 0xc4ceb9fe1a85ec53ull;
-	}
-	if (k < m)
-		h0 = (h0 ^ c->ips[k]) * 0xff51afd7ed558ccdull;
-	uint64_t h = h0 ^ (h0 >> 29) ^ (h1 * 0x9E3779B97F4A7C15ull);
-	h ^= h >> 32;
-	c->hash = h;
+	if (!h || m != (unsigned)(n - i))
+		h = mt_unwind_hash(c->ips, m);
+	h ^= 0xC2B2AE3D27D4EB4Full * (fn + 1) + m + ((uint64_t)c->tag << 24);
+	h *= 0x9E3779B97F4A7C15ull;
+	c->hash = h ^ (h >> 32);
 }
 
 /*
@@ -1018,6 +1013,8 @@ MT_EXPORT int dlclose(void *h)
 	if (!mt_tls.guard && mt_rec_active)
 		mt_rec_modules_sync();  /* stacks in the object, named first */
 	int r = real(h);
+	if (r == 0)
+		mt_unwind_forget();
 	if (r == 0 && !mt_tls.guard && mt_rec_active)
 		mt_rec_modules_changed(1);
 	return r;

@@ -182,8 +182,9 @@ extern unsigned mt_rec_depth;
 /* libmemtrail.so's own text: frames inside it are dropped from stacks. */
 extern uintptr_t mt_self_lo, mt_self_hi;
 
-/* unw_backtrace() from libunwind, opened privately at start (core.c). */
-extern int (*mt_backtrace)(void **buf, int size);
+/* The stack walk of MEMTRAIL_UNWIND's mode (unwind.h), set up at start
+ * (core.c load_unwinder). */
+extern int (*mt_backtrace)(void **buf, int size, void *fp, uint64_t *hash);
 /* Starts recording if not done yet (safe to call from any hook). */
 void mt_rec_init(void);
 /* An allocation returned p for size bytes. */

@@ -1,551 +1,978 @@
 /*
- * unwind.c - the incremental unwinder (MEMTRAIL_UNWIND=incremental): each
- * capture unwinds only the frames pushed since the thread's previous capture
- * and reuses the rest; MEMTRAIL_UNWIND=check runs it and the full unwinder
- * on every event and counts the stacks that differ.
+ * unwind.c - the recorder's stack walk (MEMTRAIL_UNWIND=incremental, the
+ * default on x86-64): each capture walks the frames with unwind rules
+ * cached by address, and reuses the outer part of the thread's previous
+ * stack where it can prove it unchanged; MEMTRAIL_UNWIND=full is
+ * libunwind's unw_backtrace() on every event, and check runs both on
+ * every event and counts the stacks that differ.
  *
- * The technique is a shadow stack, as in bytehound. A capture lets
- * libunwind's unw_backtrace() (the full unwinder, fast path included) walk
- * the stack; it writes, into the return-address slot of some frames it
- * walked, the address of a stub of ours instead of the real return address,
- * and remembers (slot, real address, position from the stack's bottom) in
- * a per-thread table: entry k is patched with stub k. The stubs carry
- * unwind information that says "the return address is undefined" (the end
- * of the stack, like _start's), so the next capture's unw_backtrace() stops
- * at the first patched frame: the stub's address, last in its output, says
- * which entry it is, and that entry's position says where the frames
- * remembered from before continue. When a patched frame returns, it
- * returns into stub k, which checks that entry k is live with exactly this
- * slot (else it stops the program with ud2: it cannot know where to
- * return), pops entry k and everything above it (frames inner to it, gone
- * with it), puts the real address back into the slot and
- * returns there, with every register but the flags as the function left
- * them (the stub saves what it uses below the stack pointer, where neither
- * the program nor the kernel's signal frames write at that moment).
+ * Why a walker of our own: libunwind's unw_backtrace() spends about 70
+ * instructions a frame (a per-thread cache behind function pointers, a
+ * context saved and a cursor set up per call); a frame here costs a
+ * probe of one table and two loads. It is the hot path of recording.
  *
- * Why the result equals a full unwind: only return-address slots are
- * changed, and only while their frame is live. A frame that is still live
- * is exactly where the previous capture saw it, with the same return
- * address, and so are all frames outer to it (a live frame's callers are
- * live too, and their slots do not change while they are live: a program
- * writes its return addresses only by calling). So the frames outer to the
- * first patched frame are those remembered, and unw_backtrace() walked
- * every frame inner to it exactly as it would have. The checks on each
- * stack (the stub's index names a live table entry; the entries above it
- * belong to frames that are gone or on another stack, and are undone;
- * anything else undoes every patch and unwinds in full) keep that true.
+ * The rules. A frame's rule says where its caller's frame is: the
+ * canonical frame address (CFA) is rsp or rbp plus an offset, the return
+ * address lies at CFA - 8, the caller's rsp is the CFA and its rbp is
+ * either the same or saved at CFA + an offset. The rule of an address
+ * comes from the module's .eh_frame, found through .eh_frame_hdr's sorted
+ * table (_dl_find_object gives both without the loader's lock): the CIE's
+ * and the FDE's call-frame instructions are run up to the address.
+ * Anything else (a CFA by expression or by another register, a return
+ * address elsewhere, rbp kept in another register, a signal frame, an
+ * address in no module, an encoding we do not read) makes the whole
+ * capture fall back to unw_backtrace(), which knows those. Rules are kept
+ * in one table for every thread, keyed by address, entered under a
+ * spinlock and read without one; a dlclose bumps a generation that every
+ * kept rule carries, so a rule of code unloaded is never used for code
+ * loaded at its address later.
  *
- * Where the program itself leaves frames without returning, every patch of
- * the thread is undone first (written back where the slot still holds our
- * stub), so that no other unwinder ever sees a stub: C++ exceptions and
- * forced unwinding (_Unwind_RaiseException, _Unwind_Resume,
- * _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind, and _Unwind_Backtrace
- * for programs that print their own stacks), longjmp, siglongjmp,
- * _longjmp, __longjmp_chk, setcontext, swapcontext, pthread_exit. These
- * are exported here in every mode and jump straight to the real function
- * when nothing is patched. A switch to another stack that is not seen
- * (hand-written context switches) is found at the next capture: its
- * unwind meets no stub or a stub that is not the top entry, and the
- * patches on the other stack are undone (a suspended frame is live: its
- * real return address goes back). A thread that exits takes its table
- * with it (a pthread key's destructor). Frames are patched only from the
- * third frame of the program outward, never across a signal frame, never
- * where libunwind's step-by-step walk (which finds the slots: unw_backtrace
- * does not tell where the frames are) disagrees with it about the frames, and
- * only at positions that stayed live between captures, so that a stub is
- * rarely returned through.
+ * As unw_backtrace() does, outer frames are looked up at their return
+ * address minus one (the call, not what follows it), the first at its
+ * own address; the walk ends at a frame whose return address is
+ * undefined (_start, a thread's first frame), at a null return address or
+ * after size frames.
  *
- * What it saves is libunwind's walk of the outer frames (about 8 ns a
- * frame): a program allocating under 50 stable frames records in half the
- * CPU time, but on churn, stl and python3 (tests/bench) the frames that
- * change are most of the walk, and the cache's upkeep costs what the
- * shorter walk saves (such a thread then unwinds in full for a while,
- * inc_backtrace); the hash and the interning of the whole stack (hooks.c,
- * core.c) stay.
- *
- * Known limits, why it is not the default: stack-copying coroutines
- * (greenlet) move patched slots to the heap and back where no capture sees
- * it; _Unwind_Backtrace or an exception run through an unwinder loaded
- * privately (glibc's backtrace() and pthread_cancel use their own copy of
- * libgcc) stops at a stub instead of the real caller; a signal taken while
- * a stub runs (a dozen instructions) records the handler's stack up to
- * there; x86-64 only. MEMTRAIL_UNWIND=check measures it against the full
- * unwinder (tests/e2e/rec_unwind.sh).
+ * Reuse, and why it is exact. A walk is a function of its starting
+ * registers (ip, rsp, rbp) and of the words it reads: each step reads the
+ * return address at CFA - 8 and, where the rule says so, the saved rbp.
+ * Each thread keeps its previous walk: every frame's registers and the
+ * addresses each step read. When the new walk reaches a frame whose
+ * registers equal a kept frame's (rbp only where some outer step still
+ * depends on it), the kept steps from there are checked by reading the
+ * same addresses again: where every word is the same, the rest of the
+ * walk would read the same words and compute the same frames, so they
+ * are taken from the previous walk; at the first word that differs, the
+ * walk goes on by rule from the last frame proven equal. Nothing is
+ * written into the program's stack, so exceptions, longjmp, swapcontext,
+ * stack-copying coroutines, signal handlers and exiting threads need no
+ * care: a stack that changed by any means fails the check, and a stack
+ * copied back to where it was passes it only if it is word for word what
+ * the walk read. The check costs one or two loads a frame; the rule
+ * lookups of the outer frames are what it saves (on the bench's python3,
+ * a capture walks 6 of 17 frames).
  *
  * Not for: what a stack becomes (hooks.c capture(), core.c); loading
  * libunwind (core.c load_unwinder).
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
-#include <unwind.h>
 
 #include "recorder.h"
 #include "unwind.h"
 
 int mt_unwind_parse(const char *s)
 {
-	if (!s || !*s || strcmp(s, "full") == 0)
-		return MT_UNWIND_FULL;
-	if (strcmp(s, "incremental") == 0)
+	if (!s || !*s || strcmp(s, "incremental") == 0)
 		return MT_UNWIND_INCREMENTAL;
+	if (strcmp(s, "full") == 0)
+		return MT_UNWIND_FULL;
 	if (strcmp(s, "check") == 0)
 		return MT_UNWIND_CHECK;
 	return -1;
 }
 
-/* ---- the real functions the exported ones stand for ------------------------ */
-
-typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
-typedef void (*resume_fn)(struct _Unwind_Exception *);
-typedef _Unwind_Reason_Code (*forced_fn)(struct _Unwind_Exception *, _Unwind_Stop_Fn, void *);
-typedef _Unwind_Reason_Code (*trace_fn)(_Unwind_Trace_Fn, void *);
-typedef void (*jmp_fn)(void *, int);
-typedef int (*setctx_fn)(const ucontext_t *);
-typedef int (*swapctx_fn)(ucontext_t *, const ucontext_t *);
-typedef void (*exit_fn)(void *);
-
-enum { R_RAISE, R_RESUME, R_RETHROW, R_FORCED, R_TRACE, R_LONGJMP, R_LONGJMP_, R_SIGLONGJMP,
-       R_LONGJMP_CHK, R_SETCONTEXT, R_SWAPCONTEXT, R_PTHREAD_EXIT, R_COUNT };
-
-static const char *const real_names[R_COUNT] = {
-	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
-	"_Unwind_ForcedUnwind", "_Unwind_Backtrace", "longjmp", "_longjmp", "siglongjmp",
-	"__longjmp_chk", "setcontext", "swapcontext", "pthread_exit",
-};
-static void *real_fns[R_COUNT];
-
-/* libunwind's _Unwind_Backtrace: it finds the frames' slots. */
-static trace_fn slow_backtrace;
-static _Unwind_Ptr (*slow_get_ip_info)(struct _Unwind_Context *, int *);
-static _Unwind_Word (*slow_get_cfa)(struct _Unwind_Context *);
-
-/*
- * The function behind one of ours. Found at start where it is loaded; a
- * runtime loaded later (libgcc_s with a plugin, maybe without RTLD_GLOBAL)
- * is found on first use.
- */
-static void *real(int i)
-{
-	void *f = __atomic_load_n(&real_fns[i], __ATOMIC_ACQUIRE);
-	if (MT_LIKELY(f != NULL))
-		return f;
-	mt_tls.guard++;
-	f = dlsym(RTLD_NEXT, real_names[i]);
-	if (!f && i <= R_TRACE) {
-		void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (h)
-			f = dlsym(h, real_names[i]);
-	}
-	mt_tls.guard--;
-	if (!f) {
-		mt_say("cannot find ", real_names[i], NULL);
-		abort();
-	}
-	__atomic_store_n(&real_fns[i], f, __ATOMIC_RELEASE);
-	return f;
-}
-
 #if defined(__x86_64__)
 
-/* ---- the stubs ------------------------------------------------------------------- */
+/* ---- rules ------------------------------------------------------------------------ */
 
-#define UW_ENTS   256          /* stubs, and so patched frames per thread */
-#define UW_FRAMES 512          /* frames a capture walks at most */
-#define UW_CACHE  1024         /* frames remembered per thread */
-#define UW_KEEP   2            /* innermost program frames never patched */
-#define UW_RESET  4096         /* captures between two retries of patching deeper */
-#define UW_WINDOW 1024         /* captures over which the saving is judged */
-#define UW_MIN_SAVED 6         /* frames a capture must reuse on average... */
-#define UW_PAUSE  65536        /* ...or the next this many unwind in full */
+/*
+ * A rule in 64 bits:
+ *   bits 0-1    kind: R_WALK, R_END (no caller), R_HARD (fall back)
+ *   bit 2       the CFA is rbp + offset (else rsp + offset)
+ *   bit 3       rbp is saved at CFA + rbp offset (else it is the same)
+ *   bits 8-31   the CFA offset (signed, 24 bits)
+ *   bits 32-47  the rbp offset (signed, 16 bits)
+ *   bits 48-63  the generation (dlclose) it belongs to
+ * Offsets that do not fit make a rule R_HARD.
+ */
+enum { R_NONE, R_WALK, R_END, R_HARD };
 
-struct uw_ent {                /* 16 bytes: the stubs read it */
-	uintptr_t *slot;
-	uintptr_t ret;
+static inline unsigned r_kind(uint64_t r) { return (unsigned)(r & 3); }
+static inline int r_cfa_bp(uint64_t r) { return (int)((r >> 2) & 1); }
+static inline int r_bp_saved(uint64_t r) { return (int)((r >> 3) & 1); }
+static inline int64_t r_cfa_off(uint64_t r) { return (int64_t)((int32_t)(uint32_t)r >> 8); }
+static inline int64_t r_bp_off(uint64_t r) { return (int64_t)(int16_t)(uint16_t)(r >> 32); }
+static inline unsigned r_gen(uint64_t r) { return (unsigned)(r >> 48); }
+
+static uint64_t r_make(unsigned kind, int cfa_bp, int64_t cfa_off, int bp_saved, int64_t bp_off)
+{
+	if (kind != R_WALK)
+		return kind;
+	if (cfa_off < -(1 << 23) || cfa_off >= (1 << 23) || bp_off < -32768 || bp_off > 32767)
+		return R_HARD;
+	return R_WALK | (uint64_t)cfa_bp << 2 | (uint64_t)bp_saved << 3 |
+	       ((uint64_t)(uint32_t)cfa_off & 0xffffff) << 8 | (uint64_t)(uint16_t)bp_off << 32;
+}
+
+/* ---- reading .eh_frame ---------------------------------------------------------------- */
+
+enum {
+	PE_ABS = 0x00, PE_ULEB = 0x01, PE_U2 = 0x02, PE_U4 = 0x03, PE_U8 = 0x04,
+	PE_SLEB = 0x09, PE_S2 = 0x0a, PE_S4 = 0x0b, PE_S8 = 0x0c,
+	PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
+};
+
+/* The DWARF registers of x86-64 that matter here. */
+enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+
+struct rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0x80;
+	while (r->p < r->end && (b & 0x80)) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+	}
+	if (b & 0x80) {
+		r->bad = 1;
+		return 0;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
+}
+
+static uint64_t rd_fixed(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p, n);
+	r->p += n;
+	return v;
+}
+
+/* A pointer in encoding enc (the value part and pcrel or datarel). */
+static uint64_t rd_enc(struct rd *r, unsigned enc, uint64_t datarel)
+{
+	uint64_t at = (uintptr_t)r->p, v;
+	if (enc == PE_OMIT) {
+		r->bad = 1;
+		return 0;
+	}
+	switch (enc & 0x0f) {
+	case PE_ABS: v = rd_fixed(r, 8); break;
+	case PE_ULEB: v = rd_uleb(r); break;
+	case PE_U2: v = rd_fixed(r, 2); break;
+	case PE_U4: v = rd_fixed(r, 4); break;
+	case PE_U8: v = rd_fixed(r, 8); break;
+	case PE_SLEB: v = (uint64_t)rd_sleb(r); break;
+	case PE_S2: v = (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2); break;
+	case PE_S4: v = (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4); break;
+	case PE_S8: v = rd_fixed(r, 8); break;
+	default: r->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0: break;
+	case PE_PCREL: v += at; break;
+	case PE_DATAREL: v += datarel; break;
+	default: r->bad = 1; return 0;
+	}
+	if (enc & PE_INDIRECT) {
+		if (r->bad || !v)
+			return 0;
+		v = *(const uint64_t *)(uintptr_t)v;
+	}
+	return v;
+}
+
+/* The extent of a CIE or FDE at p: its content in *r; 0, or -1. */
+static int rd_entry(const uint8_t *p, struct rd *r)
+{
+	uint32_t len32;
+	memcpy(&len32, p, 4);
+	if (len32 == 0 || len32 == 0xffffffffu)     /* a terminator; 64-bit DWARF */
+		return -1;
+	r->p = p + 4;
+	r->end = p + 4 + len32;
+	r->bad = 0;
+	return 0;
+}
+
+/* The rules of one row: what the CFA is, where rbp and the return address are. */
+enum { RULE_SAME, RULE_OFFSET, RULE_UNDEF, RULE_OTHER };
+struct row {
+	int cfa_reg;
+	int64_t cfa_off;
+	int cfa_expr;
+	int bp, ra, sp;       /* RULE_* */
+	int64_t bp_off, ra_off;
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	unsigned ra_reg;
+	unsigned fde_enc;
+	int signal;
+	struct rd init;       /* the initial instructions */
+};
+
+static int parse_cie(const uint8_t *p, struct cie *c)
+{
+	struct rd r;
+	if (rd_entry(p, &r) < 0 || rd_fixed(&r, 4) != 0)
+		return -1;
+	unsigned version = (unsigned)rd_fixed(&r, 1);
+	if (version != 1 && version != 3)
+		return -1;
+	const char *aug = (const char *)r.p;
+	while (r.p < r.end && *r.p)
+		r.p++;
+	if (r.p >= r.end)
+		return -1;
+	r.p++;
+	c->code_align = rd_uleb(&r);
+	c->data_align = rd_sleb(&r);
+	c->ra_reg = version == 1 ? (unsigned)rd_fixed(&r, 1) : (unsigned)rd_uleb(&r);
+	c->fde_enc = PE_ABS;
+	c->signal = 0;
+	if (aug[0] == 'z') {
+		uint64_t alen = rd_uleb(&r);
+		const uint8_t *aend = r.p + alen;
+		if (r.bad || alen > (uint64_t)(r.end - r.p))
+			return -1;
+		for (const char *a = aug + 1; *a; a++) {
+			switch (*a) {
+			case 'R': c->fde_enc = (unsigned)rd_fixed(&r, 1); break;
+			case 'L': (void)rd_fixed(&r, 1); break;
+			case 'S': c->signal = 1; break;
+			case 'P': {
+				unsigned enc = (unsigned)rd_fixed(&r, 1);
+				/* only its length matters: read it without the indirection */
+				(void)rd_enc(&r, enc & ~(unsigned)PE_INDIRECT, 0);
+				break;
+			}
+			default: return -1;   /* unknown: the data after it cannot be found */
+			}
+		}
+		r.p = aend;
+	} else if (aug[0]) {
+		return -1;
+	}
+	if (r.bad || c->ra_reg != REG_RA)
+		return -1;
+	c->init = r;
+	return 0;
+}
+
+/*
+ * Runs call-frame instructions from *r on row, the location starting at
+ * loc, until the location passes pc. init: the row after the CIE's
+ * instructions (DW_CFA_restore), NULL while running those. 0, or -1 on
+ * an instruction this reader does not know.
+ */
+static int run_cfa(struct rd *r, const struct cie *c, struct row *row, const struct row *init,
+		   uint64_t loc, uint64_t pc)
+{
+	struct row saved[8];
+	int nsaved = 0;
+
+	while (r->p < r->end && !r->bad) {
+		uint8_t op = *r->p++;
+		uint64_t reg = 0, adv = 0;
+		int64_t off = 0;
+		int rule = -1;
+
+		switch (op >> 6) {
+		case 1:         /* DW_CFA_advance_loc */
+			adv = op & 0x3f;
+			goto advance;
+		case 2:         /* DW_CFA_offset */
+			reg = op & 0x3f;
+			off = (int64_t)rd_uleb(r) * c->data_align;
+			rule = RULE_OFFSET;
+			goto set;
+		case 3:         /* DW_CFA_restore */
+			reg = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case 0x00:      /* nop */
+			continue;
+		case 0x02: adv = rd_fixed(r, 1); goto advance;
+		case 0x03: adv = rd_fixed(r, 2); goto advance;
+		case 0x04: adv = rd_fixed(r, 4); goto advance;
+		case 0x05:      /* offset_extended */
+			reg = rd_uleb(r);
+			off = (int64_t)rd_uleb(r) * c->data_align;
+			rule = RULE_OFFSET;
+			goto set;
+		case 0x06:      /* restore_extended */
+			reg = rd_uleb(r);
+			goto restore;
+		case 0x07:      /* undefined */
+			reg = rd_uleb(r);
+			rule = RULE_UNDEF;
+			goto set;
+		case 0x08:      /* same_value */
+			reg = rd_uleb(r);
+			rule = RULE_SAME;
+			goto set;
+		case 0x09:      /* register: reg held in another register */
+			reg = rd_uleb(r);
+			(void)rd_uleb(r);
+			rule = RULE_OTHER;
+			goto set;
+		case 0x0a:      /* remember_state */
+			if (nsaved == 8)
+				return -1;
+			saved[nsaved++] = *row;
+			continue;
+		case 0x0b:      /* restore_state */
+			/* the CFA comes back too, as in libgcc and libunwind:
+			 * compilers wrap a mid-function epilogue in these */
+			if (!nsaved)
+				return -1;
+			*row = saved[--nsaved];
+			continue;
+		case 0x0c:      /* def_cfa */
+			row->cfa_reg = (int)rd_uleb(r);
+			row->cfa_off = (int64_t)rd_uleb(r);
+			row->cfa_expr = 0;
+			continue;
+		case 0x0d:      /* def_cfa_register */
+			row->cfa_reg = (int)rd_uleb(r);
+			row->cfa_expr = 0;
+			continue;
+		case 0x0e:      /* def_cfa_offset */
+			row->cfa_off = (int64_t)rd_uleb(r);
+			continue;
+		case 0x0f:      /* def_cfa_expression */
+			adv = rd_uleb(r);
+			if (adv > (uint64_t)(r->end - r->p))
+				return -1;
+			r->p += adv;
+			row->cfa_expr = 1;
+			continue;
+		case 0x10:      /* expression */
+		case 0x16:      /* val_expression */
+			reg = rd_uleb(r);
+			adv = rd_uleb(r);
+			if (adv > (uint64_t)(r->end - r->p))
+				return -1;
+			r->p += adv;
+			rule = RULE_OTHER;
+			goto set;
+		case 0x11:      /* offset_extended_sf */
+			reg = rd_uleb(r);
+			off = rd_sleb(r) * c->data_align;
+			rule = RULE_OFFSET;
+			goto set;
+		case 0x12:      /* def_cfa_sf */
+			row->cfa_reg = (int)rd_uleb(r);
+			row->cfa_off = rd_sleb(r) * c->data_align;
+			row->cfa_expr = 0;
+			continue;
+		case 0x13:      /* def_cfa_offset_sf */
+			row->cfa_off = rd_sleb(r) * c->data_align;
+			continue;
+		case 0x14:      /* val_offset */
+			reg = rd_uleb(r);
+			(void)rd_uleb(r);
+			rule = RULE_OTHER;
+			goto set;
+		case 0x15:      /* val_offset_sf */
+			reg = rd_uleb(r);
+			(void)rd_sleb(r);
+			rule = RULE_OTHER;
+			goto set;
+		case 0x2e:      /* GNU_args_size */
+			(void)rd_uleb(r);
+			continue;
+		case 0x2f:      /* GNU_negative_offset_extended */
+			reg = rd_uleb(r);
+			off = -(int64_t)rd_uleb(r) * c->data_align;
+			rule = RULE_OFFSET;
+			goto set;
+		default:
+			return -1;
+		}
+advance:
+		loc += adv * c->code_align;
+		if (init && loc > pc)
+			return 0;
+		continue;
+restore:
+		if (!init)
+			return -1;
+		if (reg == REG_RBP) {
+			row->bp = init->bp;
+			row->bp_off = init->bp_off;
+		} else if (reg == REG_RA) {
+			row->ra = init->ra;
+			row->ra_off = init->ra_off;
+		} else if (reg == REG_RSP) {
+			row->sp = init->sp;
+		}
+		continue;
+set:
+		if (reg == REG_RBP) {
+			row->bp = rule;
+			row->bp_off = off;
+		} else if (reg == REG_RA) {
+			row->ra = rule;
+			row->ra_off = off;
+		} else if (reg == REG_RSP) {
+			row->sp = rule;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+/*
+ * The rule of the frame executing at pc (an outer frame's return address
+ * minus one), from its module's unwind tables; R_HARD where this reader
+ * cannot say (the capture then falls back to libunwind).
+ */
+static int (*find_object)(void *, struct dl_find_object *);
+
+static uint64_t rule_of(uint64_t pc)
+{
+	struct dl_find_object fo;
+	if (!find_object || find_object((void *)(uintptr_t)pc, &fo) != 0 || !fo.dlfo_eh_frame)
+		return R_HARD;
+	/* .eh_frame_hdr: version 1, then three encodings, eh_frame_ptr,
+	 * fde_count and the table, which linkers write as pairs of 32-bit
+	 * offsets from the header (datarel sdata4), sorted by location */
+	const uint8_t *h = fo.dlfo_eh_frame;
+	if (h[0] != 1 || h[3] != (PE_DATAREL | PE_S4))
+		return R_HARD;
+	struct rd r = { h + 4, h + 4 + 16, 0 };
+	(void)rd_enc(&r, h[1], (uintptr_t)h);
+	uint64_t count = rd_enc(&r, h[2], (uintptr_t)h);
+	if (r.bad || !count || count > (1u << 28))
+		return R_HARD;
+	const int32_t *tab = (const int32_t *)(const void *)r.p;
+	uint64_t lo = 0, hi = count;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)h + (int64_t)tab[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((uintptr_t)h + (int64_t)tab[2 * lo] > pc)
+		return R_HARD;
+	const uint8_t *fde = h + tab[2 * lo + 1];
+
+	struct rd f;
+	if (rd_entry(fde, &f) < 0)
+		return R_HARD;
+	uint32_t cie_ptr = (uint32_t)rd_fixed(&f, 4);
+	struct cie c;
+	if (f.bad || !cie_ptr || parse_cie(fde + 4 - cie_ptr, &c) < 0)
+		return R_HARD;
+	uint64_t start = rd_enc(&f, c.fde_enc, 0);
+	uint64_t range = rd_enc(&f, c.fde_enc & 0x0f, 0);
+	if (f.bad || pc < start || pc - start >= range)
+		return R_HARD;
+	if (c.signal)
+		return R_HARD;
+	/* the 'z' augmentation's data length: present when the CIE has one */
+	const uint8_t *cie = fde + 4 - cie_ptr;
+	if (cie[9] == 'z') {
+		uint64_t alen = rd_uleb(&f);
+		if (f.bad || alen > (uint64_t)(f.end - f.p))
+			return R_HARD;
+		f.p += alen;
+	}
+
+	struct row init = { .cfa_reg = -1, .bp = RULE_SAME, .ra = RULE_SAME, .sp = RULE_SAME };
+	struct rd ci = c.init;
+	if (run_cfa(&ci, &c, &init, NULL, start, pc) < 0)
+		return R_HARD;
+	struct row row = init;
+	if (run_cfa(&f, &c, &row, &init, start, pc) < 0)
+		return R_HARD;
+
+	if (row.ra == RULE_UNDEF)
+		return R_END;
+	if (row.cfa_expr || (row.cfa_reg != REG_RSP && row.cfa_reg != REG_RBP) ||
+	    row.ra != RULE_OFFSET || row.ra_off != -8 || row.sp != RULE_SAME ||
+	    (row.bp != RULE_SAME && row.bp != RULE_OFFSET))
+		return R_HARD;
+	return r_make(R_WALK, row.cfa_reg == REG_RBP, row.cfa_off, row.bp == RULE_OFFSET,
+		      row.bp_off);
+}
+
+/* ---- the table of rules ----------------------------------------------------------- */
+
+/*
+ * Open addressing by address, read without a lock: a reader takes the
+ * slot's key, then its rule, then the key again, and uses the rule only
+ * if the key did not change (x86-64 keeps loads in order, and the writer
+ * stores key 0, the rule, then the key, in order). A rule of an older
+ * generation is as good as absent, and its slot is taken over in place.
+ * Tables grow by doubling into new memory; the old ones stay mapped (a
+ * reader may still be in one), which is less than the newest again.
+ */
+struct rslot {
+	volatile uint64_t key;
+	volatile uint64_t rule;
+};
+struct rtab {
+	struct rslot *s;
+	uint64_t mask;
+	uint64_t used;
+};
+
+static struct rtab *volatile rtab;
+static volatile int rlock;
+static volatile unsigned rgen = 1;   /* 16 bits in each rule; 0 never used */
+
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+static inline uint64_t rhash(uint64_t ip)
+{
+	return (ip * 0x9E3779B97F4A7C15ull) >> 20;
+}
+
+static inline uint64_t rule_find(const struct rtab *t, uint64_t ip, unsigned gen)
+{
+	for (uint64_t i = rhash(ip) & t->mask;; i = (i + 1) & t->mask) {
+		uint64_t k = t->s[i].key;
+		if (k == ip) {
+			uint64_t r = t->s[i].rule;
+			barrier();
+			if (t->s[i].key == ip && r_gen(r) == gen)
+				return r;
+			return R_NONE;
+		}
+		if (!k)
+			return R_NONE;
+	}
+}
+
+static struct rtab *rtab_new(uint64_t cap)
+{
+	struct rtab *t = mt_mem_alloc(sizeof(*t) + cap * sizeof(struct rslot));
+	if (!t)
+		return NULL;
+	t->s = (struct rslot *)(t + 1);
+	t->mask = cap - 1;
+	t->used = 0;
+	return t;
+}
+
+static void rtab_put(struct rtab *t, uint64_t ip, uint64_t rule)
+{
+	uint64_t i = rhash(ip) & t->mask;
+	while (t->s[i].key && t->s[i].key != ip)
+		i = (i + 1) & t->mask;
+	if (!t->s[i].key)
+		t->used++;
+	t->s[i].key = 0;
+	barrier();
+	t->s[i].rule = rule;
+	barrier();
+	t->s[i].key = ip;
+}
+
+/* Keeps ip's rule (gen already in it); skipped when another thread is at it. */
+static void rule_keep(uint64_t ip, uint64_t rule)
+{
+	if (__atomic_exchange_n(&rlock, 1, __ATOMIC_ACQUIRE))
+		return;
+	struct rtab *t = rtab;
+	if (t && (t->used + 1) * 2 > t->mask + 1) {
+		struct rtab *n = rtab_new(2 * (t->mask + 1));
+		if (n) {
+			unsigned gen = rgen;
+			for (uint64_t i = 0; i <= t->mask; i++)
+				if (t->s[i].key && r_gen(t->s[i].rule) == gen)
+					rtab_put(n, t->s[i].key, t->s[i].rule);
+			__atomic_store_n(&rtab, n, __ATOMIC_RELEASE);
+			t = n;
+		} else if (t->used + 1 > t->mask) {
+			t = NULL;
+		}
+	}
+	if (t)
+		rtab_put(t, ip, rule);
+	__atomic_store_n(&rlock, 0, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t rule_at(const struct rtab *t, uint64_t ip, unsigned gen)
+{
+	uint64_t r = rule_find(t, ip, gen);
+	if (MT_LIKELY(r != R_NONE))
+		return r;
+	/* looked up at the call, ip - 1; kept by ip */
+	r = rule_of(ip - 1) | (uint64_t)gen << 48;
+	rule_keep(ip, r);
+	return r;
+}
+
+void mt_unwind_forget(void)
+{
+	unsigned g = __atomic_add_fetch(&rgen, 1, __ATOMIC_ACQ_REL) & 0xffff;
+	if (g == 0)
+		__atomic_store_n(&rgen, 1, __ATOMIC_RELEASE);
+	/* A generation number met again after 65,535 dlcloses: no kept rule
+	 * may pass for it, so the slots are emptied (readers check the key
+	 * around the rule; empty keys only end their probes early). A lock
+	 * not had in a while (its holder preempted for long) leaves the rules
+	 * to a new table instead. */
+	if (g == 0 || g == 1) {
+		int tries = 0;
+		while (__atomic_exchange_n(&rlock, 1, __ATOMIC_ACQUIRE))
+			if (++tries == 1000000) {
+				struct rtab *n = rtab_new(4096);
+				if (n)
+					__atomic_store_n(&rtab, n, __ATOMIC_RELEASE);
+				return;
+			}
+		struct rtab *t = rtab;
+		if (t) {
+			for (uint64_t i = 0; i <= t->mask; i++)
+				t->s[i].key = 0;
+			t->used = 0;
+		}
+		__atomic_store_n(&rlock, 0, __ATOMIC_RELEASE);
+	}
+}
+
+void mt_unwind_child(void)
+{
+	/* a slot half written by a thread gone has key 0 or a whole rule:
+	 * the stores are words, in order */
+	__atomic_store_n(&rlock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the walk ---------------------------------------------------------------------- */
+
+#define UW_FRAMES (MT_MAX_DEPTH + 16)
+
+struct frame {
+	uint64_t ip, sp, bp;
+	uint64_t bpslot;        /* where the step to its caller read rbp (0: kept it) */
+	uint64_t hash;          /* mt_unwind_mix over the frames from the outermost to it */
+	uint32_t cfabp;         /* that step's CFA was rbp-based */
+	uint32_t needbp;        /* the steps from it outward depend on its rbp */
 };
 
 struct uw_state {
-	uint32_t count;        /* offset 0: live entries (the stubs read it) */
-	uint32_t ceil;         /* highest position patched */
-	uint32_t captures;     /* since ceil was last reset */
-	uint32_t ncache;
-	struct uw_ent ent[UW_ENTS];     /* offset 16 */
-	uint32_t judged;                /* captures in this window */
-	uint32_t saved;                 /* frames reused in this window */
-	uint32_t paused;                /* captures left to unwind in full */
-	uint32_t pos[UW_ENTS];          /* position of ent[k].ret in cache */
-	uintptr_t cache[UW_CACHE];      /* the last stack, outermost first */
-	void *ref[UW_FRAMES];           /* check mode's full unwind */
-	uintptr_t wip[UW_FRAMES];       /* the slow walk: ip, cfa, signal frame */
-	uintptr_t wcfa[UW_FRAMES];
-	unsigned char wsig[UW_FRAMES];
-	int wn;
-	int hit;                        /* the last capture stopped at a stub */
+	unsigned gen;           /* of the rules the kept walk used */
+	int n;                  /* frames kept, outermost first */
+	int open;               /* the outermost kept frame does not end the stack
+				   (the walk was cut at size, or read a null
+				   return address): a reuse reaching it steps on */
+	int hit;                /* the last walk reused kept frames */
+	struct frame f[UW_FRAMES];      /* the last walk, outermost first */
+	struct frame in[UW_FRAMES];     /* new frames, innermost first */
+	struct frame out[UW_FRAMES];    /* frames found outward of a reuse, likewise */
 };
-
-__thread struct uw_state *mt_unwind_cur __attribute__((tls_model("initial-exec")));
-
-void mt_unwind_stubs(void);
-void mt_unwind_stubs_end(void);
-
-/*
- * Stub k is at mt_unwind_stubs + 16 k. A patched frame's `ret` lands on
- * it with the stack pointer just above the slot; it pushes k into the slot
- * and goes on with the common part, which checks entry k, pops it, writes
- * the real address back into the slot and returns to it. Unwind info for
- * the whole range (and the byte before the first stub: unwinders look up
- * the return address minus one) says the return address is undefined.
- */
-__asm__(
-	"	.text\n"
-	"	.p2align 4\n"
-	"	.type mt_unwind_stub_range, @function\n"
-	"mt_unwind_stub_range:\n"
-	"	.cfi_startproc\n"
-	"	.cfi_undefined rip\n"
-	"	.fill 16, 1, 0x90\n"
-	"	.globl mt_unwind_stubs\n"
-	"	.hidden mt_unwind_stubs\n"
-	"mt_unwind_stubs:\n"
-	"	.set mt_uw_k, 0\n"
-	"	.rept 256\n"
-	"	pushq $mt_uw_k\n"
-	"	jmp mt_unwind_common\n"
-	"	.p2align 4, 0x90\n"
-	"	.set mt_uw_k, mt_uw_k + 1\n"
-	"	.endr\n"
-	"mt_unwind_common:\n"
-	"	movq %rcx, -8(%rsp)\n"
-	"	movq %rsi, -16(%rsp)\n"
-	"	movq %r11, -24(%rsp)\n"
-	"	movq (%rsp), %rcx\n"
-	"	movq mt_unwind_cur@gottpoff(%rip), %r11\n"
-	"	movq %fs:(%r11), %r11\n"
-	"	testq %r11, %r11\n"
-	"	jz 1f\n"
-	"	cmpl (%r11), %ecx\n"
-	"	jae 1f\n"
-	"	movl %ecx, %esi\n"
-	"	shlq $4, %rsi\n"
-	"	leaq 16(%r11,%rsi), %rsi\n"
-	"	cmpq (%rsi), %rsp\n"
-	"	jne 1f\n"
-	"	movq 8(%rsi), %rsi\n"
-	"	movq %rsi, (%rsp)\n"
-	"	movl %ecx, (%r11)\n"
-	"	movq -8(%rsp), %rcx\n"
-	"	movq -16(%rsp), %rsi\n"
-	"	movq -24(%rsp), %r11\n"
-	"	ret\n"
-	"1:	ud2\n"
-	"	.globl mt_unwind_stubs_end\n"
-	"	.hidden mt_unwind_stubs_end\n"
-	"mt_unwind_stubs_end:\n"
-	"	.cfi_endproc\n"
-	"	.size mt_unwind_stub_range, . - mt_unwind_stub_range\n");
-
-static inline uintptr_t stub(uint32_t k)
-{
-	return (uintptr_t)mt_unwind_stubs + 16 * (uintptr_t)k;
-}
-
-/* Stub index of ip, or -1 if ip is not exactly a stub's start. */
-static inline int stub_index(uintptr_t ip)
-{
-	uintptr_t off = ip - (uintptr_t)mt_unwind_stubs;
-	if (off >= 16 * UW_ENTS || (off & 15))
-		return -1;
-	return (int)(off >> 4);
-}
-
-static inline int in_stubs(uintptr_t ip)
-{
-	return ip >= (uintptr_t)mt_unwind_stubs - 16 && ip < (uintptr_t)mt_unwind_stubs_end;
-}
-
-/* ---- per-thread state ------------------------------------------------------------- */
 
 static mt_backtrace_fn full_bt;
 static int uw_mode;
 static pthread_key_t uw_key;
-
-/* Undoes the patches of entries from..count-1, innermost first. */
-static void undo_from(struct uw_state *st, uint32_t from)
-{
-	for (uint32_t i = st->count; i-- > from;) {
-		if (*st->ent[i].slot == stub(i))
-			*st->ent[i].slot = st->ent[i].ret;
-	}
-	st->count = from;
-}
-
-/* Before the program leaves frames without returning: no stub stays. */
-static inline void undo_all(void)
-{
-	struct uw_state *st = mt_unwind_cur;
-	if (st && st->count) {
-		mt_tls.guard++;
-		undo_from(st, 0);
-		mt_tls.guard--;
-	}
-}
+static __thread struct uw_state *uw_cur __attribute__((tls_model("initial-exec")));
 
 static void uw_thread_exit(void *p)
 {
-	struct uw_state *st = p;
-	if (mt_unwind_cur == st) {
-		undo_from(st, 0);
-		mt_unwind_cur = NULL;
-	}
-	munmap(st, sizeof(*st));
+	if (uw_cur == p)
+		uw_cur = NULL;
+	mt_mem_free(p);
 }
 
 static struct uw_state *state(void)
 {
-	struct uw_state *st = mt_unwind_cur;
+	struct uw_state *st = uw_cur;
 	if (MT_LIKELY(st != NULL))
 		return st;
-	void *m = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-	if (m == MAP_FAILED)
+	st = mt_mem_alloc(sizeof(*st));
+	if (!st)
 		return NULL;
-	st = m;
-	st->ceil = UINT32_MAX;
-	mt_unwind_cur = st;
+	uw_cur = st;
 	pthread_setspecific(uw_key, st);
 	return st;
 }
 
-/* ---- finding the slots: libunwind's _Unwind_Backtrace --------------------------- */
-
-static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg)
-{
-	struct uw_state *st = arg;
-	int before = 0;
-	if (st->wn >= UW_FRAMES)
-		return _URC_END_OF_STACK;
-	st->wip[st->wn] = (uintptr_t)slow_get_ip_info(ctx, &before);
-	st->wcfa[st->wn] = (uintptr_t)slow_get_cfa(ctx);
-	st->wsig[st->wn] = (unsigned char)(before != 0);
-	st->wn++;
-	return _URC_NO_REASON;
-}
+enum { S_NEXT, S_END, S_NULL, S_HARD };
 
 /*
- * Patches the return addresses at cache positions lo..hi (lo <= hi), which
- * are tmp[t] for t = top - p (top: position of tmp[0]), n frames in tmp.
- * The slot of tmp[t] is the word below the stack pointer of its frame at
- * the call (_Unwind_GetCFA for that frame), and must hold exactly
- * tmp[t]. Outermost first, so that the table stays ordered outer to inner.
+ * One step by rule from the frame at fr (its ip, sp, bp set): what it
+ * read goes into fr, the caller's registers into *ip, *sp, *bp. S_END:
+ * the frame has no caller; S_NULL: a null return address (the walk stops
+ * there, as unw_backtrace does); S_HARD: no rule this walk can use.
  */
-static void patch(struct uw_state *st, void **tmp, int lastidx, uint32_t top, uint32_t lo,
-		  uint32_t hi, uintptr_t last)
+static inline __attribute__((always_inline)) int step(const struct rtab *t, unsigned gen, struct frame *fr, uint64_t *ip,
+		       uint64_t *sp, uint64_t *bp)
 {
-	st->wn = 0;
-	slow_backtrace(walk_cb, st);
-	int w = st->wn, j = w;
-	/* Align the walk's frames with unw_backtrace's at the outermost one
-	 * unw_backtrace gave, last, at tmp index lastidx (a stub, or the
-	 * stack's bottom, where the walk may list one more frame), then every
-	 * frame used is compared. A signal frame's flag is on the sigreturn
-	 * frame: neither its slot nor the interrupted frame's (not a slot: the
-	 * signal context) is used. */
-	while (j-- > 0 && st->wip[j] != last)
-		;
-	if (j < 0)
-		return;
-	int shift = j - lastidx;        /* wip[t + shift] is tmp[t] */
-	for (uint32_t p = lo; p <= hi; p++) {
-		int t = (int)(top - p);
-		if (t < 1 || t + shift < 1 || t + shift >= w || st->count >= UW_ENTS)
-			continue;
-		if (st->wip[t + shift] != (uintptr_t)tmp[t] ||
-		    st->wip[t - 1 + shift] != (uintptr_t)tmp[t - 1] ||
-		    st->wsig[t + shift] || st->wsig[t - 1 + shift])
-			continue;
-		uintptr_t *slot = (uintptr_t *)(st->wcfa[t + shift] - 8);
-		if (*slot != (uintptr_t)tmp[t])
-			continue;
-		uint32_t k = st->count;
-		st->ent[k].slot = slot;
-		st->ent[k].ret = *slot;
-		st->pos[k] = p;
-		st->count = k + 1;
-		*slot = stub(k);
+	uint64_t rule = rule_at(t, fr->ip, gen);
+	if (MT_UNLIKELY(r_kind(rule) != R_WALK)) {
+		fr->bpslot = 0;
+		fr->cfabp = 0;
+		return r_kind(rule) == R_END ? S_END : S_HARD;
+	}
+	uint64_t cfa = (r_cfa_bp(rule) ? fr->bp : fr->sp) + (uint64_t)r_cfa_off(rule);
+	/* the caller's frame lies above: anything else is not a stack this
+	 * walk understands */
+	if (MT_UNLIKELY(cfa <= fr->sp || (cfa & 7) || cfa - fr->sp > (1ull << 30)))
+		return S_HARD;
+	*ip = *(const uint64_t *)(uintptr_t)(cfa - 8);
+	*sp = cfa;
+	fr->cfabp = (uint32_t)r_cfa_bp(rule);
+	fr->bpslot = 0;
+	*bp = fr->bp;
+	if (r_bp_saved(rule)) {
+		fr->bpslot = cfa + (uint64_t)r_bp_off(rule);
+		*bp = *(const uint64_t *)(uintptr_t)fr->bpslot;
+	}
+	return *ip ? S_NEXT : S_NULL;
+}
+
+/* Prefix hashes and rbp dependences of f[from..n-1] (those before are right). */
+static void finish(struct uw_state *st, int from)
+{
+	struct frame *f = st->f;
+	uint64_t h = from ? f[from - 1].hash : MT_UNWIND_SEED;
+	uint32_t need = from ? f[from - 1].needbp : (uint32_t)st->open;
+	for (int k = from; k < st->n; k++) {
+		h = mt_unwind_mix(h, f[k].ip);
+		f[k].hash = h;
+		need = f[k].cfabp || (!f[k].bpslot && need);
+		f[k].needbp = need;
 	}
 }
 
-/* ---- the capture ----------------------------------------------------------------- */
-
-static inline int in_self(uintptr_t ip)
-{
-	return ip >= mt_self_lo && ip < mt_self_hi;
-}
+/*
+ * A walk is made of segments, innermost first: frames found by rule (in
+ * st->in[a..b-1]) and runs of the kept walk proven equal (f[a..b], the
+ * outer end first). Runs usually keep their place in f: only the frames
+ * between them are written.
+ */
+#define UW_SEGS 32
+struct seg {
+	int run;
+	int a, b;
+};
 
 /*
- * Patches the new frames buf[0..n-1] (cache positions lo..top, buf[0] at
- * top; stubk: the stub unw_backtrace stopped at, or -1), from the UW_KEEP-th program frame outward, no deeper than ceil; a
- * first patch after a reset sets ceil to how deep it went.
+ * The walk from the frame whose registers are ip, sp, bp: 0..size frames
+ * into buf (innermost first), or -1 where a rule cannot be had (the
+ * caller falls back). *hash: the prefix hash of the frames from the first
+ * one outside the recorder outward, when the walk reached the stack's
+ * end (0 when not: the caller hashes them itself).
  */
-static void patch_new(struct uw_state *st, void **buf, int n, uint32_t lo, uint32_t top, int stubk)
+static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void **buf,
+		int size, uint64_t *hash)
 {
-	if (++st->captures >= UW_RESET) {
-		st->captures = 0;
-		st->ceil = UINT32_MAX;
-	}
-	int first = 0;
-	while (first < n && in_self((uintptr_t)buf[first]))
-		first++;
-	int innermost = first + UW_KEEP;
-	if (innermost >= n || !slow_backtrace)
-		return;
-	uint32_t hi = top - (uint32_t)innermost;
-	if (st->ceil != UINT32_MAX && hi > st->ceil)
-		hi = st->ceil;
-	if (lo > hi)
-		return;
-	/* Walked with the stub (if any) still in place: the walk stops there
-	 * too. */
-	patch(st, buf, stubk >= 0 ? n : n - 1, top, lo, hi,
-	      stubk >= 0 ? stub((uint32_t)stubk) : (uintptr_t)buf[n - 1]);
-	if (st->ceil == UINT32_MAX)
-		st->ceil = hi;
-}
-
-/*
- * The stack into buf (room for size frames), innermost first, exactly as
- * unw_backtrace(buf, size) gives it: unw_backtrace writes the frames down
- * to the first patched one (the stub, last), the cache the rest.
- */
-static int incremental(struct uw_state *st, void **buf, int size)
-{
-	int n = full_bt(buf, size);
-	int k = n > 0 ? stub_index((uintptr_t)buf[n - 1]) : -1;
-	uint32_t base, top;
+	const struct rtab *t = __atomic_load_n(&rtab, __ATOMIC_ACQUIRE);
+	unsigned gen = rgen;
+	struct frame *f = st->f, *in = st->in;
+	struct seg seg[UW_SEGS];
+	int j = 0, from = 0, nseg = 0, total = 0, rc, open = 0;
+	int c = st->gen == gen ? st->n - 1 : -1;
 
 	st->hit = 0;
-	/* A signal taken while a stub runs: the walk stopped inside it (its
-	 * unwind info ends the stack). The stub needs its entry: nothing is
-	 * undone, and this stack ends there. */
-	if (n > 0 && MT_UNLIKELY(in_stubs((uintptr_t)buf[n - 1])) && k < 0)
-		return n;
-	if (k >= 0) {
-		if ((uint32_t)k >= st->count || *st->ent[k].slot != stub((uint32_t)k) ||
-		    st->pos[k] + (uint32_t)n >= UW_CACHE)
-			goto again;
-		/* Frames after entry k in the table are gone, or on another stack. */
-		undo_from(st, (uint32_t)k + 1);
-		st->hit = 1;
-		base = st->pos[k];
-		n--;                /* the stub: its frames are in the cache */
-		top = base + (uint32_t)n;
-		for (int i = 0; i < n; i++)
-			st->cache[top - (uint32_t)i] = (uintptr_t)buf[i];
-		st->ncache = top + 1;
-		int total = n;
-		for (uint32_t p = base + 1; p-- > 0 && total < size;)
-			buf[total++] = (void *)st->cache[p];
-		st->saved += (uint32_t)(total - n);
-		/* Positions above base that were patched have returned since:
-		 * patch no deeper than base for a while. */
-		if (st->ceil != UINT32_MAX && st->ceil > base)
-			st->ceil = base;
-		patch_new(st, buf, n, base + 1, top, k);
-		return total;
+	*hash = 0;
+	for (;;) {
+		/* the kept walk's frame at this stack pointer, if any */
+		while (c >= 0 && f[c].sp < sp)
+			c--;
+		if (c >= 0 && f[c].sp == sp && f[c].ip == ip && (f[c].bp == bp || !f[c].needbp) &&
+		    MT_LIKELY(nseg + 2 <= UW_SEGS)) {
+			/* This frame is kept frame c: the kept steps outward from
+			 * it are checked word by word, down to frame v. */
+			int v = c;
+			while (v > 0 && *(const uint64_t *)(uintptr_t)(f[v - 1].sp - 8) == f[v - 1].ip &&
+			       (!f[v].bpslot ||
+				*(const uint64_t *)(uintptr_t)f[v].bpslot == f[v - 1].bp))
+				v--;
+			if (j > from)
+				seg[nseg++] = (struct seg){ 0, from, j };
+			if (c - v + 1 > size - total)
+				v = c - (size - total) + 1;
+			seg[nseg++] = (struct seg){ 1, v, c };
+			total += c - v + 1;
+			st->hit = 1;
+			if (total >= size) {
+				open = 1;
+				break;
+			}
+			if (v == 0 && !st->open)
+				break;          /* the kept walk's end is this one's */
+			/* Steps on by rule from frame v, with its true rbp: a
+			 * kept frame's may be stale where nothing depended on it,
+			 * and now something outward may. */
+			f[c].bp = bp;
+			for (int k = c - 1; k >= v; k--)
+				if (!f[k + 1].bpslot)
+					f[k].bp = f[k + 1].bp;
+			rc = step(t, gen, &f[v], &ip, &sp, &bp);
+			c = v - 1;
+			from = j;
+		} else {
+			in[j].ip = ip;
+			in[j].sp = sp;
+			in[j].bp = bp;
+			rc = step(t, gen, &in[j], &ip, &sp, &bp);
+			j++;
+			total++;
+			if (MT_LIKELY(rc == S_NEXT) && total >= size) {
+				open = 1;
+				seg[nseg++] = (struct seg){ 0, from, j };
+				break;
+			}
+		}
+		if (MT_UNLIKELY(rc != S_NEXT)) {
+			if (rc == S_HARD) {
+				st->n = 0;      /* may be half rewritten: kept no more */
+				return -1;
+			}
+			open = rc == S_NULL;
+			if (j > from)
+				seg[nseg++] = (struct seg){ 0, from, j };
+			break;
+		}
 	}
-	if (n >= size)
-		return n;           /* deeper than asked: nothing to learn */
-	if (st->count)
-		undo_from(st, 0);   /* patched frames not met: on another stack */
-	if (n < 1)
-		return n;
-	top = (uint32_t)n - 1;
-	for (int i = 0; i < n; i++)
-		st->cache[top - (uint32_t)i] = (uintptr_t)buf[i];
-	st->ncache = top + 1;
-	patch_new(st, buf, n, 0, top, -1);
+
+	/* The new walk, outermost first: runs stay where they are, frames
+	 * found by rule go between them. Where a run would have to move
+	 * inward over one not yet placed, the whole walk is gathered in
+	 * st->out first. */
+	int at = 0, changed = -1;
+	for (int s = nseg - 1; s >= 0; s--) {
+		if (seg[s].run && seg[s].a < at)
+			goto gather;
+		at += seg[s].run ? seg[s].b - seg[s].a + 1 : seg[s].b - seg[s].a;
+	}
+	at = 0;
+	for (int s = nseg - 1; s >= 0; s--) {
+		if (seg[s].run) {
+			int len = seg[s].b - seg[s].a + 1;
+			if (seg[s].a != at) {
+				memmove(f + at, f + seg[s].a, (size_t)len * sizeof(*f));
+				if (changed < 0)
+					changed = at;
+			}
+			at += len;
+		} else {
+			if (changed < 0)
+				changed = at;
+			for (int k = seg[s].b - 1; k >= seg[s].a; k--)
+				f[at++] = in[k];
+		}
+	}
+	goto placed;
+gather:
+	at = 0;
+	for (int s = 0; s < nseg; s++) {
+		if (seg[s].run)
+			for (int k = seg[s].b; k >= seg[s].a; k--)
+				st->out[at++] = f[k];
+		else
+			for (int k = seg[s].a; k < seg[s].b; k++)
+				st->out[at++] = in[k];
+	}
+	for (int k = 0; k < at; k++)
+		f[k] = st->out[at - 1 - k];
+	changed = 0;
+placed:
+	/* the outermost frame's dependence on rbp changes with open */
+	if (open != st->open)
+		changed = 0;
+	st->n = at;
+	st->open = open;
+	st->gen = gen;
+	if (changed >= 0)
+		finish(st, changed);
+	int n = at, i = 0;
+	for (int k = 0; k < n; k++)
+		buf[k] = (void *)(uintptr_t)f[n - 1 - k].ip;
+	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
+		i++;
+	if (n < size && !open && i < n)
+		*hash = f[n - 1 - i].hash;
 	return n;
-again:
-	undo_from(st, 0);
-	return full_bt(buf, size);
 }
 
-/*
- * Where the frames that change are most of the stack (a loop calling
- * through varying chains), the cache's upkeep costs more than the shorter
- * walk saves: such a thread unwinds in full for a while, with nothing
- * patched, and tries again.
- */
-static int inc_backtrace(void **buf, int size)
+/* The registers of the frame that called the function whose frame
+ * pointer is fp (the recorder keeps frame pointers). */
+static int fast_backtrace(void **buf, int size, void *fp, uint64_t *hash)
 {
 	struct uw_state *st = state();
-	if (!st || size < 1)
-		return full_bt(buf, size);
-	if (st->paused) {
-		st->paused--;
-		return full_bt(buf, size);
-	}
-	int n = incremental(st, buf, size);
-	if (++st->judged >= UW_WINDOW) {
-		if (st->saved < UW_WINDOW * UW_MIN_SAVED) {
-			undo_from(st, 0);
-			st->ceil = UINT32_MAX;
-			st->paused = UW_PAUSE;
-		}
-		st->judged = st->saved = 0;
-	}
+	const uint64_t *fr = fp;
+	int n;
+	*hash = 0;
+	if (MT_UNLIKELY(!st || size < 1 || size > UW_FRAMES) ||
+	    MT_UNLIKELY((n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], buf, size, hash)) < 0))
+		return full_bt(buf, size, fp, hash);
 	return n;
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
 
-static unsigned long check_stacks, check_reused, check_mismatches;
+static unsigned long check_stacks, check_reused, check_mismatches, check_fallbacks;
 
 /* The frames of a stack outside libmemtrail (the hooks drop those). */
 static void **program_part(void **ips, int *n)
 {
 	int i = 0;
-	while (i < *n && in_self((uintptr_t)ips[i]))
+	while (i < *n && (uintptr_t)ips[i] >= mt_self_lo && (uintptr_t)ips[i] < mt_self_hi)
 		i++;
 	*n -= i;
 	return ips + i;
 }
 
 /*
- * Both unwinders on the same stack: the incremental one, then the full one
- * with every patch undone (the program's own stack, as without us), then
- * the patches put back. Compared outside our own frames.
+ * Both walks on the same stack, compared outside our own frames, and the
+ * walk's prefix hash against one computed over the frames.
  */
-static int check_backtrace(void **buf, int size)
+static int check_backtrace(void **buf, int size, void *fp, uint64_t *hash)
 {
 	struct uw_state *st = state();
-	if (!st || size < 1)
-		return full_bt(buf, size);
-	int n = incremental(st, buf, size);
-
-	uint32_t c = st->count;
-	unsigned char undone[UW_ENTS];
-	for (uint32_t i = 0; i < c; i++) {
-		undone[i] = *st->ent[i].slot == stub(i);
-		if (undone[i])
-			*st->ent[i].slot = st->ent[i].ret;
+	const uint64_t *fr = fp;
+	void *ref[UW_FRAMES];
+	uint64_t ignored;
+	if (!st || size < 1 || size > UW_FRAMES)
+		return full_bt(buf, size, fp, hash);
+	int n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], buf, size, hash);
+	if (n < 0) {
+		__atomic_add_fetch(&check_fallbacks, 1, __ATOMIC_RELAXED);
+		return full_bt(buf, size, fp, hash);
 	}
-	int m = full_bt(st->ref, size);
-	for (uint32_t i = 0; i < c; i++)
-		if (undone[i])
-			*st->ent[i].slot = stub(i);
-
-	/* Called one frame apart, the two may cut a stack deeper than size
-	 * one frame apart: then the shorter must be the start of the other. */
+	int m = full_bt(ref, size, fp, &ignored);
+	/* Started at different depths, the two may cut a stack deeper than
+	 * size apart: then the shorter must be the start of the other. */
 	int a = n, b = m;
-	void **pa = program_part(buf, &a), **pb = program_part(st->ref, &b);
+	void **pa = program_part(buf, &a), **pb = program_part(ref, &b);
 	int cut = n >= size || m >= size;
 	int same = (cut || a == b) && memcmp(pa, pb, (size_t)(a < b ? a : b) * sizeof(void *)) == 0;
+	if (*hash && *hash != mt_unwind_hash((const uint64_t *)(const void *)pa, (unsigned)a))
+		same = 0;
 	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
 	if (st->hit)
 		__atomic_add_fetch(&check_reused, 1, __ATOMIC_RELAXED);
@@ -557,144 +984,54 @@ static int check_backtrace(void **buf, int size)
 
 __attribute__((destructor)) static void check_report(void)
 {
-	char a[24], b[24], c[24];
+	char a[24], b[24], c[24], d[24];
 	if (uw_mode != MT_UNWIND_CHECK)
 		return;
 	mt_fmt_i64(a, (int64_t)__atomic_load_n(&check_stacks, __ATOMIC_RELAXED));
 	mt_fmt_i64(b, (int64_t)__atomic_load_n(&check_reused, __ATOMIC_RELAXED));
 	mt_fmt_i64(c, (int64_t)__atomic_load_n(&check_mismatches, __ATOMIC_RELAXED));
-	mt_say("unwind check: ", a, " stacks, ", b, " reused, ", c, " mismatches", NULL);
+	mt_fmt_i64(d, (int64_t)__atomic_load_n(&check_fallbacks, __ATOMIC_RELAXED));
+	mt_say("unwind check: ", a, " stacks, ", b, " reused, ", d, " fallbacks, ", c,
+	       " mismatches", NULL);
 }
 
 /* ---- setup ---------------------------------------------------------------------- */
 
 mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
 {
-	for (int i = 0; i < R_COUNT; i++)
-		if (!real_fns[i])
-			real_fns[i] = dlsym(RTLD_NEXT, real_names[i]);
 	if (mode == MT_UNWIND_FULL)
 		return full;
-	/* libunwind's _Unwind_* set, from the copy core.c opened privately:
-	 * opening libgcc_s here would change what the program does (glibc
-	 * opens it, allocating, on the first pthread_exit or cancel). */
-	Dl_info di;
-	void *h = NULL;
-	if (dladdr((void *)full, &di) && di.dli_fname)
-		h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-	if (h) {
-		slow_backtrace = (trace_fn)dlsym(h, "_Unwind_Backtrace");
-		slow_get_ip_info = (_Unwind_Ptr (*)(struct _Unwind_Context *, int *))
-			dlsym(h, "_Unwind_GetIPInfo");
-		slow_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
+	find_object = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT,
+								      "_dl_find_object");
+	if (!find_object) {
+		mt_say("no _dl_find_object (glibc before 2.35): unwinding in full", NULL);
+		return full;
 	}
-	if (!slow_backtrace || !slow_get_ip_info || !slow_get_cfa ||
-	    pthread_key_create(&uw_key, uw_thread_exit) != 0) {
-		slow_backtrace = NULL;
-		mt_say("libunwind has no _Unwind_Backtrace: unwinding in full", NULL);
+	rtab = rtab_new(4096);
+	if (!rtab || pthread_key_create(&uw_key, uw_thread_exit) != 0) {
+		mt_say("out of memory for the unwinder: unwinding in full", NULL);
 		return full;
 	}
 	full_bt = full;
 	uw_mode = mode;
-	return mode == MT_UNWIND_CHECK ? check_backtrace : inc_backtrace;
+	return mode == MT_UNWIND_CHECK ? check_backtrace : fast_backtrace;
 }
 
-#else  /* not x86-64: the full unwinder only */
+#else  /* not x86-64: libunwind only */
 
-static inline void undo_all(void)
+void mt_unwind_forget(void)
+{
+}
+
+void mt_unwind_child(void)
 {
 }
 
 mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
 {
-	for (int i = 0; i < R_COUNT; i++)
-		if (!real_fns[i])
-			real_fns[i] = dlsym(RTLD_NEXT, real_names[i]);
 	if (mode != MT_UNWIND_FULL)
 		mt_say("incremental unwinding is for x86-64 only: unwinding in full", NULL);
 	return full;
 }
 
 #endif
-
-/* ---- where the program leaves frames without returning --------------------------- */
-
-MT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
-{
-	undo_all();
-	return ((raise_fn)real(R_RAISE))(e);
-}
-
-MT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
-{
-	undo_all();
-	((resume_fn)real(R_RESUME))(e);
-	__builtin_unreachable();
-}
-
-MT_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
-{
-	undo_all();
-	return ((raise_fn)real(R_RETHROW))(e);
-}
-
-MT_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
-						   _Unwind_Stop_Fn stop, void *arg)
-{
-	undo_all();
-	return ((forced_fn)real(R_FORCED))(e, stop, arg);
-}
-
-MT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
-{
-	undo_all();
-	return ((trace_fn)real(R_TRACE))(fn, arg);
-}
-
-MT_EXPORT void longjmp(struct __jmp_buf_tag env[1], int val)
-{
-	undo_all();
-	((jmp_fn)real(R_LONGJMP))(env, val);
-	__builtin_unreachable();
-}
-
-MT_EXPORT void _longjmp(struct __jmp_buf_tag env[1], int val)
-{
-	undo_all();
-	((jmp_fn)real(R_LONGJMP_))(env, val);
-	__builtin_unreachable();
-}
-
-MT_EXPORT void siglongjmp(struct __jmp_buf_tag env[1], int val)
-{
-	undo_all();
-	((jmp_fn)real(R_SIGLONGJMP))(env, val);
-	__builtin_unreachable();
-}
-
-void __longjmp_chk(struct __jmp_buf_tag env[1], int val);
-MT_EXPORT void __longjmp_chk(struct __jmp_buf_tag env[1], int val)
-{
-	undo_all();
-	((jmp_fn)real(R_LONGJMP_CHK))(env, val);
-	__builtin_unreachable();
-}
-
-MT_EXPORT int setcontext(const ucontext_t *ucp)
-{
-	undo_all();
-	return ((setctx_fn)real(R_SETCONTEXT))(ucp);
-}
-
-MT_EXPORT int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
-{
-	undo_all();
-	return ((swapctx_fn)real(R_SWAPCONTEXT))(oucp, ucp);
-}
-
-MT_EXPORT void pthread_exit(void *ret)
-{
-	undo_all();
-	((exit_fn)real(R_PTHREAD_EXIT))(ret);
-	__builtin_unreachable();
-}

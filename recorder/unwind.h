@@ -1,8 +1,10 @@
 /*
- * unwind.h - how the recorder captures a stack: libunwind's unw_backtrace()
- * on every event (MEMTRAIL_UNWIND=full, the default), the incremental
- * unwinder of unwind.c (MEMTRAIL_UNWIND=incremental), or both compared on
- * every event (MEMTRAIL_UNWIND=check, for tests).
+ * unwind.h - how the recorder captures a stack: the walker of unwind.c,
+ * with rules cached by address and the outer frames of the thread's
+ * previous stack reused where proven unchanged (MEMTRAIL_UNWIND=
+ * incremental, the default on x86-64), libunwind's unw_backtrace() on
+ * every event (MEMTRAIL_UNWIND=full), or both compared on every event
+ * (MEMTRAIL_UNWIND=check, for tests).
  *
  * Not for: what is done with a stack (hooks.c capture(), core.c).
  */
@@ -15,16 +17,57 @@ enum mt_unwind_mode {
 	MT_UNWIND_CHECK,
 };
 
-/* "full", "incremental", "check" (or unset: full); -1 if unknown. */
+/* "full", "incremental", "check" (or unset: incremental); -1 if unknown. */
 int mt_unwind_parse(const char *s);
 
-typedef int (*mt_backtrace_fn)(void **buf, int size);
+#include <stdint.h>
+
+/*
+ * Captures the stack into buf (room for size frames), innermost first, as
+ * libunwind's unw_backtrace(buf, size) gives it but for frames of the
+ * recorder: the walk may begin at the caller of the function whose frame
+ * pointer is fp (a function of the recorder). Returns the frames written.
+ * *hash: mt_unwind_hash() of the frames from the first one outside the
+ * recorder outward, when the walker had it at hand; 0 when not (then
+ * the caller computes it).
+ */
+typedef int (*mt_backtrace_fn)(void **buf, int size, void *fp, uint64_t *hash);
+
+/*
+ * The stack hash: frames mixed in from the outermost inward, so that a
+ * walk that keeps the outer frames of the previous one keeps their hash
+ * too and mixes in only its new frames. The table that interns stacks
+ * compares whole stacks anyway: this only has to spread them.
+ */
+#define MT_UNWIND_SEED 0x9E3779B97F4A7C15ull
+
+static inline uint64_t mt_unwind_mix(uint64_t h, uint64_t ip)
+{
+	h = (h ^ ip) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+/* The hash of ips[0..n-1] (innermost first). */
+static inline uint64_t mt_unwind_hash(const uint64_t *ips, unsigned n)
+{
+	uint64_t h = MT_UNWIND_SEED;
+	while (n)
+		h = mt_unwind_mix(h, ips[--n]);
+	return h;
+}
 
 /*
  * The function the hooks call to capture a stack in this mode, given
- * unw_backtrace. Falls back to full (and says why) where the incremental
- * unwinder cannot run. Called once at start, before any thread records.
+ * unw_backtrace (which the walker itself falls back to on any stack it
+ * cannot walk). Falls back to full (and says why) where the walker cannot
+ * run at all. Called once at start, before any thread records.
  */
 mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode);
+
+/* Code was unloaded (dlclose): no rule kept so far is used again. */
+void mt_unwind_forget(void);
+
+/* In a forked child: a lock another thread of the parent held is free. */
+void mt_unwind_child(void);
 
 #endif

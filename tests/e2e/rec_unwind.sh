@@ -1,13 +1,14 @@
 #!/bin/sh
 # rec_unwind.sh - the incremental unwinder (MEMTRAIL_UNWIND=incremental,
-# recorder/unwind.c) gives every stack exactly as the full one does. Each
-# program is recorded three times:
-#   check        both unwinders on every event (the full one with every
-#                patched return address put back): the recorder says at
-#                exit "unwind check: N stacks, R reused, M mismatches", and
-#                at once on each stack that differs; M must be 0, and R > 0
-#                where the program allocates from the same frames twice
-#                (the incremental path was taken, not only its fallback)
+# the default, recorder/unwind.c) gives every stack exactly as libunwind's
+# full walk does. Each program is recorded three times:
+#   check        both unwinders on every event, and the incremental one's
+#                stack hash against one computed over the frames: the
+#                recorder says at exit "unwind check: N stacks, R reused,
+#                F fallbacks, M mismatches", and at once on each stack
+#                that differs; M must be 0, and R > 0 where the program
+#                allocates from the same frames twice (the reuse was taken,
+#                not only the fallback to libunwind)
 #   full, incremental
 #                the same stdout and exit status as the native run, and the
 #                same figures: report --summary (times, resident set and
