@@ -541,6 +541,18 @@ static void name_running_threads(void)
 }
 
 /* The stack id of c, writing STACK when new; -1 on failure (stopped). */
+/* STACK for frames ips[0..n-1], outermost first (the log's are innermost first). */
+static int write_stack(uint64_t t, uint32_t id, unsigned fn, uint32_t tag, const uint64_t *ips,
+		       unsigned n)
+{
+	uint64_t in[MT_MAX_DEPTH];
+	if (n > MT_MAX_DEPTH)
+		n = MT_MAX_DEPTH;
+	for (unsigned i = 0; i < n; i++)
+		in[i] = ips[n - 1 - i];
+	return mt_writer_stack(S.w, t, id, fn, tag, in, n);
+}
+
 static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 {
 	int is_new;
@@ -550,7 +562,7 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 		return -1;
 	}
 	if (is_new) {
-		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->tag, c->ips, c->n));
+		check(write_stack(t, (uint32_t)id, c->fn, c->tag, c->ips, c->n));
 		/* A frame in no known module: something was loaded (dlopen).
 		 * The hook rescans once the lock is released. */
 		for (unsigned i = 0; i < c->n && !S.mod_dirty; i++)
@@ -985,7 +997,7 @@ static int ring_stack(void *ctx, uint32_t id, unsigned fn, uint32_t tag, const u
 		      unsigned n)
 {
 	(void)ctx;
-	return mt_writer_stack(S.w, now(), id, fn, tag, ips, n);
+	return write_stack(now(), id, fn, tag, ips, n);
 }
 
 /*
@@ -1977,25 +1989,38 @@ static void move_fd_high(void)
 
 /* ---- the unwinder ---------------------------------------------------------------- */
 
-static int no_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+static const uint64_t *no_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
+				    uint64_t *hash)
 {
-	(void)buf;
-	(void)size;
 	(void)fp;
+	(void)max;
+	*n = 0;
 	*hash = 0;
-	return 0;
+	return scratch;
 }
 
 mt_backtrace_fn mt_backtrace = no_backtrace;
 
-/* libunwind's unw_backtrace() (load_unwinder), as an mt_backtrace_fn. */
+/* libunwind's unw_backtrace() (load_unwinder), as an mt_backtrace_fn: the
+ * frames it gives innermost first, from its own caller, turned round. */
 static int (*unw_bt)(void **, int);
 
-static int full_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+static const uint64_t *full_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
+				      uint64_t *hash)
 {
+	int k = unw_bt((void **)scratch, (int)max + 16), i = 0;
 	(void)fp;
 	*hash = 0;
-	return unw_bt(buf, size);
+	while (i < k && scratch[i] >= mt_self_lo && scratch[i] < mt_self_hi)
+		i++;
+	unsigned m = (unsigned)(k - i) < max ? (unsigned)(k - i) : max;
+	for (unsigned a = (unsigned)i, b = (unsigned)i + m - 1; a < b; a++, b--) {
+		uint64_t x = scratch[a];
+		scratch[a] = scratch[b];
+		scratch[b] = x;
+	}
+	*n = m;
+	return scratch + i;
 }
 
 #define MT_STR2(x) #x
