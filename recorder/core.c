@@ -2001,16 +2001,40 @@ static const uint64_t *no_backtrace(void *fp, unsigned max, uint64_t *scratch, u
 
 mt_backtrace_fn mt_backtrace = no_backtrace;
 
-/* libunwind's unw_backtrace() (load_unwinder), as an mt_backtrace_fn: the
- * frames it gives innermost first, from its own caller, turned round. */
+/*
+ * libunwind's walk (load_unwinder), as an mt_backtrace_fn: the frames it
+ * gives innermost first, from its own caller, turned round. Until a
+ * dlclose that is unw_backtrace(); after one, a loop of unw_step(), as
+ * unw_backtrace() makes when its fast path gives up: that fast path keeps
+ * each thread's frame layouts by address and unw_flush_cache() does not
+ * reach them (libunwind 1.6), so code loaded where unloaded code was
+ * would be walked by the old layouts. unw_step() costs microseconds a
+ * frame here (a system call each): after a dlclose, only for the stacks
+ * unwind.c's walker hands over, or with MEMTRAIL_UNWIND=full.
+ */
 static int (*unw_bt)(void **, int);
+static void (*unw_flush)(unw_addr_space_t, unw_word_t, unw_word_t);
+static unw_addr_space_t *unw_as;
+static int unw_unloaded;
+static int step_backtrace(uint64_t *buf, int size);
+
+static void flush_unwinder(void)
+{
+	if (unw_flush && unw_as)
+		unw_flush(*unw_as, 0, 0);
+	__atomic_store_n(&unw_unloaded, 1, __ATOMIC_RELAXED);
+}
 
 static const uint64_t *full_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
 				      uint64_t *hash)
 {
-	int k = unw_bt((void **)scratch, (int)max + 16), i = 0;
+	int k, i = 0;
 	(void)fp;
 	*hash = 0;
+	if (MT_LIKELY(!__atomic_load_n(&unw_unloaded, __ATOMIC_RELAXED)))
+		k = unw_bt((void **)scratch, (int)max + 16);
+	else
+		k = step_backtrace(scratch, (int)max + 16);
 	while (i < k && scratch[i] >= mt_self_lo && scratch[i] < mt_self_hi)
 		i++;
 	unsigned m = (unsigned)(k - i) < max ? (unsigned)(k - i) : max;
@@ -2072,6 +2096,25 @@ static uintptr_t exit_caller_sp(void)
 	return 0;
 }
 
+/* unw_backtrace()'s own slow path: the frames by unw_step(). */
+static int step_backtrace(uint64_t *buf, int size)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+
+	if (!U.getcontext || !U.init_local || !U.step || !U.get_reg ||
+	    U.getcontext(&uc) < 0 || U.init_local(&c, &uc) < 0)
+		return 0;
+	while (n < size && U.get_reg(&c, UNW_REG_IP, &ip) == 0) {
+		buf[n++] = ip;
+		if (U.step(&c) <= 0)
+			break;
+	}
+	return n;
+}
+
 static void load_unwinder(void)
 {
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -2097,7 +2140,9 @@ static void load_unwinder(void)
 	U.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, MT_STR(unw_get_reg));
 	U.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))dlsym(h, MT_STR(unw_get_proc_info));
 	unw_bt = bt;
-	mt_backtrace = mt_unwind_setup(full_backtrace, S.cfg.unwind);
+	unw_flush = (void (*)(unw_addr_space_t, unw_word_t, unw_word_t))dlsym(h, MT_STR(unw_flush_cache));
+	unw_as = as;
+	mt_backtrace = mt_unwind_setup(full_backtrace, flush_unwinder, S.cfg.unwind);
 }
 
 /*

@@ -634,8 +634,12 @@ static inline uint64_t rule_at(const struct rtab *t, uint64_t ip, unsigned gen)
 	return r;
 }
 
+static void (*flush_full)(void);
+
 void mt_unwind_forget(void)
 {
+	if (flush_full)
+		flush_full();
 	unsigned g = __atomic_add_fetch(&rgen, 1, __ATOMIC_ACQ_REL) & 0xffff;
 	if (g == 0)
 		__atomic_store_n(&rgen, 1, __ATOMIC_RELEASE);
@@ -1002,8 +1006,9 @@ __attribute__((destructor)) static void check_report(void)
 
 /* ---- setup ---------------------------------------------------------------------- */
 
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int mode)
 {
+	flush_full = flush;
 	if (mode == MT_UNWIND_FULL)
 		return full;
 	find_object = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT,
@@ -1024,16 +1029,21 @@ mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
 
 #else  /* not x86-64: libunwind only */
 
+static void (*flush_full)(void);
+
 void mt_unwind_forget(void)
 {
+	if (flush_full)
+		flush_full();
 }
 
 void mt_unwind_child(void)
 {
 }
 
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int mode)
 {
+	flush_full = flush;
 	if (mode != MT_UNWIND_FULL)
 		mt_say("incremental unwinding is for x86-64 only: unwinding in full", NULL);
 	return full;

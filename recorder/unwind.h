@@ -62,9 +62,10 @@ static inline uint64_t mt_unwind_hash(const uint64_t *ips, unsigned n)
  * cannot walk). Falls back to full (and says why) where the walker cannot
  * run at all. Called once at start, before any thread records.
  */
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode);
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush_full)(void), int mode);
 
-/* Code was unloaded (dlclose): no rule kept so far is used again. */
+/* Code was unloaded (dlclose): no rule kept so far is used again, by the
+ * walker or by libunwind (flush_full). */
 void mt_unwind_forget(void);
 
 /* In a forked child: a lock another thread of the parent held is free. */
