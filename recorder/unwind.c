@@ -21,7 +21,9 @@
  * Anything else (a CFA by expression or by another register, a return
  * address elsewhere, rbp kept in another register, a signal frame, an
  * address in no module, an encoding we do not read) makes the whole
- * capture fall back to unw_backtrace(), which knows those. Rules are kept
+ * capture fall back to libunwind, which knows those (a thread that keeps
+ * meeting such frames leaves its captures to libunwind for a while).
+ * Rules are kept
  * in one table for every thread, keyed by address, entered under a
  * spinlock and read without one; a dlclose bumps a generation that every
  * kept rule carries, so a rule of code unloaded is never used for code
@@ -696,6 +698,8 @@ struct uw_state {
 				   (the walk was cut at size, or read a null
 				   return address): a reuse reaching it steps on */
 	int hit;                /* the last walk reused kept frames */
+	unsigned misses;        /* walks in a row that fell back to libunwind */
+	unsigned skip;          /* captures left to leave to libunwind at once */
 	struct frame f[UW_FRAMES];      /* the last walk, outermost first */
 	uint64_t ips[UW_FRAMES];        /* f[k].ip, side by side: the captured stack */
 	struct frame in[UW_FRAMES];     /* new frames, innermost first */
@@ -945,15 +949,36 @@ static inline const uint64_t *program_frames(struct uw_state *st, int n, unsigne
 
 /* The walk starts at the caller of the function whose frame pointer is
  * fp (the recorder keeps frame pointers). */
+/*
+ * A thread whose stacks keep meeting frames the walk cannot take (code
+ * made at run time without unwind tables, a handler of a signal that
+ * comes often) pays for both walks: after FALLBACKS_IN_A_ROW of them it
+ * leaves its next SKIP_AFTER captures to libunwind, then tries again.
+ */
+#define FALLBACKS_IN_A_ROW 64
+#define SKIP_AFTER 4096
+
 static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *np,
 				      uint64_t *hash)
 {
 	struct uw_state *st = state();
 	const uint64_t *fr = fp;
 	int n;
-	if (MT_UNLIKELY(!st) ||
-	    MT_UNLIKELY((n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK)) < 0))
+	if (MT_UNLIKELY(!st))
 		return full_bt(fp, max, scratch, np, hash);
+	if (MT_UNLIKELY(st->skip)) {
+		st->skip--;
+		return full_bt(fp, max, scratch, np, hash);
+	}
+	n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK);
+	if (MT_UNLIKELY(n < 0)) {
+		if (++st->misses == FALLBACKS_IN_A_ROW) {
+			st->misses = 0;
+			st->skip = SKIP_AFTER;
+		}
+		return full_bt(fp, max, scratch, np, hash);
+	}
+	st->misses = 0;
 	return program_frames(st, n, max, np, hash);
 }
 
