@@ -819,6 +819,18 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 			       (!f[v].bpslot ||
 				*(const uint64_t *)(uintptr_t)f[v].bpslot == f[v - 1].bp))
 				v--;
+			if (MT_LIKELY(v == 0 && !st->open && !nseg && c + 1 + j <= size)) {
+				/* The usual: new frames, then all of the kept walk
+				 * from frame c out. Only the new ones are written. */
+				for (int k = 0; k < j; k++) {
+					f[c + 1 + k] = in[j - 1 - k];
+					st->ips[c + 1 + k] = in[j - 1 - k].ip;
+				}
+				st->n = c + 1 + j;
+				st->hit = 1;
+				finish(st, c + 1);
+				return st->n;
+			}
 			if (j > from)
 				seg[nseg++] = (struct seg){ 0, from, j };
 			if (c - v + 1 > size - total)
