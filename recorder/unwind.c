@@ -813,10 +813,13 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 		if (c >= 0 && f[c].sp == sp && f[c].ip == ip && (f[c].bp == bp || !f[c].needbp) &&
 		    MT_LIKELY(nseg + 2 <= UW_SEGS)) {
 			/* This frame is kept frame c: the kept steps outward from
-			 * it are checked word by word, down to frame v. */
+			 * it are checked word by word, down to frame v. A saved
+			 * rbp that no step outward of its frame depends on need
+			 * not be the same (the frame keeps a stale one, which
+			 * nothing compares: see needbp). */
 			int v = c;
 			while (v > 0 && *(const uint64_t *)(uintptr_t)(f[v - 1].sp - 8) == f[v - 1].ip &&
-			       (!f[v].bpslot ||
+			       (!f[v].bpslot || !f[v - 1].needbp ||
 				*(const uint64_t *)(uintptr_t)f[v].bpslot == f[v - 1].bp))
 				v--;
 			if (MT_LIKELY(v == 0 && !st->open && !nseg && c + 1 + j <= size)) {
@@ -846,11 +849,12 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 				break;          /* the kept walk's end is this one's */
 			/* Steps on by rule from frame v, with its true rbp: a
 			 * kept frame's may be stale where nothing depended on it,
-			 * and now something outward may. */
+			 * and now something outward may. (The slots read are the
+			 * ones a walk from frame c would read.) */
 			f[c].bp = bp;
 			for (int k = c - 1; k >= v; k--)
-				if (!f[k + 1].bpslot)
-					f[k].bp = f[k + 1].bp;
+				f[k].bp = f[k + 1].bpslot ?
+					*(const uint64_t *)(uintptr_t)f[k + 1].bpslot : f[k + 1].bp;
 			rc = step(t, gen, &f[v], &ip, &sp, &bp);
 			c = v - 1;
 			from = j;
