@@ -110,41 +110,52 @@ struct big {
  * during a run the applier reads nothing else the decoder writes.
  */
 enum {
-	IT_EVENT,             /* type: MT_REC_ALLOC, FREE or REALLOC */
+	IT_EVENT,             /* type: an EV_*; stack, size: the block's
+				 (a free's: the block it ends, version 4
+				 on), a: its address */
+	IT_TIME,              /* a: the time from here on (TIME, a chunk's
+				 start) */
+	IT_SWITCH,            /* stack: the thread of the events that follow */
 	IT_STACK,             /* p: the struct mt_stack */
 	IT_MODULE,            /* p: the struct mt_module */
-	IT_THREAD,            /* stack: the index, thread: the tid */
+	IT_THREAD,            /* stack: the index, size: the tid */
 	IT_THREAD_NAME,       /* stack: the index, p: the name (malloc'd) */
-	IT_TAG,               /* stack: the id, thread: the parent, p: the path */
-	IT_LEAK,              /* time, p: the check (struct leakrec, malloc'd) */
-	IT_RSS,               /* time, size: bytes */
-	IT_UNLOAD,            /* time, a: the base */
-	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
+	IT_TAG,               /* stack: the id, size: the parent, p: the path */
+	IT_LEAK,              /* p: the check (struct leakrec, malloc'd) */
+	IT_RSS,               /* size: bytes */
+	IT_UNLOAD,            /* a: the base */
+	IT_SNAPSHOT,          /* stack: the index, p: the label (malloc'd) */
 	IT_END,               /* p: END's figures (struct endrec, malloc'd) */
 	IT_STOP,              /* p: the reason (malloc'd) */
 	IT_BASE,              /* p: the state (struct mt_base, malloc'd) */
-	IT_PROGRESS,          /* a: bytes of the file done, a2: of all */
+	IT_PROGRESS,          /* a: bytes of the file done, size: of all */
 	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read,
-				 a2: the file's (a bounded log's segments grow
-				 as the reader opens them: the applier never
-				 asks the reader) */
+				 size: the file's (a bounded log's segments
+				 grow as the reader opens them: the applier
+				 never asks the reader) */
 	IT_CHUNK_END,         /* the chunk decoded to its end */
 	IT_FINISH,            /* the last: a: 0 (end of file) or a negative
-				 MT_E_*, a2: the file offset of the problem */
+				 MT_E_*, size: the file offset of the problem */
 };
+/* An event item's type: a REALLOC is two items, its halves. */
+enum { EV_ALLOC, EV_FREE, EV_REALLOC_FREE, EV_REALLOC_ALLOC };
 /*
- * 56 bytes, every one crossing from one core's cache to the other's when
+ * 24 bytes, every one crossing from one core's cache to the other's when
  * threaded: an event's seq is not here (events and snapshots are numbered
- * in order; the applier counts them), a2 and p share their place.
+ * in order; the applier counts them), nor its time and thread, which
+ * change at TIME and SWITCH records only (IT_TIME, IT_SWITCH: the applier
+ * keeps them), and a REALLOC takes two. At 56 bytes, with those three and
+ * a REALLOC's second address and old block, items were most of what the
+ * two threads' caches moved. kind and type are not bytes: a store of a
+ * character type may alias anything, and the decoder's loop would reload
+ * its state from memory after every item.
  */
 struct item {
-	uint8_t kind, type;
-	uint32_t stack, thread;
-	uint32_t ostack;      /* version 4: the freed block's stack and size */
-	uint64_t time, size, a;
-	uint64_t osize;
+	uint16_t kind, type;
+	uint32_t stack;
+	uint64_t size;
 	union {
-		uint64_t a2;  /* REALLOC: the new address; FINISH: the offset */
+		uint64_t a;
 		void *p;
 	};
 };
@@ -295,6 +306,9 @@ struct mt_replay {
 	/* good bytes once the current chunk is done, the FINISH item's code
 	 * and offset */
 	uint64_t seq;         /* events and snapshots applied */
+	uint64_t app_time;    /* IT_TIME's: the time of the items that follow */
+	uint32_t app_thread;  /* IT_SWITCH's: the thread of the events */
+	int re_stop;          /* a REALLOC's free half stopped the consumer */
 	uint64_t stop_events, stop_time;  /* where the consumer stopped */
 	uint64_t pending_good, last_good;
 	uint64_t pending_size;    /* the file's size at the current chunk */
@@ -651,13 +665,6 @@ static __attribute__((noinline, cold)) int weighed_fits(struct mt_replay *r, uin
 	return 0;
 }
 
-/* A SIZES field, as recorded. */
-HOT int get_size(struct mt_replay *r, struct cur *c, uint64_t *size)
-{
-	(void)r;
-	return get_uv(c, size);
-}
-
 /* A string: points into the chunk, not NUL-terminated. */
 static int get_str(struct cur *c, const uint8_t **s, size_t *len)
 {
@@ -719,8 +726,7 @@ HOT struct item *put(struct slice *sl, int kind)
 {
 	struct item *it = &sl->it[sl->n++];
 
-	it->kind = (uint8_t)kind;
-	it->type = 0;             /* read ahead by the applier's prefetch */
+	it->kind = (uint16_t)kind;
 	return it;
 }
 
@@ -907,7 +913,7 @@ static int rec_thread(struct mt_replay *r, struct cur *c, struct slice *sl)
 	r->known[index] = 1;
 	it = put(sl, IT_THREAD);
 	it->stack = index;
-	it->thread = tid;
+	it->size = tid;
 	return 0;
 }
 
@@ -962,7 +968,7 @@ static int rec_tag(struct mt_replay *r, struct cur *c, struct slice *sl)
 		struct item *it = put(sl, IT_TAG);
 
 		it->stack = id;
-		it->thread = parent;
+		it->size = parent;
 		it->p = r->tags[id - 1];
 	}
 	return 0;
@@ -1008,7 +1014,6 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint64_t n, v, last, prev = 0, stack, size;
 	struct leakrec *lr;
-	struct item *it;
 
 	if (r->hdr.version < 4 || get_uv(c, &n) < 0 || n > MT_LEAK_PER_RECORD)
 		return MT_E_CORRUPT;
@@ -1070,9 +1075,7 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
 	lr->lc.n = n;
 	lr->lc.lost = lr->b;
-	it = put_owned(sl, IT_LEAK);
-	it->time = r->time;
-	it->p = lr;
+	put_owned(sl, IT_LEAK)->p = lr;
 	return 0;
 }
 
@@ -1106,19 +1109,19 @@ static inline __attribute__((always_inline)) int emit_free(const struct mt_repla
 }
 
 /* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uint64_t addr,
-		    int realloc, const struct mt_replay_ops *ops, void *ctx)
+static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
+		    const struct mt_replay_ops *ops, void *ctx)
 {
-	uint64_t val, old, osize;
-	uint32_t ostack, othread;
+	uint64_t val, old, osize, addr = p->a, time = r->app_time;
+	uint32_t ostack, othread, thread = r->app_thread;
 	int stop = 0, rc;
 
 	if (r->direct) {
 		/* the log writes a missed free itself: nothing to release */
-		if (r->owners && p->thread && mt_livetab_put(&r->live, addr, p->thread, &old) < 0)
+		if (r->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0)
 			return MT_E_NOMEM;
 	} else {
-		if (pack(r, p->size, p->stack, p->thread, &val) < 0)
+		if (pack(r, p->size, p->stack, thread, &val) < 0)
 			return MT_E_NOMEM;
 		rc = mt_livetab_put(&r->live, addr, val, &old);
 		if (rc < 0)
@@ -1126,8 +1129,8 @@ static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uin
 		if (rc == 1) {
 			/* Released, then the new block takes its place. */
 			unpack(r, old, &osize, &ostack, &othread);
-			stop = emit_free(r, addr, osize, ostack, othread, seq, p->time,
-					 p->thread, 0, ops, ctx);
+			stop = emit_free(r, addr, osize, ostack, othread, seq, time, thread, 0,
+					 ops, ctx);
 		}
 	}
 	if (ops->on_alloc) {
@@ -1137,8 +1140,8 @@ static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uin
 			weigh(r->sample, addr, p->stack, &size, &count);
 
 		struct mt_event ev = {
-			.seq = seq, .time_ns = p->time, .addr = addr, .size = size,
-			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
+			.seq = seq, .time_ns = time, .addr = addr, .size = size,
+			.stack = p->stack, .thread = thread, .alloc_thread = thread,
 			.realloc = realloc, .count = (uint32_t)count, .asked = p->size,
 		};
 
@@ -1151,38 +1154,48 @@ static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int 
 		   const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, size;
-	uint32_t stack, owner;
+	uint32_t stack, owner, thread = r->app_thread;
 
 	if (r->direct) {
 		/* the record names the block; only its thread may need the table */
-		owner = p->thread;
+		owner = thread;
 		if (r->owners)
 			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
-		return emit_free(r, p->a, p->osize, p->ostack, owner, seq, p->time,
-				 p->thread, realloc, ops, ctx) ? 1 : 0;
+		return emit_free(r, p->a, p->size, p->stack, owner, seq, r->app_time, thread,
+				 realloc, ops, ctx) ? 1 : 0;
 	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
-	return emit_free(r, p->a, size, stack, owner, seq, p->time, p->thread, realloc,
+	return emit_free(r, p->a, size, stack, owner, seq, r->app_time, thread, realloc,
 			 ops, ctx) ? 1 : 0;
 }
 
-/* Applies one event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
+/*
+ * Applies one event item: 0, 1 when the consumer stops, or MT_E_NOMEM. A
+ * REALLOC's halves are applied both, whatever the first says: its free
+ * half keeps a stop for the second (the decoder puts the two in one
+ * slice).
+ */
 static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
 		 const struct mt_replay_ops *ops, void *ctx)
 {
-	int stop, err;
+	int err;
 
 	switch (p->type) {
-	case MT_REC_ALLOC:
-		return do_alloc(r, p, seq, p->a, 0, ops, ctx);
-	case MT_REC_FREE:
+	case EV_ALLOC:
+		return do_alloc(r, p, seq, 0, ops, ctx);
+	case EV_FREE:
 		return do_free(r, p, seq, 0, ops, ctx);
-	default:              /* REALLOC: both halves, whatever the first says */
-		stop = do_free(r, p, seq, 1, ops, ctx);
-		err = do_alloc(r, p, seq, p->a2, 1, ops, ctx);
-		return err < 0 ? err : stop || err ? 1 : 0;
+	case EV_REALLOC_FREE:
+		r->re_stop = do_free(r, p, seq, 1, ops, ctx);
+		return 0;
+	default:
+		err = do_alloc(r, p, seq, 1, ops, ctx);
+		if (err >= 0 && r->re_stop)
+			err = 1;
+		r->re_stop = 0;
+		return err;
 	}
 }
 
@@ -1216,12 +1229,54 @@ HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *
 	return 0;
 }
 
-/* Version 4: a block allocated, in the per-stack figures a free checks. */
-HOT void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
+/*
+ * The decoder's place while it decodes events (decode_events), kept in
+ * locals: through r, the compiler reloaded every field after each store
+ * to an item (whose fields may alias r's counters), and the decoder spent
+ * a fifth of its time on those loads.
+ */
+struct dec {
+	struct cur rec;
+	struct cur sc[MT_STREAMS];    /* the current state's side streams */
+	struct addr_state *as;
+	uint64_t time, events, allocated, nstacks;
+	/* version 4 on, but for the tail: the per-stack figures a free
+	 * checks; else NULL */
+	uint64_t *sblocks, *sbytes;
+	uint32_t thread;
+};
+
+static inline void dec_load(struct dec *d, const struct mt_replay *r)
 {
-	if (r->direct && !r->tail) {
-		r->sblocks[stack]++;
-		r->sbytes[stack] += size;
+	d->rec = r->rec;
+	d->as = r->as;
+	memcpy(d->sc, r->as->sc, sizeof(d->sc));
+	d->time = r->time;
+	d->events = r->events;
+	d->allocated = r->allocated;
+	d->nstacks = r->nstacks;
+	d->sblocks = r->direct && !r->tail ? r->sblocks : NULL;
+	d->sbytes = r->sbytes;
+	d->thread = r->thread;
+}
+
+static inline void dec_store(const struct dec *d, struct mt_replay *r)
+{
+	r->rec = d->rec;
+	r->as = d->as;
+	memcpy(r->as->sc, d->sc, sizeof(d->sc));
+	r->time = d->time;
+	r->events = d->events;
+	r->allocated = d->allocated;
+	r->thread = d->thread;
+}
+
+/* Version 4: a block allocated, in the per-stack figures a free checks. */
+HOT void live_add(struct dec *d, uint32_t stack, uint64_t size)
+{
+	if (d->sblocks) {
+		d->sblocks[stack]++;
+		d->sbytes[stack] += size;
 	}
 }
 
@@ -1231,22 +1286,21 @@ HOT void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
  * [STACKS stack, SIZES size]; corrupt when its stack has no such block
  * live (a free beyond the allocations would turn a figure negative).
  */
-HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stack,
-			    uint64_t *size)
+HOT int get_block(struct dec *d, size_t pos, uint32_t *stack, uint64_t *size)
 {
 	if (pos != NO_POS) {
-		*stack = r->as->hstack[pos];
-		*size = r->as->hsize[pos];
-	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
-		   *stack >= r->nstacks || get_size(r, &s[MT_STREAM_SIZES], size) < 0) {
+		*stack = d->as->hstack[pos];
+		*size = d->as->hsize[pos];
+	} else if (get_u32(&d->sc[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
+		   *stack >= d->nstacks || get_uv(&d->sc[MT_STREAM_SIZES], size) < 0) {
 		return MT_E_CORRUPT;
 	}
-	if (r->tail)
+	if (!d->sblocks)
 		return 0;
-	if (!r->sblocks[*stack] || r->sbytes[*stack] < *size)
+	if (!d->sblocks[*stack] || d->sbytes[*stack] < *size)
 		return MT_E_CORRUPT;
-	r->sblocks[*stack]--;
-	r->sbytes[*stack] -= *size;
+	d->sblocks[*stack]--;
+	d->sbytes[*stack] -= *size;
 	return 0;
 }
 
@@ -1260,20 +1314,125 @@ HOT void joined(struct addr_state *as, uint32_t stack, uint64_t size)
 	as->hsize[i] = size;
 }
 
-/* An event item, seq and time its own. */
-HOT struct item *put_event(struct mt_replay *r, struct slice *sl, int type,
-				     uint32_t stack, uint64_t size, uint64_t a)
+/*
+ * An allocation's STACKS stack and SIZES size (an ALLOC's, a REALLOC's
+ * new block's), checked, and the bytes allocated so far past them.
+ */
+HOT int get_new(struct mt_replay *r, struct dec *d, uint32_t *stack, uint64_t *size)
 {
-	struct item *it = put(sl, IT_EVENT);
+	if (get_u32(&d->sc[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
+	    get_uv(&d->sc[MT_STREAM_SIZES], size) < 0 ||
+	    *size > (uint64_t)INT64_MAX - d->allocated ||
+	    (r->sample && weighed_fits(r, *size) < 0))
+		return MT_E_CORRUPT;
+	d->allocated += *size;
+	return 0;
+}
 
-	it->type = (uint8_t)type;
+HOT struct item *put_event(struct item *it, int type, uint32_t stack, uint64_t size,
+			   uint64_t a)
+{
+	it->kind = IT_EVENT;
+	it->type = (uint16_t)type;
 	it->stack = stack;
-	it->thread = r->thread;
-	r->events++;
-	it->time = r->time;
 	it->size = size;
 	it->a = a;
-	return it;
+	return it + 1;
+}
+
+/*
+ * The decoder's inner loop: decodes the records from r->rec on while they
+ * are events, TIME or SWITCH, up to lim and while the slice has room for
+ * the items of a record, the end of a chunk and FINISH. Returns 0 there,
+ * 1 at a record of another kind (for decode_record), or MT_E_CORRUPT.
+ */
+static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *lim)
+{
+	struct item *it = &sl->it[sl->n], *room = &sl->it[SLICE - 4];
+	struct dec d;
+	int rc = 0;
+
+	dec_load(&d, r);
+	while (d.rec.p < lim && it <= room) {
+		uint64_t size, osize, a, a2, dt;
+		uint32_t stack, ostack, thread;
+		size_t pos;
+
+		switch (*d.rec.p) {
+		case MT_REC_ALLOC:
+			d.rec.p++;
+			if (get_new(r, &d, &stack, &size) < 0 ||
+			    get_addr(d.as, d.sc, 1, 0, &a, &pos) < 0 || d.thread == UINT32_MAX)
+				goto corrupt;
+			live_add(&d, stack, size);
+			joined(d.as, stack, size);
+			it = put_event(it, EV_ALLOC, stack, size, a);
+			d.events++;
+			continue;
+		case MT_REC_FREE:
+			d.rec.p++;
+			stack = 0;
+			size = 0;
+			if (get_addr(d.as, d.sc, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX ||
+			    (r->direct && get_block(&d, pos, &stack, &size) < 0))
+				goto corrupt;
+			it = put_event(it, EV_FREE, stack, size, a);
+			d.events++;
+			continue;
+		case MT_REC_REALLOC:
+			d.rec.p++;
+			if (get_new(r, &d, &stack, &size) < 0 ||
+			    get_addr(d.as, d.sc, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX)
+				goto corrupt;
+			ostack = 0;
+			osize = 0;
+			/* the old block's, freed before the new one is counted, and
+			 * read before the new address may take pos's slot */
+			if (r->direct && get_block(&d, pos, &ostack, &osize) < 0)
+				goto corrupt;
+			if (get_addr(d.as, d.sc, 1, 0, &a2, &pos) < 0)
+				goto corrupt;
+			live_add(&d, stack, size);
+			joined(d.as, stack, size);
+			it = put_event(it, EV_REALLOC_FREE, ostack, osize, a);
+			it = put_event(it, EV_REALLOC_ALLOC, stack, size, a2);
+			d.events++;
+			continue;
+		case MT_REC_TIME:
+			d.rec.p++;
+			if (get_uv(&d.rec, &dt) < 0 || dt == 0 || d.time + dt < d.time)
+				goto corrupt;
+			d.time += dt;
+			it->kind = IT_TIME;
+			it->a = d.time;
+			it++;
+			continue;
+		case MT_REC_SWITCH:
+			d.rec.p++;
+			if (get_thread(r, &d.rec, &thread) < 0)
+				goto corrupt;
+			/* the events that follow use the thread's state */
+			memcpy(d.as->sc, d.sc, sizeof(d.sc));
+			d.as = &r->states[thread & r->state_mask];
+			memcpy(d.sc, d.as->sc, sizeof(d.sc));
+			d.thread = thread;
+			it->kind = IT_SWITCH;
+			it->stack = thread;
+			it++;
+			continue;
+		default:
+			rc = 1;
+			break;
+		}
+		break;
+	}
+out:
+	dec_store(&d, r);
+	sl->n = (size_t)(it - sl->it);
+	return rc;
+corrupt:
+	rc = MT_E_CORRUPT;
+	goto out;
 }
 
 /*
@@ -1462,17 +1621,17 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 }
 
 /*
- * Decodes the chunk's next record into at most one item of sl. Returns 0,
- * or a negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
+ * Decodes the chunk's next record, one decode_events leaves (not an event,
+ * TIME or SWITCH), into at most one item of sl. Returns 0, or a negative
+ * MT_E_* (MT_E_CORRUPT for a record that does not decode).
  */
-HOT int decode_record(struct mt_replay *r, struct slice *sl)
+static int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct addr_state *as = r->as;
-	struct cur *c = &r->rec, *sc = as->sc;
-	uint64_t dt, size, a, a2, osize;
+	struct cur *c = &r->rec;
+	uint64_t a;
 	int64_t d1;
-	uint32_t stack, ostack, thread, index;
-	size_t pos, slen;
+	uint32_t index;
+	size_t slen;
 	const uint8_t *s;
 	struct item *it;
 	uint8_t type = *c->p++;
@@ -1481,64 +1640,6 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	if (__builtin_expect(r->skip_defs, 0) && skips(type))
 		return skip_def(r, c, type);
 	switch (type) {
-	case MT_REC_ALLOC:
-		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-		    stack >= r->nstacks ||
-		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
-		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    (r->sample && weighed_fits(r, size) < 0) ||
-		    get_addr(as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
-			return MT_E_CORRUPT;
-		r->allocated += size;
-		live_add(r, stack, size);
-		joined(as, stack, size);
-		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
-		return 0;
-	case MT_REC_FREE:
-		stack = 0;
-		size = 0;
-		if (get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
-		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
-			return MT_E_CORRUPT;
-		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
-		it->osize = size;
-		it->ostack = stack;
-		return 0;
-	case MT_REC_TIME:
-		if (get_uv(c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
-			return MT_E_CORRUPT;
-		r->time += dt;
-		return 0;
-	case MT_REC_SWITCH:
-		if (get_thread(r, c, &thread) < 0)
-			return MT_E_CORRUPT;
-		r->thread = thread;
-		r->as = &r->states[thread & r->state_mask];
-		return 0;
-	case MT_REC_REALLOC:
-		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-		    stack >= r->nstacks ||
-		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
-		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    (r->sample && weighed_fits(r, size) < 0) ||
-		    get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
-			return MT_E_CORRUPT;
-		ostack = 0;
-		osize = 0;
-		/* the old block's, freed before the new one is counted, and
-		 * read before the new address may take pos's slot */
-		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
-			return MT_E_CORRUPT;
-		if (get_addr(as, sc, 1, 0, &a2, &pos) < 0)
-			return MT_E_CORRUPT;
-		r->allocated += size;
-		live_add(r, stack, size);
-		joined(as, stack, size);
-		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
-		it->a2 = a2;
-		it->osize = osize;
-		it->ostack = ostack;
-		return 0;
 	case MT_REC_STACK:
 		return rec_stack(r, c, sl);
 	case MT_REC_THREAD:
@@ -1554,18 +1655,14 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_RSS:
 		if (r->hdr.version < 3 || get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_RSS);
-		it->time = r->time;
-		it->size = a;
+		put(sl, IT_RSS)->size = a;
 		return 0;
 	case MT_REC_MODULE:
 		return rec_module(r, c, sl);
 	case MT_REC_UNLOAD:
 		if (get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_UNLOAD);
-		it->time = r->time;
-		it->a = a;
+		put(sl, IT_UNLOAD)->a = a;
 		return 0;
 	case MT_REC_SNAPSHOT:
 		if (get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &slen) < 0)
@@ -1573,7 +1670,6 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 		it = put_owned(sl, IT_SNAPSHOT);
 		it->stack = index;
 		r->events++;
-		it->time = r->time;
 		it->p = dupstr(s, slen);
 		return it->p ? 0 : MT_E_NOMEM;
 	case MT_REC_END: {
@@ -1619,14 +1715,14 @@ static void finish(struct slice *sl, int rc, uint64_t off)
 	struct item *it = put(sl, IT_FINISH);
 
 	it->a = (uint64_t)(int64_t)rc;
-	it->a2 = off;
+	it->size = off;
 }
 
 /*
  * The decoder: fills sl with the items of the records that follow, chunk
  * after chunk, until it is full (0) or FINISH is in it (1). Each record
- * makes at most one item, and a chunk's end or the finish one or two
- * more: the room kept below.
+ * makes at most two items (a REALLOC), a chunk's start two, and progress,
+ * a chunk's end or the finish one more: the room kept below.
  */
 static int fill(struct mt_replay *r, struct slice *sl)
 {
@@ -1672,11 +1768,20 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			r->in_chunk = 1;
 			it = put(sl, IT_CHUNK_BEGIN);
 			it->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
-			it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
+			it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
+			put(sl, IT_TIME)->a = r->time;
 			continue;
 		}
 		if (r->rec.p < r->rec.end) {
-			rc = decode_record(r, sl);
+			/* progress every 64 KiB of records: decode_events stops
+			 * at the record that reaches the mark */
+			const uint8_t *lim = r->rec.end;
+
+			if (r->ops->on_progress && r->rec.end - r->last_progress > 65536)
+				lim = r->last_progress + 65536;
+			rc = decode_events(r, sl, lim);
+			if (rc == 1)
+				rc = decode_record(r, sl);
 			if (rc < 0) {
 				finish(sl, rc, r->chunk_off);
 				return 1;
@@ -1686,7 +1791,7 @@ static int fill(struct mt_replay *r, struct slice *sl)
 				it = put(sl, IT_PROGRESS);
 				it->a = r->chunk_off + r->comp_len *
 					(uint64_t)(r->rec.p - r->chunk) / r->chunk_len;
-				it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
+				it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
 			}
 			continue;
 		}
@@ -1747,7 +1852,7 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 	uint64_t val;
 
 	lr->lc.seq = r->seq;
-	lr->lc.time_ns = it->time;
+	lr->lc.time_ns = r->app_time;
 	for (size_t i = 0; r->owners && i < lr->lc.n; i++)
 		if (mt_livetab_get(&r->live, lr->b[i].addr, &val))
 			lr->b[i].thread = (uint32_t)val;
@@ -1785,18 +1890,23 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		uint64_t seq = r->seq;
 		int rc = 0;
 
-		if (ahead && i + PREFETCH < sl->n) {
-			/* any item's a: a prefetch never faults */
+		/* any item's a: a prefetch never faults */
+		if (ahead && i + PREFETCH < sl->n)
 			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
-			if (it[PREFETCH].type == MT_REC_REALLOC)
-				mt_livetab_prefetch(&r->live, it[PREFETCH].a2);
-		}
 		switch (it->kind) {
 		case IT_EVENT:
 			/* the last chunk alone (mt_replay_end_totals): decoded only */
 			if (!r->tail)
 				rc = apply(r, it, seq, ops, ctx);
-			r->seq++;
+			/* a REALLOC's halves are one event */
+			if (it->type != EV_REALLOC_FREE)
+				r->seq++;
+			break;
+		case IT_TIME:
+			r->app_time = it->a;
+			break;
+		case IT_SWITCH:
+			r->app_thread = it->stack;
 			break;
 		case IT_STACK:
 			if (ops->on_stack)
@@ -1809,7 +1919,7 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		case IT_THREAD:
 			rc = thread_seen(r, it->stack);
 			if (rc == 0 && ops->on_thread)
-				ops->on_thread(ctx, it->stack, it->thread);
+				ops->on_thread(ctx, it->stack, (uint32_t)it->size);
 			break;
 		case IT_THREAD_NAME:
 			/* the name is the replay's from here on */
@@ -1821,22 +1931,22 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			break;
 		case IT_TAG:
 			if (ops->on_tag)
-				ops->on_tag(ctx, it->stack, it->thread, it->p);
+				ops->on_tag(ctx, it->stack, (uint32_t)it->size, it->p);
 			break;
 		case IT_LEAK:
 			rc = leak_check(r, it, ops, ctx);
 			break;
 		case IT_RSS:
 			if (ops->on_rss)
-				ops->on_rss(ctx, it->time, it->size);
+				ops->on_rss(ctx, r->app_time, it->size);
 			break;
 		case IT_UNLOAD:
 			if (ops->on_unload)
-				ops->on_unload(ctx, it->a, it->time);
+				ops->on_unload(ctx, it->a, r->app_time);
 			break;
 		case IT_SNAPSHOT: {
 			struct mt_snapshot snap = {
-				.index = it->stack, .label = it->p, .seq = seq, .time_ns = it->time,
+				.index = it->stack, .label = it->p, .seq = seq, .time_ns = r->app_time,
 			};
 
 			r->seq++;
@@ -1876,11 +1986,11 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			break;
 		case IT_PROGRESS:
 			if (ops->on_progress)
-				ops->on_progress(ctx, it->a, it->a2);
+				ops->on_progress(ctx, it->a, it->size);
 			break;
 		case IT_CHUNK_BEGIN:
 			r->pending_good = it->a;
-			r->pending_size = it->a2;
+			r->pending_size = it->size;
 			break;
 		case IT_CHUNK_END:
 			r->end.good_bytes = r->pending_good;
@@ -1891,14 +2001,14 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			break;
 		case IT_FINISH:
 			r->fin_rc = (int)(int64_t)it->a;
-			r->fin_off = it->a2;
+			r->fin_off = it->size;
 			*fin = 1;
 			break;
 		}
 		if (rc > 0) {
 			/* the run's counters, once the decoder has stopped */
 			r->stop_events = seq + 1;
-			r->stop_time = it->time;
+			r->stop_time = r->app_time;
 			/* the stopping chunk counts as read */
 			r->end.good_bytes = r->pending_good;
 		}
@@ -2113,6 +2223,9 @@ static void reset_run(struct mt_replay *r)
 	r->stop_reason = NULL;
 	r->events = 0;
 	r->seq = 0;
+	r->app_time = 0;
+	r->app_thread = 0;
+	r->re_stop = 0;
 	r->segment = 0;
 	r->run_chunks = 0;
 	r->first_seq = 0;
