@@ -1089,9 +1089,9 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 }
 
 /* A released block's on_free. */
-static inline __attribute__((always_inline)) int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
-		     uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
-		     const struct mt_replay_ops *ops, void *ctx)
+HOT int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
+		  uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
+		  const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t count = 1, asked = size;
 
@@ -1108,30 +1108,47 @@ static inline __attribute__((always_inline)) int emit_free(const struct mt_repla
 	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
 }
 
-/* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
-		    const struct mt_replay_ops *ops, void *ctx)
+/*
+ * Before version 4: the block at the address of an allocation goes into
+ * the live table; one already there lost its free, and is released first
+ * (its on_free: the return value, 0 or 1 when the consumer stops), or
+ * MT_E_NOMEM.
+ */
+static __attribute__((noinline)) int alloc_v3(struct mt_replay *r, const struct item *p,
+					      uint64_t seq, const struct mt_replay_ops *ops,
+					      void *ctx)
 {
-	uint64_t val, old, osize, addr = p->a, time = r->app_time;
-	uint32_t ostack, othread, thread = r->app_thread;
-	int stop = 0, rc;
+	uint64_t val, old, osize;
+	uint32_t ostack, othread;
+	int rc;
 
-	if (r->direct) {
+	if (pack(r, p->size, p->stack, r->app_thread, &val) < 0)
+		return MT_E_NOMEM;
+	rc = mt_livetab_put(&r->live, p->a, val, &old);
+	if (rc < 0)
+		return MT_E_NOMEM;
+	if (rc == 0)
+		return 0;
+	unpack(r, old, &osize, &ostack, &othread);
+	return emit_free(r, p->a, osize, ostack, othread, seq, r->app_time, r->app_thread, 0,
+			 ops, ctx) ? 1 : 0;
+}
+
+/* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
+HOT int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
+		 const struct mt_replay_ops *ops, void *ctx)
+{
+	uint64_t old, addr = p->a, time = r->app_time;
+	uint32_t thread = r->app_thread;
+	int stop = 0;
+
+	if (__builtin_expect(!r->direct, 0)) {
+		stop = alloc_v3(r, p, seq, ops, ctx);
+		if (stop < 0)
+			return stop;
+	} else if (r->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0) {
 		/* the log writes a missed free itself: nothing to release */
-		if (r->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0)
-			return MT_E_NOMEM;
-	} else {
-		if (pack(r, p->size, p->stack, thread, &val) < 0)
-			return MT_E_NOMEM;
-		rc = mt_livetab_put(&r->live, addr, val, &old);
-		if (rc < 0)
-			return MT_E_NOMEM;
-		if (rc == 1) {
-			/* Released, then the new block takes its place. */
-			unpack(r, old, &osize, &ostack, &othread);
-			stop = emit_free(r, addr, osize, ostack, othread, seq, time, thread, 0,
-					 ops, ctx);
-		}
+		return MT_E_NOMEM;
 	}
 	if (ops->on_alloc) {
 		uint64_t size = p->size, count = 1;
@@ -1150,13 +1167,13 @@ static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int
 	return stop ? 1 : 0;
 }
 
-static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
-		   const struct mt_replay_ops *ops, void *ctx)
+HOT int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
+		const struct mt_replay_ops *ops, void *ctx)
 {
 	uint64_t val, size;
 	uint32_t stack, owner, thread = r->app_thread;
 
-	if (r->direct) {
+	if (__builtin_expect(r->direct, 1)) {
 		/* the record names the block; only its thread may need the table */
 		owner = thread;
 		if (r->owners)
@@ -1177,8 +1194,8 @@ static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int 
  * half keeps a stop for the second (the decoder puts the two in one
  * slice).
  */
-static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
-		 const struct mt_replay_ops *ops, void *ctx)
+HOT int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
+	      const struct mt_replay_ops *ops, void *ctx)
 {
 	int err;
 
@@ -1873,6 +1890,122 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 }
 
 /*
+ * An item other than an event (apply_slice's): 0, 1 when the consumer
+ * stops, or MT_E_NOMEM; *fin set at FINISH.
+ */
+static int apply_other(struct mt_replay *r, struct item *it, uint64_t seq,
+		       const struct mt_replay_ops *ops, void *ctx, int *fin)
+{
+	int rc = 0;
+
+	switch (it->kind) {
+	case IT_TIME:
+		r->app_time = it->a;
+		break;
+	case IT_SWITCH:
+		r->app_thread = it->stack;
+		break;
+	case IT_STACK:
+		if (ops->on_stack)
+			ops->on_stack(ctx, it->p);
+		break;
+	case IT_MODULE:
+		if (ops->on_module)
+			ops->on_module(ctx, it->p);
+		break;
+	case IT_THREAD:
+		rc = thread_seen(r, it->stack);
+		if (rc == 0 && ops->on_thread)
+			ops->on_thread(ctx, it->stack, (uint32_t)it->size);
+		break;
+	case IT_THREAD_NAME:
+		/* the name is the replay's from here on */
+		free(r->names[it->stack]);
+		r->names[it->stack] = it->p;
+		if (ops->on_thread_name)
+			ops->on_thread_name(ctx, it->stack, it->p);
+		it->p = NULL;
+		break;
+	case IT_TAG:
+		if (ops->on_tag)
+			ops->on_tag(ctx, it->stack, (uint32_t)it->size, it->p);
+		break;
+	case IT_LEAK:
+		rc = leak_check(r, it, ops, ctx);
+		break;
+	case IT_RSS:
+		if (ops->on_rss)
+			ops->on_rss(ctx, r->app_time, it->size);
+		break;
+	case IT_UNLOAD:
+		if (ops->on_unload)
+			ops->on_unload(ctx, it->a, r->app_time);
+		break;
+	case IT_SNAPSHOT: {
+		struct mt_snapshot snap = {
+			.index = it->stack, .label = it->p, .seq = seq, .time_ns = r->app_time,
+		};
+
+		r->seq++;
+		if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
+			rc = 1;
+		break;
+	}
+	case IT_END: {
+		const struct endrec *e = it->p;
+
+		/* END is classified by a check with no event after it */
+		if (r->end.classified && (r->leak_seq != r->seq || e->leak_open)) {
+			r->end.classified = 0;
+			memset(&r->end.leaks, 0, sizeof(r->end.leaks));
+		}
+		r->end.clean = 1;
+		r->end.how = e->how;
+		r->end.code = e->code;
+		r->end.totals = e->totals;
+		break;
+	}
+	case IT_BASE: {
+		const struct mt_base *b = it->p;
+
+		r->end.bounded = 1;
+		r->end.base_seq = b->seq;
+		r->end.base_time_ns = b->time_ns;
+		if (ops->on_base)
+			ops->on_base(ctx, b);
+		break;
+	}
+	case IT_STOP:
+		/* the reason is the replay's from here on */
+		free(r->stop_reason);
+		r->end.stop_reason = r->stop_reason = it->p;
+		it->p = NULL;
+		break;
+	case IT_PROGRESS:
+		if (ops->on_progress)
+			ops->on_progress(ctx, it->a, it->size);
+		break;
+	case IT_CHUNK_BEGIN:
+		r->pending_good = it->a;
+		r->pending_size = it->size;
+		break;
+	case IT_CHUNK_END:
+		r->end.good_bytes = r->pending_good;
+		if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
+			r->last_good = r->end.good_bytes;
+			ops->on_progress(ctx, r->end.good_bytes, r->pending_size);
+		}
+		break;
+	case IT_FINISH:
+		r->fin_rc = (int)(int64_t)it->a;
+		r->fin_off = it->size;
+		*fin = 1;
+		break;
+	}
+	return rc;
+}
+
+/*
  * The applier: the items of sl in order. Returns 0 with *fin set once
  * FINISH is applied, 1 when the consumer stops (the run's counters then go
  * back to the stopping item, as if decoding had stopped there), or
@@ -1893,117 +2026,14 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		/* any item's a: a prefetch never faults */
 		if (ahead && i + PREFETCH < sl->n)
 			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
-		switch (it->kind) {
-		case IT_EVENT:
+		if (it->kind == IT_EVENT) {
 			/* the last chunk alone (mt_replay_end_totals): decoded only */
 			if (!r->tail)
 				rc = apply(r, it, seq, ops, ctx);
 			/* a REALLOC's halves are one event */
-			if (it->type != EV_REALLOC_FREE)
-				r->seq++;
-			break;
-		case IT_TIME:
-			r->app_time = it->a;
-			break;
-		case IT_SWITCH:
-			r->app_thread = it->stack;
-			break;
-		case IT_STACK:
-			if (ops->on_stack)
-				ops->on_stack(ctx, it->p);
-			break;
-		case IT_MODULE:
-			if (ops->on_module)
-				ops->on_module(ctx, it->p);
-			break;
-		case IT_THREAD:
-			rc = thread_seen(r, it->stack);
-			if (rc == 0 && ops->on_thread)
-				ops->on_thread(ctx, it->stack, (uint32_t)it->size);
-			break;
-		case IT_THREAD_NAME:
-			/* the name is the replay's from here on */
-			free(r->names[it->stack]);
-			r->names[it->stack] = it->p;
-			if (ops->on_thread_name)
-				ops->on_thread_name(ctx, it->stack, it->p);
-			it->p = NULL;
-			break;
-		case IT_TAG:
-			if (ops->on_tag)
-				ops->on_tag(ctx, it->stack, (uint32_t)it->size, it->p);
-			break;
-		case IT_LEAK:
-			rc = leak_check(r, it, ops, ctx);
-			break;
-		case IT_RSS:
-			if (ops->on_rss)
-				ops->on_rss(ctx, r->app_time, it->size);
-			break;
-		case IT_UNLOAD:
-			if (ops->on_unload)
-				ops->on_unload(ctx, it->a, r->app_time);
-			break;
-		case IT_SNAPSHOT: {
-			struct mt_snapshot snap = {
-				.index = it->stack, .label = it->p, .seq = seq, .time_ns = r->app_time,
-			};
-
-			r->seq++;
-			if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
-				rc = 1;
-			break;
-		}
-		case IT_END: {
-			const struct endrec *e = it->p;
-
-			/* END is classified by a check with no event after it */
-			if (r->end.classified && (r->leak_seq != r->seq || e->leak_open)) {
-				r->end.classified = 0;
-				memset(&r->end.leaks, 0, sizeof(r->end.leaks));
-			}
-			r->end.clean = 1;
-			r->end.how = e->how;
-			r->end.code = e->code;
-			r->end.totals = e->totals;
-			break;
-		}
-		case IT_BASE: {
-			const struct mt_base *b = it->p;
-
-			r->end.bounded = 1;
-			r->end.base_seq = b->seq;
-			r->end.base_time_ns = b->time_ns;
-			if (ops->on_base)
-				ops->on_base(ctx, b);
-			break;
-		}
-		case IT_STOP:
-			/* the reason is the replay's from here on */
-			free(r->stop_reason);
-			r->end.stop_reason = r->stop_reason = it->p;
-			it->p = NULL;
-			break;
-		case IT_PROGRESS:
-			if (ops->on_progress)
-				ops->on_progress(ctx, it->a, it->size);
-			break;
-		case IT_CHUNK_BEGIN:
-			r->pending_good = it->a;
-			r->pending_size = it->size;
-			break;
-		case IT_CHUNK_END:
-			r->end.good_bytes = r->pending_good;
-			if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
-				r->last_good = r->end.good_bytes;
-				ops->on_progress(ctx, r->end.good_bytes, r->pending_size);
-			}
-			break;
-		case IT_FINISH:
-			r->fin_rc = (int)(int64_t)it->a;
-			r->fin_off = it->size;
-			*fin = 1;
-			break;
+			r->seq += it->type != EV_REALLOC_FREE;
+		} else {
+			rc = apply_other(r, it, seq, ops, ctx, fin);
 		}
 		if (rc > 0) {
 			/* the run's counters, once the decoder has stopped */
