@@ -61,8 +61,12 @@ struct mt_session {
 	/* the series' window: events since win_start, all in one bucket */
 	int win_open;
 	uint64_t win_end;         /* the bucket's end: an event at or past it opens the next */
-	uint64_t win_t, win_events;  /* the last event's time, events so far */
+	uint64_t win_t;           /* the window's latest time */
 	int any;
+	/* the time of the event before, when nothing but the aggregator has
+	 * to hear of an event at that time (pass_alloc) */
+	uint64_t same_t;
+	int same_ok;
 
 	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
 	const struct mt_stack **stacks;
@@ -201,17 +205,21 @@ static struct mt_replay_ops agg_ops;
  * which the series places in time too) the window's range of live bytes
  * and its end state go to the series in one note. Per event that is one
  * compare here and two in the aggregator, where a note per event was 15 %
- * of the viewer's pass.
+ * of the viewer's pass. The window's events are the aggregator's count:
+ * it counts every event of the pass.
  */
 static void flush(struct mt_session *s)
 {
 	int64_t lo, hi, bytes, blocks;
 
+	/* the next event opens a window, whatever its time */
+	s->same_ok = 0;
 	if (!s->win_open)
 		return;
 	mt_agg_window(s->agg, &lo, &hi);
 	mt_agg_live(s->agg, &bytes, &blocks);
-	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks, s->win_events);
+	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks,
+		       mt_agg_stats(s->agg)->events);
 	s->win_open = 0;
 	s->win_end = 0;
 }
@@ -231,8 +239,11 @@ static inline int enter(struct mt_session *s, uint64_t t)
 }
 
 /* After the aggregator counted it. */
-static inline void leave(struct mt_session *s, int open, uint64_t t, uint64_t seq)
+static inline void leave(struct mt_session *s, int open, uint64_t t)
 {
+	/* an event at the same time changes nothing here (enter, leave) */
+	s->same_t = t;
+	s->same_ok = 1;
 	if (!s->series)
 		return;
 	if (open) {
@@ -245,19 +256,26 @@ static inline void leave(struct mt_session *s, int open, uint64_t t, uint64_t se
 	/* the window's latest time: a damaged log's time may go back */
 	if (open || t > s->win_t)
 		s->win_t = t;
-	s->win_events = seq + 1;
 }
 
+/*
+ * Most events come at the time of the one before (the log's clock moves
+ * in steps): for them enter and leave would change nothing, and the
+ * aggregator hears of them straight away. Its return is 0: the pass asks
+ * it for no point.
+ */
 static int pass_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
+	int open;
 
+	if (s->same_ok && ev->time_ns == s->same_t)
+		return agg_ops.on_alloc(s->agg, ev);
 	/* After a realloc's free half (same time) this finds the bucket
 	 * already open; a realloc of a block that was not live has none. */
-	int open = enter(s, ev->time_ns);
-
+	open = enter(s, ev->time_ns);
 	agg_ops.on_alloc(s->agg, ev);
-	leave(s, open, ev->time_ns, ev->seq);
+	leave(s, open, ev->time_ns);
 	return 0;
 }
 
@@ -266,6 +284,7 @@ static void pass_base(void *ctx, const struct mt_base *b)
 	struct mt_session *s = ctx;
 	int64_t bytes, blocks;
 
+	s->same_ok = 0;
 	if (s->series)
 		flush(s);
 	if (s->o.time_marks)
@@ -280,11 +299,13 @@ static void pass_base(void *ctx, const struct mt_base *b)
 static int pass_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
+	int open;
 
-	int open = enter(s, ev->time_ns);
-
+	if (s->same_ok && ev->time_ns == s->same_t)
+		return agg_ops.on_free(s->agg, ev);
+	open = enter(s, ev->time_ns);
 	agg_ops.on_free(s->agg, ev);
-	leave(s, open, ev->time_ns, ev->seq);
+	leave(s, open, ev->time_ns);
 	return 0;
 }
 
@@ -295,7 +316,7 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 	int open = enter(s, snap->time_ns);
 
 	agg_ops.on_snapshot(s->agg, snap);
-	leave(s, open, snap->time_ns, snap->seq);
+	leave(s, open, snap->time_ns);
 	return 0;
 }
 
