@@ -180,7 +180,10 @@ struct mt_replay_ops {
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
 	/*
 	 * A leak check, once its last LEAK record is read (every event
-	 * before it applied; the blocks are still live).
+	 * before it applied; the blocks are still live). lc and its blocks
+	 * stay valid until the next on_leak_check or until on_end returns:
+	 * a consumer that keeps the last check's blocks copies them once,
+	 * not every check's.
 	 */
 	void (*on_leak_check)(void *ctx, const struct mt_leak_check *lc);
 	/* A sample of the process's resident set, in bytes (RSS record). */

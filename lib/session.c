@@ -94,6 +94,7 @@ struct mt_session {
 	char *stop_reason;        /* the end's, ours */
 	struct mt_leak_block *lost; /* the latest leak check's lost blocks */
 	size_t nlost;
+	const struct mt_leak_check *lc; /* the pass's latest check, until its end */
 	struct mt_leak_check_at *checks; /* every check of the pass */
 	size_t nchecks;
 	int err;
@@ -331,6 +332,36 @@ static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
 	}
 }
 
+/* A leak check: the latest one's lost blocks are kept, at the end of the
+ * pass (replay.h: lc lasts until then); only the one just before END
+ * classifies the end: mt_end.classified. */
+static void pass_leak(void *ctx, const struct mt_leak_check *lc)
+{
+	struct mt_session *s = ctx;
+
+	s->lc = lc;
+}
+
+/* The latest check's blocks become the session's (a copy). */
+static void keep_lost(struct mt_session *s)
+{
+	const struct mt_leak_check *lc = s->lc;
+	struct mt_leak_block *b = NULL;
+
+	s->lc = NULL;
+	if (!lc)
+		return;
+	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
+		s->err = MT_E_NOMEM;
+		return;
+	}
+	if (lc->n)
+		memcpy(b, lc->lost, lc->n * sizeof(*b));
+	free(s->lost);
+	s->lost = b;
+	s->nlost = lc->n;
+}
+
 static void pass_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_session *s = ctx;
@@ -343,6 +374,7 @@ static void pass_end(void *ctx, const struct mt_end *e)
 		}
 	}
 	s->end = *e;
+	keep_lost(s);
 	/* the checks of the pass: a side replay starts the replay's over */
 	{
 		const struct mt_leak_check_at *c;
@@ -364,24 +396,6 @@ static void pass_end(void *ctx, const struct mt_end *e)
 	s->stop_reason = NULL;
 	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
 		s->err = MT_E_NOMEM;
-}
-
-/* A leak check: its lost blocks are kept (the latest check's; only the
- * one just before END classifies the end: mt_end.classified). */
-static void pass_leak(void *ctx, const struct mt_leak_check *lc)
-{
-	struct mt_session *s = ctx;
-	struct mt_leak_block *b = NULL;
-
-	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
-		s->err = MT_E_NOMEM;
-		return;
-	}
-	if (lc->n)
-		memcpy(b, lc->lost, lc->n * sizeof(*b));
-	free(s->lost);
-	s->lost = b;
-	s->nlost = lc->n;
 }
 
 static int std_start(struct mt_session *s, const struct mt_module *const *mods, size_t n);
