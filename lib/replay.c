@@ -595,12 +595,20 @@ void mt_replay_free(struct mt_replay *r)
 
 /*
  * Each returns 0, or MT_E_CORRUPT when the field does not decode. Most
- * varints are one byte: that case is inline, the rest goes to mt_get_uv.
+ * varints are one byte, and most others two (stack ids, sizes, address
+ * deltas): those are inline, the rest goes to mt_get_uv (whose loop was a
+ * sixth of the decoder's instructions when it took every varint of more
+ * than a byte).
  */
 HOT int get_uv(struct cur *c, uint64_t *v)
 {
 	if (__builtin_expect(c->p < c->end && *c->p < 0x80, 1)) {
 		*v = *c->p++;
+		return 0;
+	}
+	if (c->end - c->p >= 2 && c->p[1] < 0x80) {
+		*v = (c->p[0] & 0x7fu) | (uint64_t)c->p[1] << 7;
+		c->p += 2;
 		return 0;
 	}
 	return mt_get_uv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
@@ -1239,13 +1247,13 @@ HOT int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
  * hist[to]. *pos is the slot of history h that k named, NO_POS for a delta.
  */
 #define NO_POS SIZE_MAX
-HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *addr,
-			   size_t *pos)
+HOT int get_addr(struct addr_state *as, struct cur *keys, struct cur *deltas, int h, int to,
+		 uint64_t *addr, size_t *pos)
 {
 	uint64_t k;
 	int64_t d;
 
-	if (get_uv(&s[MT_STREAM_KEYS], &k) < 0)
+	if (get_uv(keys, &k) < 0)
 		return MT_E_CORRUPT;
 	*pos = NO_POS;
 	if (k) {
@@ -1254,7 +1262,7 @@ HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *
 		*pos = (size_t)((as->nhist[h] - k) % MT_ADDR_HISTORY);
 		*addr = as->hist[h][*pos];
 	} else {
-		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
+		if (get_sv(deltas, &d) < 0)
 			return MT_E_CORRUPT;
 		*addr = as->last[to] + (uint64_t)d;
 	}
@@ -1271,7 +1279,9 @@ HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *
  */
 struct dec {
 	struct cur rec;
-	struct cur sc[MT_STREAMS];    /* the current state's side streams */
+	/* the current state's side streams, by name (an array of them stayed
+	 * in memory) */
+	struct cur stacks, sizes, keys, deltas;
 	struct addr_state *as;
 	uint64_t time, events, allocated, nstacks;
 	/* version 4 on, but for the tail: the per-stack figures a free
@@ -1280,11 +1290,27 @@ struct dec {
 	uint32_t thread;
 };
 
+static inline void dec_streams(struct dec *d)
+{
+	d->stacks = d->as->sc[MT_STREAM_STACKS];
+	d->sizes = d->as->sc[MT_STREAM_SIZES];
+	d->keys = d->as->sc[MT_STREAM_KEYS];
+	d->deltas = d->as->sc[MT_STREAM_DELTAS];
+}
+
+static inline void dec_unstreams(const struct dec *d)
+{
+	d->as->sc[MT_STREAM_STACKS] = d->stacks;
+	d->as->sc[MT_STREAM_SIZES] = d->sizes;
+	d->as->sc[MT_STREAM_KEYS] = d->keys;
+	d->as->sc[MT_STREAM_DELTAS] = d->deltas;
+}
+
 static inline void dec_load(struct dec *d, const struct mt_replay *r)
 {
 	d->rec = r->rec;
 	d->as = r->as;
-	memcpy(d->sc, r->as->sc, sizeof(d->sc));
+	dec_streams(d);
 	d->time = r->time;
 	d->events = r->events;
 	d->allocated = r->allocated;
@@ -1298,7 +1324,7 @@ static inline void dec_store(const struct dec *d, struct mt_replay *r)
 {
 	r->rec = d->rec;
 	r->as = d->as;
-	memcpy(r->as->sc, d->sc, sizeof(d->sc));
+	dec_unstreams(d);
 	r->time = d->time;
 	r->events = d->events;
 	r->allocated = d->allocated;
@@ -1325,8 +1351,8 @@ HOT int get_block(struct dec *d, size_t pos, uint32_t *stack, uint64_t *size)
 	if (pos != NO_POS) {
 		*stack = d->as->hstack[pos];
 		*size = d->as->hsize[pos];
-	} else if (get_u32(&d->sc[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
-		   *stack >= d->nstacks || get_uv(&d->sc[MT_STREAM_SIZES], size) < 0) {
+	} else if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 ||
+		   *stack >= d->nstacks || get_uv(&d->sizes, size) < 0) {
 		return MT_E_CORRUPT;
 	}
 	if (!d->sblocks)
@@ -1354,8 +1380,8 @@ HOT void joined(struct addr_state *as, uint32_t stack, uint64_t size)
  */
 HOT int get_new(struct mt_replay *r, struct dec *d, uint32_t *stack, uint64_t *size)
 {
-	if (get_u32(&d->sc[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
-	    get_uv(&d->sc[MT_STREAM_SIZES], size) < 0 ||
+	if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
+	    get_uv(&d->sizes, size) < 0 ||
 	    *size > (uint64_t)INT64_MAX - d->allocated ||
 	    (r->sample && weighed_fits(r, *size) < 0))
 		return MT_E_CORRUPT;
@@ -1396,7 +1422,7 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		case MT_REC_ALLOC:
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, d.sc, 1, 0, &a, &pos) < 0 || d.thread == UINT32_MAX)
+			    get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 || d.thread == UINT32_MAX)
 				goto corrupt;
 			live_add(&d, stack, size);
 			joined(d.as, stack, size);
@@ -1407,7 +1433,7 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			d.rec.p++;
 			stack = 0;
 			size = 0;
-			if (get_addr(d.as, d.sc, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX ||
+			if (get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX ||
 			    (r->direct && get_block(&d, pos, &stack, &size) < 0))
 				goto corrupt;
 			it = put_event(it, EV_FREE, stack, size, a);
@@ -1416,7 +1442,7 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		case MT_REC_REALLOC:
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, d.sc, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX)
+			    get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX)
 				goto corrupt;
 			ostack = 0;
 			osize = 0;
@@ -1424,7 +1450,7 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			 * read before the new address may take pos's slot */
 			if (r->direct && get_block(&d, pos, &ostack, &osize) < 0)
 				goto corrupt;
-			if (get_addr(d.as, d.sc, 1, 0, &a2, &pos) < 0)
+			if (get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a2, &pos) < 0)
 				goto corrupt;
 			live_add(&d, stack, size);
 			joined(d.as, stack, size);
@@ -1441,19 +1467,24 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			it->a = d.time;
 			it++;
 			continue;
-		case MT_REC_SWITCH:
-			d.rec.p++;
-			if (get_thread(r, &d.rec, &thread) < 0)
+		case MT_REC_SWITCH: {
+			/* a copy: d's address never leaves the function, so
+			 * that its fields can live in registers */
+			struct cur c = { d.rec.p + 1, d.rec.end };
+
+			if (get_thread(r, &c, &thread) < 0)
 				goto corrupt;
+			d.rec.p = c.p;
 			/* the events that follow use the thread's state */
-			memcpy(d.as->sc, d.sc, sizeof(d.sc));
+			dec_unstreams(&d);
 			d.as = &r->states[thread & r->state_mask];
-			memcpy(d.sc, d.as->sc, sizeof(d.sc));
+			dec_streams(&d);
 			d.thread = thread;
 			it->kind = IT_SWITCH;
 			it->stack = thread;
 			it++;
 			continue;
+		}
 		default:
 			rc = 1;
 			break;
