@@ -259,25 +259,32 @@ static inline void leave(struct mt_session *s, int open, uint64_t t)
 		s->win_t = t;
 }
 
+/* An allocation at a time of its own (pass_alloc). */
+static __attribute__((noinline)) int alloc_at(struct mt_session *s, const struct mt_event *ev)
+{
+	/* After a realloc's free half (same time) this finds the bucket
+	 * already open; a realloc of a block that was not live has none. */
+	int open = enter(s, ev->time_ns);
+
+	agg_ops.on_alloc(s->agg, ev);
+	leave(s, open, ev->time_ns);
+	return 0;
+}
+
 /*
  * Most events come at the time of the one before (the log's clock moves
  * in steps): for them enter and leave would change nothing, and the
- * aggregator hears of them straight away. Its return is 0: the pass asks
+ * aggregator hears of them straight away, through a jump (the rest is out
+ * of line, so that this needs no frame). Its return is 0: the pass asks
  * it for no point.
  */
 static int pass_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_session *s = ctx;
-	int open;
 
 	if (s->same_ok && ev->time_ns == s->same_t)
 		return agg_ops.on_alloc(s->agg, ev);
-	/* After a realloc's free half (same time) this finds the bucket
-	 * already open; a realloc of a block that was not live has none. */
-	open = enter(s, ev->time_ns);
-	agg_ops.on_alloc(s->agg, ev);
-	leave(s, open, ev->time_ns);
-	return 0;
+	return alloc_at(s, ev);
 }
 
 static void pass_base(void *ctx, const struct mt_base *b)
@@ -297,17 +304,23 @@ static void pass_base(void *ctx, const struct mt_base *b)
 	}
 }
 
-static int pass_free(void *ctx, const struct mt_event *ev)
+/* A free at a time of its own (pass_free). */
+static __attribute__((noinline)) int free_at(struct mt_session *s, const struct mt_event *ev)
 {
-	struct mt_session *s = ctx;
-	int open;
+	int open = enter(s, ev->time_ns);
 
-	if (s->same_ok && ev->time_ns == s->same_t)
-		return agg_ops.on_free(s->agg, ev);
-	open = enter(s, ev->time_ns);
 	agg_ops.on_free(s->agg, ev);
 	leave(s, open, ev->time_ns);
 	return 0;
+}
+
+static int pass_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_session *s = ctx;
+
+	if (s->same_ok && ev->time_ns == s->same_t)
+		return agg_ops.on_free(s->agg, ev);
+	return free_at(s, ev);
 }
 
 static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
