@@ -83,8 +83,10 @@ struct mt_agg {
 	unsigned skip;            /* MT_TALLY_NO_* */
 	int journal;              /* keeping frames */
 	uint32_t mark_no;         /* the mark being gathered, from 1 */
-	uint32_t *dirty;          /* stacks changed since the last mark */
-	size_t ndirty, cap_dirty;
+	/* stacks changed since the last mark: room for every stack cur has
+	 * room for (each is in it once), so a change never grows it */
+	uint32_t *dirty;
+	size_t ndirty;
 	struct agg_entry *ent;    /* every frame's entries, in order */
 	size_t nent, cap_ent;
 	struct mt_agg_mark *marks;
@@ -105,6 +107,8 @@ struct mt_agg {
 	size_t nreq, npending;
 	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
 	int stop_early;
+	int satisfied;            /* stop_early, and every request captured */
+	int plain;                /* no point pending, no tally asked for (no_call) */
 
 	struct agg_thread_fig *tf; /* per thread index */
 	size_t ntf;
@@ -114,6 +118,8 @@ struct mt_agg {
 
 	struct mt_sizes *sizes;   /* requested sizes per stack (sizes.h) */
 };
+
+#define TALLY_ALL (MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY | MT_TALLY_NO_CALLS)
 
 /* ---- profiles ------------------------------------------------------------ */
 
@@ -260,6 +266,23 @@ struct mt_agg *mt_agg_new(void)
 	return a;
 }
 
+static void update_next(struct mt_agg *a)
+{
+	a->satisfied = a->stop_early && a->nreq && !a->npending;
+	a->plain = !a->npending && !a->satisfied && (a->skip & TALLY_ALL) == TALLY_ALL;
+	a->next_seq = a->next_time = UINT64_MAX;
+	for (size_t i = 0; i < a->nreq; i++) {
+		const struct mt_agg_req *q = &a->req[i];
+
+		if (q->done)
+			continue;
+		if (q->at.kind == MT_AT_SEQ && q->at.value < a->next_seq)
+			a->next_seq = q->at.value;
+		else if (q->at.kind == MT_AT_TIME && q->at.value < a->next_time)
+			a->next_time = q->at.value;
+	}
+}
+
 static void clear_requests(struct mt_agg *a)
 {
 	for (size_t i = 0; i < a->nreq; i++)
@@ -267,6 +290,7 @@ static void clear_requests(struct mt_agg *a)
 	free(a->req);
 	a->req = NULL;
 	a->nreq = a->npending = 0;
+	update_next(a);
 }
 
 static void clear_snapshots(struct mt_agg *a)
@@ -318,20 +342,6 @@ static void reset_run(struct mt_agg *a)
 	a->err = 0;
 }
 
-static void update_next(struct mt_agg *a)
-{
-	a->next_seq = a->next_time = UINT64_MAX;
-	for (size_t i = 0; i < a->nreq; i++) {
-		const struct mt_agg_req *q = &a->req[i];
-
-		if (q->done)
-			continue;
-		if (q->at.kind == MT_AT_SEQ && q->at.value < a->next_seq)
-			a->next_seq = q->at.value;
-		else if (q->at.kind == MT_AT_TIME && q->at.value < a->next_time)
-			a->next_time = q->at.value;
-	}
-}
 
 static void capture(struct mt_agg *a, struct mt_agg_req *q)
 {
@@ -362,25 +372,30 @@ int mt_agg_request(struct mt_agg *a, const struct mt_at *at, size_t n, int stop_
 	return a->err;
 }
 
+/* The pending points an event with this seq and time goes past. */
+static __attribute__((noinline)) void capture_due(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+{
+	for (size_t i = 0; i < a->nreq; i++) {
+		struct mt_agg_req *q = &a->req[i];
+
+		if (q->done)
+			continue;
+		if ((q->at.kind == MT_AT_SEQ && seq > q->at.value) ||
+		    (q->at.kind == MT_AT_TIME && time_ns > q->at.value))
+			capture(a, q);
+	}
+	update_next(a);
+}
+
 /*
  * Called before applying an event with this seq and time: captures every
  * pending point the event goes past. Returns 1 when the replay may stop.
  */
 static inline __attribute__((always_inline)) int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
-	if (a->npending && (seq > a->next_seq || time_ns > a->next_time)) {
-		for (size_t i = 0; i < a->nreq; i++) {
-			struct mt_agg_req *q = &a->req[i];
-
-			if (q->done)
-				continue;
-			if ((q->at.kind == MT_AT_SEQ && seq > q->at.value) ||
-			    (q->at.kind == MT_AT_TIME && time_ns > q->at.value))
-				capture(a, q);
-		}
-		update_next(a);
-	}
-	return a->stop_early && a->nreq && !a->npending;
+	if (__builtin_expect(a->npending != 0, 0) && (seq > a->next_seq || time_ns > a->next_time))
+		capture_due(a, seq, time_ns);
+	return a->satisfied;
 }
 
 static inline __attribute__((always_inline)) void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
@@ -462,7 +477,7 @@ static int last_free(struct mt_agg *a, uint32_t ti, uint64_t addr)
 }
 
 /* Grows cur, and aux beside it, to hold stack. */
-static int grow_stacks(struct mt_agg *a, uint32_t stack)
+static __attribute__((noinline)) int grow_stacks(struct mt_agg *a, uint32_t stack)
 {
 	size_t old_n = a->cur.n, old_cap = a->cur.cap;
 
@@ -470,10 +485,15 @@ static int grow_stacks(struct mt_agg *a, uint32_t stack)
 		return MT_E_NOMEM;
 	if (a->cur.cap != old_cap || !a->aux) {
 		struct agg_aux *x = realloc(a->aux, a->cur.cap * sizeof(*x));
+		uint32_t *d;
 
 		if (!x)
 			return MT_E_NOMEM;
 		a->aux = x;
+		d = realloc(a->dirty, a->cur.cap * sizeof(*d));
+		if (!d)
+			return MT_E_NOMEM;
+		a->dirty = d;
 	}
 	memset(a->aux + old_n, 0, (a->cur.n - old_n) * sizeof(*a->aux));
 	return 0;
@@ -482,12 +502,15 @@ static int grow_stacks(struct mt_agg *a, uint32_t stack)
 /*
  * The current cost of a stack, about to change; NULL, with the error set,
  * when out of memory. Keeps the peak's copy and the journal's dirty list.
+ * What grows is out of line.
  */
-static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
+static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct mt_agg *a,
+									uint32_t stack, int known)
 {
 	struct agg_aux *x;
 
-	if (stack >= a->cur.n && grow_stacks(a, stack) < 0) {
+	/* known: the caller found the stack in cur */
+	if (!known && stack >= a->cur.n && grow_stacks(a, stack) < 0) {
 		a->err = MT_E_NOMEM;
 		return NULL;
 	}
@@ -497,17 +520,6 @@ static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct m
 		x->peak_epoch = a->peak_epoch;
 	}
 	if (a->journal && x->mark != a->mark_no) {
-		if (a->ndirty == a->cap_dirty) {
-			size_t cap = a->cap_dirty ? 2 * a->cap_dirty : 256;
-			uint32_t *d = realloc(a->dirty, cap * sizeof(*d));
-
-			if (!d) {
-				a->err = MT_E_NOMEM;
-				return NULL;
-			}
-			a->dirty = d;
-			a->cap_dirty = cap;
-		}
 		a->dirty[a->ndirty++] = stack;
 		x->mark = a->mark_no;
 	}
@@ -611,19 +623,15 @@ void mt_agg_thread_stats(const struct mt_agg *a, size_t i, struct mt_agg_thread_
 	out->peak_blocks = x->peak_epoch == a->peak_epoch ? x->peak_blocks : x->f.end_blocks;
 }
 
-static int agg_on_alloc(void *ctx, const struct mt_event *ev)
+/*
+ * The tallies a run may skip (MT_TALLY_NO_*) of an allocation, before the
+ * run's figures count it (thread_fig keeps the peak's copy by the epoch
+ * those may bump). Out of line, as tally_free: with all of them skipped
+ * (the default report, the viewer) the callbacks save no registers for
+ * them.
+ */
+static __attribute__((noinline)) void tally_alloc(struct mt_agg *a, const struct mt_event *ev)
 {
-	struct mt_agg *a = ctx;
-	struct mt_cost *c;
-
-	if (before_event(a, ev->seq, ev->time_ns))
-		return 1;
-	c = stack_cost(a, ev->stack);
-	if (!c)
-		return 0;
-	c->bytes += (int64_t)ev->size;
-	c->blocks += (int64_t)ev->count;
-	c->allocs += (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->thread);
 
@@ -634,29 +642,15 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 			x->f.end_blocks += (int64_t)ev->count;
 		}
 	}
-	if (count_alloc(a, ev))
-		a->peak_epoch++;      /* the state now is the peak's */
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY))
 		last_alloc(a, ev->thread, ev->addr);
 	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size, ev->count,
 							   ev->asked) < 0)
 		a->err = MT_E_NOMEM;
-	after_event(a, ev->seq, ev->time_ns);
-	return 0;
 }
 
-static int agg_on_free(void *ctx, const struct mt_event *ev)
+static __attribute__((noinline)) void tally_free(struct mt_agg *a, const struct mt_event *ev)
 {
-	struct mt_agg *a = ctx;
-	struct mt_cost *c;
-
-	if (before_event(a, ev->seq, ev->time_ns))
-		return 1;
-	c = stack_cost(a, ev->stack);
-	if (!c)
-		return 0;
-	c->bytes -= (int64_t)ev->size;
-	c->blocks -= (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->alloc_thread);
 
@@ -667,7 +661,6 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		if ((x = thread_fig(a, ev->thread)))
 			x->f.frees += ev->count;
 	}
-	count_free(a, ev);
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY) && last_free(a, ev->thread, ev->addr)) {
 		struct mt_cost tc = { (int64_t)ev->size, (int64_t)ev->count, 0 };
 
@@ -675,8 +668,86 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 			a->err = MT_E_NOMEM;
 		a->st.temporary += ev->count;
 	}
+}
+
+/*
+ * The callbacks' bodies, inlined twice: into the callback with fast set,
+ * once no_call has found that nothing it leaves out can happen (a point
+ * pending, a tally asked for, a stack new), so that the common path makes
+ * no call and saves no registers; and out of line for the rest.
+ */
+static inline __attribute__((always_inline)) int alloc_body(struct mt_agg *a,
+							   const struct mt_event *ev, int fast)
+{
+	struct mt_cost *c;
+
+	if (!fast && before_event(a, ev->seq, ev->time_ns))
+		return 1;
+	c = stack_cost(a, ev->stack, fast);
+	if (!c)
+		return 0;
+	c->bytes += (int64_t)ev->size;
+	c->blocks += (int64_t)ev->count;
+	c->allocs += (int64_t)ev->count;
+	if (!fast && (a->skip & TALLY_ALL) != TALLY_ALL)
+		tally_alloc(a, ev);
+	if (count_alloc(a, ev))
+		a->peak_epoch++;      /* the state now is the peak's */
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int free_body(struct mt_agg *a,
+							  const struct mt_event *ev, int fast)
+{
+	struct mt_cost *c;
+
+	if (!fast && before_event(a, ev->seq, ev->time_ns))
+		return 1;
+	c = stack_cost(a, ev->stack, fast);
+	if (!c)
+		return 0;
+	c->bytes -= (int64_t)ev->size;
+	c->blocks -= (int64_t)ev->count;
+	if (!fast && (a->skip & TALLY_ALL) != TALLY_ALL)
+		tally_free(a, ev);
+	count_free(a, ev);
+	after_event(a, ev->seq, ev->time_ns);
+	return 0;
+}
+
+static __attribute__((noinline)) int alloc_slow(struct mt_agg *a, const struct mt_event *ev)
+{
+	return alloc_body(a, ev, 0);
+}
+
+static __attribute__((noinline)) int free_slow(struct mt_agg *a, const struct mt_event *ev)
+{
+	return free_body(a, ev, 0);
+}
+
+/* What the bodies leave out with fast set cannot happen. */
+static inline int no_call(const struct mt_agg *a, uint32_t stack)
+{
+	return a->plain && stack < a->cur.n;
+}
+
+static int agg_on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	if (__builtin_expect(no_call(a, ev->stack), 1))
+		return alloc_body(a, ev, 1);
+	return alloc_slow(a, ev);
+}
+
+static int agg_on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	if (__builtin_expect(no_call(a, ev->stack), 1))
+		return free_body(a, ev, 1);
+	return free_slow(a, ev);
 }
 
 /*
@@ -712,7 +783,7 @@ static void agg_on_base(void *ctx, const struct mt_base *b)
 	struct mt_agg *a = ctx;
 
 	for (size_t i = 0; i < b->n; i++) {
-		struct mt_cost *c = stack_cost(a, b->stacks[i].stack);
+		struct mt_cost *c = stack_cost(a, b->stacks[i].stack, 0);
 
 		if (!c)
 			return;
@@ -807,6 +878,7 @@ static void agg_on_end(void *ctx, const struct mt_end *e)
 	for (size_t i = 0; i < a->nreq; i++)
 		if (!a->req[i].done)
 			capture(a, &a->req[i]);
+	update_next(a);
 	a->st.end_bytes = a->live_bytes;
 	a->st.end_blocks = a->live_blocks;
 }
@@ -963,6 +1035,7 @@ void mt_agg_skip(struct mt_agg *a, unsigned what)
 {
 	a->skip = what;
 	a->st.sizes = what & MT_TALLY_NO_CALLS ? NULL : a->sizes;
+	update_next(a);
 }
 
 int mt_agg_mark(struct mt_agg *a)
