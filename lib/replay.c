@@ -116,6 +116,7 @@ enum {
 	IT_TIME,              /* a: the time from here on (TIME, a chunk's
 				 start) */
 	IT_SWITCH,            /* stack: the thread of the events that follow */
+	IT_SAMPLE,            /* size: SAMPLE's mean (the applier's copy) */
 	IT_STACK,             /* p: the struct mt_stack */
 	IT_MODULE,            /* p: the struct mt_module */
 	IT_THREAD,            /* stack: the index, size: the tid */
@@ -326,6 +327,7 @@ struct mt_replay {
 	uint64_t seq;         /* events and snapshots applied */
 	uint64_t app_time;    /* IT_TIME's: the time of the items that follow */
 	uint32_t app_thread;  /* IT_SWITCH's: the thread of the events */
+	uint64_t app_sample;  /* IT_SAMPLE's: the mean the events are weighed by */
 	int re_stop;          /* a REALLOC's free half stopped the consumer */
 	uint64_t stop_events, stop_time;  /* where the consumer stopped */
 	uint64_t pending_good, last_good;
@@ -1113,15 +1115,29 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 	return 0;
 }
 
+/*
+ * What the applier's event path reads, taken once a slice: through r and
+ * ops it was loaded again after every callback (which, for all the
+ * compiler knows, may change anything). The sampling mean is the
+ * applier's own (IT_SAMPLE): the decoder's may change meanwhile.
+ */
+struct app {
+	struct mt_replay *r;
+	int (*on_alloc)(void *ctx, const struct mt_event *ev);
+	int (*on_free)(void *ctx, const struct mt_event *ev);
+	void *ctx;
+	uint64_t sample;
+	int direct, owners;
+};
+
 /* A released block's on_free. */
-HOT int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
-		  uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
-		  const struct mt_replay_ops *ops, void *ctx)
+HOT int emit_free(const struct app *ap, uint64_t addr, uint64_t size, uint32_t stack,
+		  uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc)
 {
 	uint64_t count = 1, asked = size;
 
-	if (__builtin_expect(r->sample != 0, 0))
-		weigh(r->sample, addr, stack, &size, &count);
+	if (__builtin_expect(ap->sample != 0, 0))
+		weigh(ap->sample, addr, stack, &size, &count);
 
 	/* built once its figures are final: stores the callback's loads forward from */
 	struct mt_event ev = {
@@ -1130,7 +1146,7 @@ HOT int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint3
 		.count = (uint32_t)count, .asked = asked,
 	};
 
-	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
+	return ap->on_free ? ap->on_free(ap->ctx, &ev) : 0;
 }
 
 /*
@@ -1139,10 +1155,11 @@ HOT int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint3
  * (its on_free: the return value, 0 or 1 when the consumer stops), or
  * MT_E_NOMEM.
  */
-static __attribute__((noinline)) int alloc_v3(struct mt_replay *r, const struct item *p,
-					      uint64_t seq, const struct mt_replay_ops *ops,
-					      void *ctx)
+static __attribute__((noinline)) int alloc_v3(struct app a, const struct item *p, uint64_t seq)
 {
+	/* a copy: the caller's never leaves it (see struct app) */
+	const struct app *ap = &a;
+	struct mt_replay *r = ap->r;
 	uint64_t val, old, osize;
 	uint32_t ostack, othread;
 	int rc;
@@ -1155,31 +1172,31 @@ static __attribute__((noinline)) int alloc_v3(struct mt_replay *r, const struct 
 	if (rc == 0)
 		return 0;
 	unpack(r, old, &osize, &ostack, &othread);
-	return emit_free(r, p->a, osize, ostack, othread, seq, r->app_time, r->app_thread, 0,
-			 ops, ctx) ? 1 : 0;
+	return emit_free(ap, p->a, osize, ostack, othread, seq, r->app_time, r->app_thread, 0) ?
+		1 : 0;
 }
 
 /* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-HOT int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
-		 const struct mt_replay_ops *ops, void *ctx)
+HOT int do_alloc(const struct app *ap, const struct item *p, uint64_t seq, int realloc)
 {
+	struct mt_replay *r = ap->r;
 	uint64_t old, addr = p->a, time = r->app_time;
 	uint32_t thread = r->app_thread;
 	int stop = 0;
 
-	if (__builtin_expect(!r->direct, 0)) {
-		stop = alloc_v3(r, p, seq, ops, ctx);
+	if (__builtin_expect(!ap->direct, 0)) {
+		stop = alloc_v3(*ap, p, seq);
 		if (stop < 0)
 			return stop;
-	} else if (r->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0) {
+	} else if (ap->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0) {
 		/* the log writes a missed free itself: nothing to release */
 		return MT_E_NOMEM;
 	}
-	if (ops->on_alloc) {
+	if (ap->on_alloc) {
 		uint64_t size = p->size, count = 1;
 
-		if (__builtin_expect(r->sample != 0, 0))
-			weigh(r->sample, addr, p->stack, &size, &count);
+		if (__builtin_expect(ap->sample != 0, 0))
+			weigh(ap->sample, addr, p->stack, &size, &count);
 
 		struct mt_event ev = {
 			.seq = seq, .time_ns = time, .addr = addr, .size = size,
@@ -1187,30 +1204,29 @@ HOT int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, int re
 			.realloc = realloc, .count = (uint32_t)count, .asked = p->size,
 		};
 
-		stop |= ops->on_alloc(ctx, &ev);
+		stop |= ap->on_alloc(ap->ctx, &ev);
 	}
 	return stop ? 1 : 0;
 }
 
-HOT int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
-		const struct mt_replay_ops *ops, void *ctx)
+HOT int do_free(const struct app *ap, const struct item *p, uint64_t seq, int realloc)
 {
+	struct mt_replay *r = ap->r;
 	uint64_t val, size;
 	uint32_t stack, owner, thread = r->app_thread;
 
-	if (__builtin_expect(r->direct, 1)) {
+	if (__builtin_expect(ap->direct, 1)) {
 		/* the record names the block; only its thread may need the table */
 		owner = thread;
-		if (r->owners)
+		if (ap->owners)
 			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
-		return emit_free(r, p->a, p->size, p->stack, owner, seq, r->app_time, thread,
-				 realloc, ops, ctx) ? 1 : 0;
+		return emit_free(ap, p->a, p->size, p->stack, owner, seq, r->app_time, thread,
+				 realloc) ? 1 : 0;
 	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
-	return emit_free(r, p->a, size, stack, owner, seq, r->app_time, thread, realloc,
-			 ops, ctx) ? 1 : 0;
+	return emit_free(ap, p->a, size, stack, owner, seq, r->app_time, thread, realloc) ? 1 : 0;
 }
 
 /*
@@ -1219,21 +1235,21 @@ HOT int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int rea
  * half keeps a stop for the second (the decoder puts the two in one
  * slice).
  */
-HOT int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
-	      const struct mt_replay_ops *ops, void *ctx)
+HOT int apply(const struct app *ap, const struct item *p, uint64_t seq)
 {
+	struct mt_replay *r = ap->r;
 	int err;
 
 	switch (p->type) {
 	case EV_ALLOC:
-		return do_alloc(r, p, seq, 0, ops, ctx);
+		return do_alloc(ap, p, seq, 0);
 	case EV_FREE:
-		return do_free(r, p, seq, 0, ops, ctx);
+		return do_free(ap, p, seq, 0);
 	case EV_REALLOC_FREE:
-		r->re_stop = do_free(r, p, seq, 1, ops, ctx);
+		r->re_stop = do_free(ap, p, seq, 1);
 		return 0;
 	default:
-		err = do_alloc(r, p, seq, 1, ops, ctx);
+		err = do_alloc(ap, p, seq, 1);
 		if (err >= 0 && r->re_stop)
 			err = 1;
 		r->re_stop = 0;
@@ -1762,6 +1778,7 @@ static int decode_record(struct mt_replay *r, struct slice *sl)
 		    r->events != r->first_seq || r->allocated)
 			return MT_E_CORRUPT;
 		r->sample = a;
+		put(sl, IT_SAMPLE)->size = a;
 		return 0;
 	case MT_REC_STOP:
 		if (get_str(c, &s, &slen) < 0)
@@ -1960,6 +1977,9 @@ static int apply_other(struct mt_replay *r, struct item *it, uint64_t seq,
 	case IT_SWITCH:
 		r->app_thread = it->stack;
 		break;
+	case IT_SAMPLE:
+		r->app_sample = it->size;
+		break;
 	case IT_STACK:
 		if (ops->on_stack)
 			ops->on_stack(ctx, it->p);
@@ -2070,6 +2090,10 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		       void *ctx, int *fin)
 {
 	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
+	struct app ap = {
+		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free, .ctx = ctx,
+		.sample = r->app_sample, .direct = r->direct, .owners = r->owners,
+	};
 	int ret = 0;
 	size_t i;
 
@@ -2084,11 +2108,12 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		if (it->kind == IT_EVENT) {
 			/* the last chunk alone (mt_replay_end_totals): decoded only */
 			if (!r->tail)
-				rc = apply(r, it, seq, ops, ctx);
+				rc = apply(&ap, it, seq);
 			/* a REALLOC's halves are one event */
 			r->seq += it->type != EV_REALLOC_FREE;
 		} else {
 			rc = apply_other(r, it, seq, ops, ctx, fin);
+			ap.sample = r->app_sample;
 		}
 		if (rc > 0) {
 			/* the run's counters, once the decoder has stopped */
@@ -2310,6 +2335,7 @@ static void reset_run(struct mt_replay *r)
 	r->seq = 0;
 	r->app_time = 0;
 	r->app_thread = 0;
+	r->app_sample = 0;
 	r->re_stop = 0;
 	r->segment = 0;
 	r->run_chunks = 0;
