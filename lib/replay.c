@@ -1303,7 +1303,9 @@ struct dec {
 	/* version 4 on, but for the tail: the per-stack figures a free
 	 * checks; else NULL */
 	uint64_t *sblocks, *sbytes;
+	uint64_t sample;
 	uint32_t thread;
+	int direct;
 };
 
 static inline void dec_streams(struct dec *d)
@@ -1333,7 +1335,9 @@ static inline void dec_load(struct dec *d, const struct mt_replay *r)
 	d->nstacks = r->nstacks;
 	d->sblocks = r->direct && !r->tail ? r->sblocks : NULL;
 	d->sbytes = r->sbytes;
+	d->sample = r->sample;
 	d->thread = r->thread;
+	d->direct = r->direct;
 }
 
 static inline void dec_store(const struct dec *d, struct mt_replay *r)
@@ -1399,7 +1403,7 @@ HOT int get_new(struct mt_replay *r, struct dec *d, uint32_t *stack, uint64_t *s
 	if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
 	    get_uv(&d->sizes, size) < 0 ||
 	    *size > (uint64_t)INT64_MAX - d->allocated ||
-	    (r->sample && weighed_fits(r, *size) < 0))
+	    (d->sample && weighed_fits(r, *size) < 0))
 		return MT_E_CORRUPT;
 	d->allocated += *size;
 	return 0;
@@ -1434,8 +1438,11 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		uint32_t stack, ostack, thread;
 		size_t pos;
 
-		switch (*d.rec.p) {
-		case MT_REC_ALLOC:
+		uint8_t type = *d.rec.p;
+
+		/* the two commonest first: a jump table's range check and
+		 * indirect jump cost more than two compares */
+		if (type == MT_REC_ALLOC) {
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
 			    get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 || d.thread == UINT32_MAX)
@@ -1445,16 +1452,19 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			it = put_event(it, EV_ALLOC, stack, size, a);
 			d.events++;
 			continue;
-		case MT_REC_FREE:
+		}
+		if (type == MT_REC_FREE) {
 			d.rec.p++;
 			stack = 0;
 			size = 0;
 			if (get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX ||
-			    (r->direct && get_block(&d, pos, &stack, &size) < 0))
+			    (d.direct && get_block(&d, pos, &stack, &size) < 0))
 				goto corrupt;
 			it = put_event(it, EV_FREE, stack, size, a);
 			d.events++;
 			continue;
+		}
+		switch (type) {
 		case MT_REC_REALLOC:
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
@@ -1464,7 +1474,7 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			osize = 0;
 			/* the old block's, freed before the new one is counted, and
 			 * read before the new address may take pos's slot */
-			if (r->direct && get_block(&d, pos, &ostack, &osize) < 0)
+			if (d.direct && get_block(&d, pos, &ostack, &osize) < 0)
 				goto corrupt;
 			if (get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a2, &pos) < 0)
 				goto corrupt;
