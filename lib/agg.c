@@ -684,7 +684,7 @@ static inline __attribute__((always_inline)) int alloc_body(struct mt_agg *a,
 	if (!fast && before_event(a, ev->seq, ev->time_ns))
 		return 1;
 	c = stack_cost(a, ev->stack, fast);
-	if (!c)
+	if (!fast && !c)
 		return 0;
 	c->bytes += (int64_t)ev->size;
 	c->blocks += (int64_t)ev->count;
@@ -705,7 +705,7 @@ static inline __attribute__((always_inline)) int free_body(struct mt_agg *a,
 	if (!fast && before_event(a, ev->seq, ev->time_ns))
 		return 1;
 	c = stack_cost(a, ev->stack, fast);
-	if (!c)
+	if (!fast && !c)
 		return 0;
 	c->bytes -= (int64_t)ev->size;
 	c->blocks -= (int64_t)ev->count;

@@ -2130,15 +2130,15 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		.sample = r->app_sample, .direct = r->direct, .owners = r->owners,
 	};
 	int ret = 0, simple = simple_run(&ap);
-	size_t i;
+	size_t i, n = sl->n;
 
-	for (i = 0; i < sl->n && !ret; i++) {
+	for (i = 0; i < n && !ret; i++) {
 		struct item *it = &sl->it[i];
 		uint64_t seq = r->seq;
 		int rc = 0;
 
 		/* any item's a: a prefetch never faults */
-		if (ahead && i + PREFETCH < sl->n)
+		if (ahead && i + PREFETCH < n)
 			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
 		if (it->kind == IT_EVENT) {
 			if (simple)
@@ -2147,7 +2147,7 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 			else if (!r->tail)
 				rc = apply(&ap, it, seq, 0);
 			/* a REALLOC's halves are one event */
-			r->seq += it->type != EV_REALLOC_FREE;
+			r->seq = seq + (it->type != EV_REALLOC_FREE);
 		} else {
 			rc = apply_other(r, it, seq, ops, ctx, fin);
 			/* a thread, or the sampling, may have changed */
