@@ -403,8 +403,6 @@ static inline __attribute__((always_inline)) void after_event(struct mt_agg *a, 
 	if (seq + 1 > a->cur.events)
 		a->cur.events = seq + 1;
 	a->cur.time_ns = time_ns;
-	a->st.events = a->cur.events;
-	a->st.end_time_ns = time_ns;
 }
 
 static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
@@ -584,6 +582,11 @@ static struct agg_thread_fig *thread_fig(struct mt_agg *a, uint32_t t)
 		x->peak_epoch = a->peak_epoch;
 	}
 	return x;
+}
+
+uint64_t mt_agg_events(const struct mt_agg *a)
+{
+	return a->cur.events;
 }
 
 void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks)
@@ -805,8 +808,8 @@ static int figures_on_alloc(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	(void)count_alloc(a, ev);
-	a->st.events = ev->seq + 1;
-	a->st.end_time_ns = ev->time_ns;
+	a->cur.events = ev->seq + 1;
+	a->cur.time_ns = ev->time_ns;
 	return 0;
 }
 
@@ -815,8 +818,8 @@ static int figures_on_free(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	count_free(a, ev);
-	a->st.events = ev->seq + 1;
-	a->st.end_time_ns = ev->time_ns;
+	a->cur.events = ev->seq + 1;
+	a->cur.time_ns = ev->time_ns;
 	return 0;
 }
 
@@ -872,6 +875,9 @@ static void agg_on_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_agg *a = ctx;
 
+	/* the stats' events and end, which the callbacks keep in cur only */
+	a->st.events = a->cur.events;
+	a->st.end_time_ns = a->cur.time_ns;
 	if (e->time_ns > a->st.end_time_ns)
 		a->st.end_time_ns = e->time_ns;
 	/* Points past the end (and MT_AT_END) get the final state. */

@@ -201,6 +201,9 @@ size_t mt_agg_nmarks(const struct mt_agg *a);
 
 /* The run's live bytes and blocks now (during or after the replay). */
 void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks);
+/* The events counted so far (during the replay: the stats' events and
+ * end time are brought up to date at its end, on_end). */
+uint64_t mt_agg_events(const struct mt_agg *a);
 
 /*
  * The live heap's range over a window of events, for the series

@@ -219,8 +219,7 @@ static void flush(struct mt_session *s)
 		return;
 	mt_agg_window(s->agg, &lo, &hi);
 	mt_agg_live(s->agg, &bytes, &blocks);
-	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks,
-		       mt_agg_stats(s->agg)->events);
+	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks, mt_agg_events(s->agg));
 	s->win_open = 0;
 	s->win_end = 0;
 }
