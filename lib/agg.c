@@ -82,7 +82,8 @@ struct mt_agg {
 	int figures;              /* mt_agg_run counts figures only */
 	unsigned skip;            /* MT_TALLY_NO_* */
 	int journal;              /* keeping frames */
-	uint32_t mark_no;         /* the mark being gathered, from 1 */
+	uint32_t mark_no;         /* the mark being gathered, from 1; 0: no journal
+				     (no stack's mark differs from it) */
 	/* stacks changed since the last mark: room for every stack cur has
 	 * room for (each is in it once), so a change never grows it */
 	uint32_t *dirty;
@@ -325,7 +326,7 @@ static void reset_run(struct mt_agg *a)
 {
 	a->cur.n = 0;
 	a->peak_epoch = 0;
-	a->mark_no = 1;
+	a->mark_no = a->journal ? 1 : 0;
 	a->ndirty = a->nent = a->nmarks = 0;
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
@@ -400,8 +401,8 @@ static inline __attribute__((always_inline)) int before_event(struct mt_agg *a, 
 
 static inline __attribute__((always_inline)) void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
-	if (seq + 1 > a->cur.events)
-		a->cur.events = seq + 1;
+	/* events come in seq order (a REALLOC's halves share theirs) */
+	a->cur.events = seq + 1;
 	a->cur.time_ns = time_ns;
 }
 
@@ -517,7 +518,7 @@ static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct m
 		x->peak = a->cur.c[stack];
 		x->peak_epoch = a->peak_epoch;
 	}
-	if (a->journal && x->mark != a->mark_no) {
+	if (x->mark != a->mark_no) {
 		a->dirty[a->ndirty++] = stack;
 		x->mark = a->mark_no;
 	}
@@ -1025,6 +1026,10 @@ struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
 void mt_agg_journal(struct mt_agg *a, int on)
 {
 	a->journal = on;
+	if (!on)
+		a->mark_no = 0;
+	else if (!a->mark_no)
+		a->mark_no = 1;
 }
 
 void mt_agg_figures_only(struct mt_agg *a, int on)
