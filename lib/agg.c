@@ -109,7 +109,13 @@ struct mt_agg {
 	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
 	int stop_early;
 	int satisfied;            /* stop_early, and every request captured */
-	int plain;                /* no point pending, no tally asked for (no_call) */
+	int plain;                /* no point pending, no tally asked for, no hook
+				     due (no_call) */
+	/* mt_agg_hook: the hook, and the next event due to it whatever its
+	 * time */
+	int (*hook)(void *ctx, const struct mt_event *ev, int free);
+	void *hook_ctx;
+	int hook_due;
 
 	struct agg_thread_fig *tf; /* per thread index */
 	size_t ntf;
@@ -270,7 +276,8 @@ struct mt_agg *mt_agg_new(void)
 static void update_next(struct mt_agg *a)
 {
 	a->satisfied = a->stop_early && a->nreq && !a->npending;
-	a->plain = !a->npending && !a->satisfied && (a->skip & TALLY_ALL) == TALLY_ALL;
+	a->plain = !a->npending && !a->satisfied && (a->skip & TALLY_ALL) == TALLY_ALL &&
+		   !a->hook_due;
 	a->next_seq = a->next_time = UINT64_MAX;
 	for (size_t i = 0; i < a->nreq; i++) {
 		const struct mt_agg_req *q = &a->req[i];
@@ -327,6 +334,7 @@ static void reset_run(struct mt_agg *a)
 	a->cur.n = 0;
 	a->peak_epoch = 0;
 	a->mark_no = a->journal ? 1 : 0;
+	a->hook_due = 1;
 	a->ndirty = a->nent = a->nmarks = 0;
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
@@ -720,38 +728,68 @@ static inline __attribute__((always_inline)) int free_body(struct mt_agg *a,
 	return 0;
 }
 
-static __attribute__((noinline)) int alloc_slow(struct mt_agg *a, const struct mt_event *ev)
+/*
+ * An event the bodies' fast path leaves: one the hook is due (the first
+ * of a run, or after mt_agg_hook_next), or at a time other than the last
+ * event's, goes to the hook when there is one; the rest is counted here.
+ */
+static __attribute__((noinline)) int event_slow(struct mt_agg *a, const struct mt_event *ev,
+						int free)
 {
-	return alloc_body(a, ev, 0);
+	int hook = a->hook && (a->hook_due || ev->time_ns != a->cur.time_ns);
+	int rc = hook ? a->hook(a->hook_ctx, ev, free) : mt_agg_count(a, ev, free);
+
+	/* due no more (a mt_agg_hook_next of the hook's own was for this
+	 * event) */
+	if (a->hook_due) {
+		a->hook_due = 0;
+		update_next(a);
+	}
+	return rc;
 }
 
-static __attribute__((noinline)) int free_slow(struct mt_agg *a, const struct mt_event *ev)
+int mt_agg_count(struct mt_agg *a, const struct mt_event *ev, int free)
 {
-	return free_body(a, ev, 0);
+	return free ? free_body(a, ev, 0) : alloc_body(a, ev, 0);
 }
 
-/* What the bodies leave out with fast set cannot happen. */
-static inline int no_call(const struct mt_agg *a, uint32_t stack)
+void mt_agg_hook(struct mt_agg *a, int (*fn)(void *ctx, const struct mt_event *ev, int free),
+		 void *ctx)
 {
-	return a->plain && stack < a->cur.n;
+	a->hook = fn;
+	a->hook_ctx = ctx;
+	mt_agg_hook_next(a);
+}
+
+void mt_agg_hook_next(struct mt_agg *a)
+{
+	a->hook_due = 1;
+	a->plain = 0;
+}
+
+/* What the bodies leave out with fast set cannot happen, and the event
+ * needs no hook. */
+static inline int no_call(const struct mt_agg *a, const struct mt_event *ev)
+{
+	return a->plain && ev->stack < a->cur.n && (!a->hook || ev->time_ns == a->cur.time_ns);
 }
 
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
 
-	if (__builtin_expect(no_call(a, ev->stack), 1))
+	if (__builtin_expect(no_call(a, ev), 1))
 		return alloc_body(a, ev, 1);
-	return alloc_slow(a, ev);
+	return event_slow(a, ev, 0);
 }
 
 static int agg_on_free(void *ctx, const struct mt_event *ev)
 {
 	struct mt_agg *a = ctx;
 
-	if (__builtin_expect(no_call(a, ev->stack), 1))
+	if (__builtin_expect(no_call(a, ev), 1))
 		return free_body(a, ev, 1);
-	return free_slow(a, ev);
+	return event_slow(a, ev, 1);
 }
 
 /*

@@ -2126,7 +2126,8 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 {
 	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
 	struct app ap = {
-		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free, .ctx = ctx,
+		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free,
+		.ctx = ops->event_ctx ? ops->event_ctx : ctx,
 		.sample = r->app_sample, .direct = r->direct, .owners = r->owners,
 	};
 	int ret = 0, simple = simple_run(&ap);

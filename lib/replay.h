@@ -192,6 +192,12 @@ struct mt_replay_ops {
 	void (*on_end)(void *ctx, const struct mt_end *e);
 	/* Called at least every ~64 KiB of input: for progress bars. */
 	void (*on_progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+	/*
+	 * When not NULL, the ctx on_alloc and on_free get instead of the
+	 * run's: a consumer whose events go to another's (the session's to
+	 * its aggregator) gives that one's callbacks, with no call between.
+	 */
+	void *event_ctx;
 };
 
 /*

@@ -63,10 +63,6 @@ struct mt_session {
 	uint64_t win_end;         /* the bucket's end: an event at or past it opens the next */
 	uint64_t win_t;           /* the window's latest time */
 	int any;
-	/* the time of the event before, when nothing but the aggregator has
-	 * to hear of an event at that time (pass_alloc) */
-	uint64_t same_t;
-	int same_ok;
 
 	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
 	const struct mt_stack **stacks;
@@ -214,7 +210,7 @@ static void flush(struct mt_session *s)
 	int64_t lo, hi, bytes, blocks;
 
 	/* the next event opens a window, whatever its time */
-	s->same_ok = 0;
+	mt_agg_hook_next(s->agg);
 	if (!s->win_open)
 		return;
 	mt_agg_window(s->agg, &lo, &hi);
@@ -241,9 +237,6 @@ static inline int enter(struct mt_session *s, uint64_t t)
 /* After the aggregator counted it. */
 static inline void leave(struct mt_session *s, int open, uint64_t t)
 {
-	/* an event at the same time changes nothing here (enter, leave) */
-	s->same_t = t;
-	s->same_ok = 1;
 	if (!s->series)
 		return;
 	if (open) {
@@ -258,32 +251,23 @@ static inline void leave(struct mt_session *s, int open, uint64_t t)
 		s->win_t = t;
 }
 
-/* An allocation at a time of its own (pass_alloc). */
-static __attribute__((noinline)) int alloc_at(struct mt_session *s, const struct mt_event *ev)
+/*
+ * An allocation or free at a time other than the event's before: most
+ * events come at the time of the one before (the log's clock moves in
+ * steps), and for them enter and leave would change nothing, so the
+ * aggregator hears of them straight from the replay and hands the others
+ * here (mt_agg_hook). Its return is 0: the pass asks it for no point.
+ */
+static int pass_event(void *ctx, const struct mt_event *ev, int free)
 {
+	struct mt_session *s = ctx;
 	/* After a realloc's free half (same time) this finds the bucket
 	 * already open; a realloc of a block that was not live has none. */
 	int open = enter(s, ev->time_ns);
 
-	agg_ops.on_alloc(s->agg, ev);
+	mt_agg_count(s->agg, ev, free);
 	leave(s, open, ev->time_ns);
 	return 0;
-}
-
-/*
- * Most events come at the time of the one before (the log's clock moves
- * in steps): for them enter and leave would change nothing, and the
- * aggregator hears of them straight away, through a jump (the rest is out
- * of line, so that this needs no frame). Its return is 0: the pass asks
- * it for no point.
- */
-static int pass_alloc(void *ctx, const struct mt_event *ev)
-{
-	struct mt_session *s = ctx;
-
-	if (s->same_ok && ev->time_ns == s->same_t)
-		return agg_ops.on_alloc(s->agg, ev);
-	return alloc_at(s, ev);
 }
 
 static void pass_base(void *ctx, const struct mt_base *b)
@@ -291,7 +275,7 @@ static void pass_base(void *ctx, const struct mt_base *b)
 	struct mt_session *s = ctx;
 	int64_t bytes, blocks;
 
-	s->same_ok = 0;
+	mt_agg_hook_next(s->agg);
 	if (s->series)
 		flush(s);
 	if (s->o.time_marks)
@@ -301,25 +285,6 @@ static void pass_base(void *ctx, const struct mt_base *b)
 		mt_agg_live(s->agg, &bytes, &blocks);
 		mt_series_start(s->series, b->time_ns, bytes, blocks, b->seq);
 	}
-}
-
-/* A free at a time of its own (pass_free). */
-static __attribute__((noinline)) int free_at(struct mt_session *s, const struct mt_event *ev)
-{
-	int open = enter(s, ev->time_ns);
-
-	agg_ops.on_free(s->agg, ev);
-	leave(s, open, ev->time_ns);
-	return 0;
-}
-
-static int pass_free(void *ctx, const struct mt_event *ev)
-{
-	struct mt_session *s = ctx;
-
-	if (s->same_ok && ev->time_ns == s->same_t)
-		return agg_ops.on_free(s->agg, ev);
-	return free_at(s, ev);
 }
 
 static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
@@ -564,12 +529,15 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 	return mt_symbols_resolve(s->std.symbols, ip, frames, n);
 }
 
-static void pass_ops(struct mt_replay_ops *ops)
+/* The pass's callbacks: the events go straight to the aggregator (its
+ * ctx), which hands those at a new time to pass_event. */
+static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->on_base = pass_base;
-	ops->on_alloc = pass_alloc;
-	ops->on_free = pass_free;
+	ops->on_alloc = agg_ops.on_alloc;
+	ops->on_free = agg_ops.on_free;
+	ops->event_ctx = s->agg;
 	ops->on_snapshot = pass_snapshot;
 	ops->on_end = pass_end;
 	ops->on_rss = pass_rss;
@@ -623,6 +591,10 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		mt_agg_journal(s->agg, 1);
 	}
 	mt_agg_size_buckets(s->agg, s->o.size_buckets);
+	/* the series and the time marks look at the events whose time moves;
+	 * without them the pass is the aggregator's alone */
+	if (s->series || s->o.time_marks)
+		mt_agg_hook(s->agg, pass_event, s);
 	{
 		/* END knows how many blocks will be live at the peak: the
 		 * live table is made that large at once (a hint only); and
@@ -645,7 +617,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		if (rc == 0)
 			pass_end(s, mt_replay_end(s->r));
 	} else {
-		pass_ops(&ops);
+		pass_ops(s, &ops);
 		rc = mt_replay_run(s->r, &ops, s);
 		if (s->series)
 			flush(s);
@@ -1320,7 +1292,7 @@ int64_t mt_session_poll(struct mt_session *s)
 
 	if (!s->o.follow)
 		return MT_E_ARG;
-	pass_ops(&ops);
+	pass_ops(s, &ops);
 	/* the pass goes on without a progress bar: it was drawn to its end */
 	ops.on_progress = NULL;
 	rc = mt_replay_resume(s->r, &ops, s);
