@@ -267,8 +267,9 @@ struct mt_replay {
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
 	/* SAMPLE's mean interval (0: every allocation), set before the first
-	 * event. These four the applier reads at every event: they stay off
-	 * the lines the decoder writes as it goes (see apart below). */
+	 * event (the applier has its own copy, app_sample). direct, owners
+	 * and tail the applier reads too: they stay off the lines the
+	 * decoder writes as it goes (see apart below). */
 	uint64_t sample;
 	uint64_t *sblocks, *sbytes;   /* nstacks of each (direct only) */
 	size_t scap;
@@ -1452,7 +1453,6 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		uint64_t size, osize, a, a2, dt;
 		uint32_t stack, ostack, thread;
 		size_t pos;
-
 		uint8_t type = *d.rec.p;
 
 		/* the two commonest first: a jump table's range check and
@@ -1460,7 +1460,8 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		if (type == MT_REC_ALLOC) {
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 || d.thread == UINT32_MAX)
+			    get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 ||
+			    d.thread == UINT32_MAX)
 				goto corrupt;
 			live_add(&d, stack, size);
 			joined(d.as, stack, size);
@@ -1472,7 +1473,8 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			d.rec.p++;
 			stack = 0;
 			size = 0;
-			if (get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX ||
+			if (get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.thread == UINT32_MAX ||
 			    (d.direct && get_block(&d, pos, &stack, &size) < 0))
 				goto corrupt;
 			it = put_event(it, EV_FREE, stack, size, a);
@@ -1483,7 +1485,8 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 		case MT_REC_REALLOC:
 			d.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 || d.thread == UINT32_MAX)
+			    get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.thread == UINT32_MAX)
 				goto corrupt;
 			ostack = 0;
 			osize = 0;
