@@ -2135,38 +2135,53 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 	};
 	int ret = 0, simple = simple_run(&ap);
 	size_t i, n = sl->n;
+	/* the next item's seq, r->seq's copy outside apply_other */
+	uint64_t seq = r->seq;
 
 	for (i = 0; i < n && !ret; i++) {
 		struct item *it = &sl->it[i];
-		uint64_t seq = r->seq;
+		uint64_t at = seq;    /* the item's own */
 		int rc = 0;
 
-		/* any item's a: a prefetch never faults */
-		if (ahead && i + PREFETCH < n)
-			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
-		if (it->kind == IT_EVENT) {
-			if (simple)
+		if (simple && it->kind == IT_EVENT) {
+			/* a run of such events in a loop of its own: no table
+			 * to look ahead in */
+			for (;;) {
+				at = seq;
 				rc = apply(&ap, it, seq, 1);
+				/* a REALLOC's halves are one event */
+				seq += it->type != EV_REALLOC_FREE;
+				if (rc || i + 1 == n || it[1].kind != IT_EVENT)
+					break;
+				it++;
+				i++;
+			}
+		} else if (it->kind == IT_EVENT) {
+			/* any item's a: a prefetch never faults */
+			if (ahead && i + PREFETCH < n)
+				mt_livetab_prefetch(&r->live, it[PREFETCH].a);
 			/* the last chunk alone (mt_replay_end_totals): decoded only */
-			else if (!r->tail)
+			if (!r->tail)
 				rc = apply(&ap, it, seq, 0);
-			/* a REALLOC's halves are one event */
-			r->seq = seq + (it->type != EV_REALLOC_FREE);
+			seq += it->type != EV_REALLOC_FREE;
 		} else {
+			r->seq = seq;
 			rc = apply_other(r, it, seq, ops, ctx, fin);
+			seq = r->seq;
 			/* a thread, or the sampling, may have changed */
 			ap.sample = r->app_sample;
 			simple = simple_run(&ap);
 		}
 		if (rc > 0) {
 			/* the run's counters, once the decoder has stopped */
-			r->stop_events = seq + 1;
+			r->stop_events = at + 1;
 			r->stop_time = r->app_time;
 			/* the stopping chunk counts as read */
 			r->end.good_bytes = r->pending_good;
 		}
 		ret = rc;
 	}
+	r->seq = seq;
 	/* what the items still own: lent to the consumer, or never applied */
 	discard(sl);
 	return ret;
