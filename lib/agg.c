@@ -736,15 +736,15 @@ static inline __attribute__((always_inline)) int free_body(struct mt_agg *a,
 }
 
 /*
- * An event the bodies' fast path leaves: one the hook is due (the first
- * of a run, or after mt_agg_hook_next), or at a time other than the last
- * event's, goes to the hook when there is one; the rest is counted here.
+ * An event the bodies' fast path leaves: the first of a run, or after
+ * mt_agg_hook_next, goes to the hook when there is one; the rest is
+ * counted here.
  */
 static __attribute__((noinline)) int event_slow(struct mt_agg *a, const struct mt_event *ev,
 						int free)
 {
-	int hook = a->hook && (a->hook_due || ev->time_ns != a->cur.time_ns);
-	int rc = hook ? a->hook(a->hook_ctx, ev, free) : mt_agg_count(a, ev, free);
+	int rc = a->hook && a->hook_due ? a->hook(a->hook_ctx, ev, free) :
+		 mt_agg_count(a, ev, free);
 
 	/* due no more (a mt_agg_hook_next of the hook's own was for this
 	 * event) */
@@ -774,11 +774,11 @@ void mt_agg_hook_next(struct mt_agg *a)
 	a->plain = 0;
 }
 
-/* What the bodies leave out with fast set cannot happen, and the event
- * needs no hook. */
+/* What the bodies leave out with fast set cannot happen (plain: and no
+ * hook is due). */
 static inline int no_call(const struct mt_agg *a, const struct mt_event *ev)
 {
-	return a->plain && ev->stack < a->cur.n && (!a->hook || ev->time_ns == a->cur.time_ns);
+	return a->plain && ev->stack < a->cur.n;
 }
 
 static int agg_on_alloc(void *ctx, const struct mt_event *ev)

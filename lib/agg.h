@@ -209,12 +209,13 @@ uint64_t mt_agg_events(const struct mt_agg *a);
 /*
  * For a consumer that looks at events only when the time moves (the
  * session's series and time marks; most events come at the time of the
- * one before): an allocation or free at a time other than the last
- * event's, and the first of a run or after mt_agg_hook_next(), goes to
- * fn(ctx, ev, free) instead of being counted; fn counts it with
- * mt_agg_count(). The aggregator's callbacks (mt_agg_ops) can then be the
- * replay's own, with ctx the aggregator (mt_replay_ops' event_ctx). fn
- * NULL: none.
+ * one before): the first allocation or free of a run, and the first after
+ * mt_agg_hook_next() (which it calls when the time may have changed:
+ * mt_replay_ops' on_time), goes to fn(ctx, ev, free) instead of being
+ * counted; fn counts it with mt_agg_count(). The aggregator's callbacks
+ * (mt_agg_ops) can then be the replay's own, with ctx the aggregator
+ * (mt_replay_ops' event_ctx), and test nothing more per event. fn NULL:
+ * none.
  */
 void mt_agg_hook(struct mt_agg *a, int (*fn)(void *ctx, const struct mt_event *ev, int free),
 		 void *ctx);

@@ -2001,6 +2001,8 @@ static int apply_other(struct mt_replay *r, struct item *it, uint64_t seq,
 	switch (it->kind) {
 	case IT_TIME:
 		r->app_time = it->a;
+		if (ops->on_time)
+			ops->on_time(ctx, it->a);
 		break;
 	case IT_SWITCH:
 		r->app_thread = it->stack;

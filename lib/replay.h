@@ -192,6 +192,10 @@ struct mt_replay_ops {
 	void (*on_end)(void *ctx, const struct mt_end *e);
 	/* Called at least every ~64 KiB of input: for progress bars. */
 	void (*on_progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+	/* The time of the records that follow, when it may have changed (a
+	 * TIME record, a chunk's start): a consumer that looks at events only
+	 * when the time moves needs no test per event. */
+	void (*on_time)(void *ctx, uint64_t time_ns);
 	/*
 	 * When not NULL, the ctx on_alloc and on_free get instead of the
 	 * run's: a consumer whose events go to another's (the session's to

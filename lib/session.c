@@ -252,11 +252,12 @@ static inline void leave(struct mt_session *s, int open, uint64_t t)
 }
 
 /*
- * An allocation or free at a time other than the event's before: most
- * events come at the time of the one before (the log's clock moves in
- * steps), and for them enter and leave would change nothing, so the
- * aggregator hears of them straight from the replay and hands the others
- * here (mt_agg_hook). Its return is 0: the pass asks it for no point.
+ * An allocation or free after the time moved (pass_time) or a window
+ * closed: most events come at the time of the one before (the log's clock
+ * moves in steps), and for them enter and leave would change nothing, so
+ * the aggregator hears of them straight from the replay and hands the
+ * others here (mt_agg_hook). Its return is 0: the pass asks it for no
+ * point.
  */
 static int pass_event(void *ctx, const struct mt_event *ev, int free)
 {
@@ -268,6 +269,15 @@ static int pass_event(void *ctx, const struct mt_event *ev, int free)
 	mt_agg_count(s->agg, ev, free);
 	leave(s, open, ev->time_ns);
 	return 0;
+}
+
+/* The time may have moved: the next event goes to pass_event. */
+static void pass_time(void *ctx, uint64_t time_ns)
+{
+	struct mt_session *s = ctx;
+
+	(void)time_ns;
+	mt_agg_hook_next(s->agg);
 }
 
 static void pass_base(void *ctx, const struct mt_base *b)
@@ -538,6 +548,9 @@ static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 	ops->on_alloc = agg_ops.on_alloc;
 	ops->on_free = agg_ops.on_free;
 	ops->event_ctx = s->agg;
+	/* with mt_agg_hook set (see mt_session_open) */
+	if (s->series || s->o.time_marks)
+		ops->on_time = pass_time;
 	ops->on_snapshot = pass_snapshot;
 	ops->on_end = pass_end;
 	ops->on_rss = pass_rss;
