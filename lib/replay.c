@@ -231,6 +231,20 @@ struct addr_state {
 	uint64_t hsize[MT_ADDR_HISTORY];
 };
 
+/*
+ * The decoder's place in the run, which its loop over events keeps in
+ * locals (struct dec): where it reads the records, the thread of their
+ * events and its address state, the time, the events and bytes decoded.
+ */
+struct place {
+	struct cur rec;
+	struct addr_state *as;    /* the current thread's (states below) */
+	uint64_t time;
+	uint64_t events;
+	uint64_t allocated;       /* bytes allocated so far: at most INT64_MAX */
+	uint32_t thread;          /* SWITCH's; UINT32_MAX before the chunk's first */
+};
+
 struct mt_replay {
 	struct mt_reader *rd;
 	struct mt_header hdr;
@@ -281,22 +295,16 @@ struct mt_replay {
 	int leak_open;        /* a check's records have begun */
 
 	/* Decoding state of the current run. */
-	uint64_t events;
-	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
+	struct place at;
 	uint64_t weighed;     /* a sampled log's weighed bytes allocated so far */
-	uint64_t time;
 	/* The chunk's address states (format.h, states below): one before
-	 * version 5, where state_mask is 0; as, the current thread's. */
-	struct addr_state *as;
+	 * version 5, where state_mask is 0. */
 	uint32_t state_mask;
 	uint64_t chunk_off;
-	/* The decoder's place: the chunk, its records and side streams, the
-	 * thread of its events (SWITCH). */
+	/* The chunk, its records' start and side streams. */
 	const uint8_t *chunk, *last_progress;
 	size_t chunk_len;
 	uint64_t comp_len;
-	struct cur rec;
-	uint32_t thread;
 	int in_chunk;
 	const struct mt_replay_ops *ops;
 	/* The source: the reader, or one chunk (single, for the tail). */
@@ -889,7 +897,7 @@ static int rec_module(struct mt_replay *r, struct cur *c, struct slice *sl)
 			return MT_E_CORRUPT;
 		}
 	}
-	m->m.time_ns = r->time;
+	m->m.time_ns = r->at.time;
 	m->m.base = base;
 	m->m.path = m->path;
 	m->m.build_id = m->build_id;
@@ -1310,12 +1318,11 @@ HOT int get_addr(struct addr_state *as, struct cur *keys, struct cur *deltas, in
  * a fifth of its time on those loads.
  */
 struct dec {
-	struct cur rec;
+	struct place at;
 	/* the current state's side streams, by name (an array of them stayed
 	 * in memory) */
 	struct cur stacks, sizes, keys, deltas;
-	struct addr_state *as;
-	uint64_t time, events, allocated, nstacks;
+	uint64_t nstacks;
 	/* version 4 on, but for the tail: the per-stack figures a free
 	 * checks; else NULL */
 	uint64_t *sblocks, *sbytes;
@@ -1326,45 +1333,35 @@ struct dec {
 
 static inline void dec_streams(struct dec *d)
 {
-	d->stacks = d->as->sc[MT_STREAM_STACKS];
-	d->sizes = d->as->sc[MT_STREAM_SIZES];
-	d->keys = d->as->sc[MT_STREAM_KEYS];
-	d->deltas = d->as->sc[MT_STREAM_DELTAS];
+	d->stacks = d->at.as->sc[MT_STREAM_STACKS];
+	d->sizes = d->at.as->sc[MT_STREAM_SIZES];
+	d->keys = d->at.as->sc[MT_STREAM_KEYS];
+	d->deltas = d->at.as->sc[MT_STREAM_DELTAS];
 }
 
 static inline void dec_unstreams(const struct dec *d)
 {
-	d->as->sc[MT_STREAM_STACKS] = d->stacks;
-	d->as->sc[MT_STREAM_SIZES] = d->sizes;
-	d->as->sc[MT_STREAM_KEYS] = d->keys;
-	d->as->sc[MT_STREAM_DELTAS] = d->deltas;
+	d->at.as->sc[MT_STREAM_STACKS] = d->stacks;
+	d->at.as->sc[MT_STREAM_SIZES] = d->sizes;
+	d->at.as->sc[MT_STREAM_KEYS] = d->keys;
+	d->at.as->sc[MT_STREAM_DELTAS] = d->deltas;
 }
 
 static inline void dec_load(struct dec *d, const struct mt_replay *r)
 {
-	d->rec = r->rec;
-	d->as = r->as;
+	d->at = r->at;
 	dec_streams(d);
-	d->time = r->time;
-	d->events = r->events;
-	d->allocated = r->allocated;
 	d->nstacks = r->nstacks;
 	d->sblocks = r->direct && !r->tail ? r->sblocks : NULL;
 	d->sbytes = r->sbytes;
 	d->sample = r->sample;
-	d->thread = r->thread;
 	d->direct = r->direct;
 }
 
 static inline void dec_store(const struct dec *d, struct mt_replay *r)
 {
-	r->rec = d->rec;
-	r->as = d->as;
+	r->at = d->at;
 	dec_unstreams(d);
-	r->time = d->time;
-	r->events = d->events;
-	r->allocated = d->allocated;
-	r->thread = d->thread;
 }
 
 /* Version 4: a block allocated, in the per-stack figures a free checks. */
@@ -1385,8 +1382,8 @@ HOT void live_add(struct dec *d, uint32_t stack, uint64_t size)
 HOT int get_block(struct dec *d, size_t pos, uint32_t *stack, uint64_t *size)
 {
 	if (pos != NO_POS) {
-		*stack = d->as->hstack[pos];
-		*size = d->as->hsize[pos];
+		*stack = d->at.as->hstack[pos];
+		*size = d->at.as->hsize[pos];
 	} else if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 ||
 		   *stack >= d->nstacks || get_uv(&d->sizes, size) < 0) {
 		return MT_E_CORRUPT;
@@ -1418,10 +1415,10 @@ HOT int get_new(struct mt_replay *r, struct dec *d, uint32_t *stack, uint64_t *s
 {
 	if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
 	    get_uv(&d->sizes, size) < 0 ||
-	    *size > (uint64_t)INT64_MAX - d->allocated ||
+	    *size > (uint64_t)INT64_MAX - d->at.allocated ||
 	    (d->sample && weighed_fits(r, *size) < 0))
 		return MT_E_CORRUPT;
-	d->allocated += *size;
+	d->at.allocated += *size;
 	return 0;
 }
 
@@ -1437,7 +1434,7 @@ HOT struct item *put_event(struct item *it, int type, uint32_t stack, uint64_t s
 }
 
 /*
- * The decoder's inner loop: decodes the records from r->rec on while they
+ * The decoder's inner loop: decodes the records from r->at.rec on while they
  * are events, TIME or SWITCH, up to lim and while the slice has room for
  * the items of a record, the end of a chunk and FINISH. Returns 0 there,
  * 1 at a record of another kind (for decode_record), or MT_E_CORRUPT.
@@ -1449,44 +1446,44 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 	int rc = 0;
 
 	dec_load(&d, r);
-	while (d.rec.p < lim && it <= room) {
+	while (d.at.rec.p < lim && it <= room) {
 		uint64_t size, osize, a, a2, dt;
 		uint32_t stack, ostack, thread;
 		size_t pos;
-		uint8_t type = *d.rec.p;
+		uint8_t type = *d.at.rec.p;
 
 		/* the two commonest first: a jump table's range check and
 		 * indirect jump cost more than two compares */
 		if (type == MT_REC_ALLOC) {
-			d.rec.p++;
+			d.at.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 ||
-			    d.thread == UINT32_MAX)
+			    get_addr(d.at.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX)
 				goto corrupt;
 			live_add(&d, stack, size);
-			joined(d.as, stack, size);
+			joined(d.at.as, stack, size);
 			it = put_event(it, EV_ALLOC, stack, size, a);
-			d.events++;
+			d.at.events++;
 			continue;
 		}
 		if (type == MT_REC_FREE) {
-			d.rec.p++;
+			d.at.rec.p++;
 			stack = 0;
 			size = 0;
-			if (get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
-			    d.thread == UINT32_MAX ||
+			if (get_addr(d.at.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX ||
 			    (d.direct && get_block(&d, pos, &stack, &size) < 0))
 				goto corrupt;
 			it = put_event(it, EV_FREE, stack, size, a);
-			d.events++;
+			d.at.events++;
 			continue;
 		}
 		switch (type) {
 		case MT_REC_REALLOC:
-			d.rec.p++;
+			d.at.rec.p++;
 			if (get_new(r, &d, &stack, &size) < 0 ||
-			    get_addr(d.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
-			    d.thread == UINT32_MAX)
+			    get_addr(d.at.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX)
 				goto corrupt;
 			ostack = 0;
 			osize = 0;
@@ -1494,36 +1491,36 @@ static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *l
 			 * read before the new address may take pos's slot */
 			if (d.direct && get_block(&d, pos, &ostack, &osize) < 0)
 				goto corrupt;
-			if (get_addr(d.as, &d.keys, &d.deltas, 1, 0, &a2, &pos) < 0)
+			if (get_addr(d.at.as, &d.keys, &d.deltas, 1, 0, &a2, &pos) < 0)
 				goto corrupt;
 			live_add(&d, stack, size);
-			joined(d.as, stack, size);
+			joined(d.at.as, stack, size);
 			it = put_event(it, EV_REALLOC_FREE, ostack, osize, a);
 			it = put_event(it, EV_REALLOC_ALLOC, stack, size, a2);
-			d.events++;
+			d.at.events++;
 			continue;
 		case MT_REC_TIME:
-			d.rec.p++;
-			if (get_uv(&d.rec, &dt) < 0 || dt == 0 || d.time + dt < d.time)
+			d.at.rec.p++;
+			if (get_uv(&d.at.rec, &dt) < 0 || dt == 0 || d.at.time + dt < d.at.time)
 				goto corrupt;
-			d.time += dt;
+			d.at.time += dt;
 			it->kind = IT_TIME;
-			it->a = d.time;
+			it->a = d.at.time;
 			it++;
 			continue;
 		case MT_REC_SWITCH: {
 			/* a copy: d's address never leaves the function, so
 			 * that its fields can live in registers */
-			struct cur c = { d.rec.p + 1, d.rec.end };
+			struct cur c = { d.at.rec.p + 1, d.at.rec.end };
 
 			if (get_thread(r, &c, &thread) < 0)
 				goto corrupt;
-			d.rec.p = c.p;
+			d.at.rec.p = c.p;
 			/* the events that follow use the thread's state */
 			dec_unstreams(&d);
-			d.as = &r->states[thread & r->state_mask];
+			d.at.as = &r->states[thread & r->state_mask];
 			dec_streams(&d);
-			d.thread = thread;
+			d.at.thread = thread;
 			it->kind = IT_SWITCH;
 			it->stack = thread;
 			it++;
@@ -1564,8 +1561,8 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	 * there); elsewhere the events go on from the chunks before. */
 	if (!r->tail && !r->run_chunks && r->segment == 0 &&
 	    mt_reader_ring_segment(r->rd) > 1 && r->hdr.version >= 5)
-		r->events = r->seq = r->first_seq = seq, r->base_due = 1;
-	if (seq != r->events && !r->tail)
+		r->at.events = r->seq = r->first_seq = seq, r->base_due = 1;
+	if (seq != r->at.events && !r->tail)
 		return MT_E_CORRUPT;
 	r->run_chunks++;
 	/* Version 5: the states that have side streams in this chunk. */
@@ -1601,13 +1598,13 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 		if (i % (MT_STREAMS - 1) == MT_STREAMS - 2)
 			mask &= mask - 1;
 	}
-	r->rec = c;
+	r->at.rec = c;
 	r->chunk = r->last_progress = data;
 	r->chunk_len = len;
-	r->time = t;
-	r->thread = UINT32_MAX;
+	r->at.time = t;
+	r->at.thread = UINT32_MAX;
 	/* events before the first SWITCH are corrupt, but decode first */
-	r->as = &r->states[0];
+	r->at.as = &r->states[0];
 	for (i = 0; i <= r->state_mask; i++) {
 		r->states[i].nhist[0] = r->states[i].nhist[1] = 0;
 		r->states[i].last[0] = r->states[i].last[1] = 0;
@@ -1678,7 +1675,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 
 	if (r->hdr.version < 5 || get_uv(c, &n) < 0 || n > MT_BASE_PER_RECORD)
 		return MT_E_CORRUPT;
-	if (keep && (!r->base_due || r->events != r->first_seq))
+	if (keep && (!r->base_due || r->at.events != r->first_seq))
 		return MT_E_CORRUPT;
 	if (keep && grow_array((void **)&r->base, &r->basecap, r->nbase + n,
 			       sizeof(*r->base)) < 0)
@@ -1715,14 +1712,14 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 	b = malloc(sizeof(*b) + r->nbase * sizeof(*r->base));
 	if (!b)
 		return MT_E_NOMEM;
-	b->seq = r->events;
-	b->time_ns = r->time;
+	b->seq = r->at.events;
+	b->time_ns = r->at.time;
 	b->tot = t;
 	b->n = r->nbase;
 	memcpy(b + 1, r->base, r->nbase * sizeof(*r->base));
 	b->stacks = (const struct mt_base_stack *)(b + 1);
 	r->nbase = 0;
-	r->allocated = t.bytes_allocated;
+	r->at.allocated = t.bytes_allocated;
 	/* a second BASE at the start would count the state twice */
 	r->base_due = 0;
 	put_owned(sl, IT_BASE)->p = b;
@@ -1736,7 +1733,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
  */
 static int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct cur *c = &r->rec;
+	struct cur *c = &r->at.rec;
 	uint64_t a;
 	int64_t d1;
 	uint32_t index;
@@ -1778,7 +1775,7 @@ static int decode_record(struct mt_replay *r, struct slice *sl)
 			return MT_E_CORRUPT;
 		it = put_owned(sl, IT_SNAPSHOT);
 		it->stack = index;
-		r->events++;
+		r->at.events++;
 		it->p = dupstr(s, slen);
 		return it->p ? 0 : MT_E_NOMEM;
 	case MT_REC_END: {
@@ -1803,7 +1800,7 @@ static int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_SAMPLE:
 		/* one, before the first event, so that every size is weighed */
 		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || a > MT_SAMPLE_MAX || r->sample ||
-		    r->events != r->first_seq || r->allocated)
+		    r->at.events != r->first_seq || r->at.allocated)
 			return MT_E_CORRUPT;
 		r->sample = a;
 		put(sl, IT_SAMPLE)->size = a;
@@ -1879,15 +1876,15 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			it = put(sl, IT_CHUNK_BEGIN);
 			it->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
 			it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
-			put(sl, IT_TIME)->a = r->time;
+			put(sl, IT_TIME)->a = r->at.time;
 			continue;
 		}
-		if (r->rec.p < r->rec.end) {
+		if (r->at.rec.p < r->at.rec.end) {
 			/* progress every 64 KiB of records: decode_events stops
 			 * at the record that reaches the mark */
-			const uint8_t *lim = r->rec.end;
+			const uint8_t *lim = r->at.rec.end;
 
-			if (r->ops->on_progress && r->rec.end - r->last_progress > 65536)
+			if (r->ops->on_progress && r->at.rec.end - r->last_progress > 65536)
 				lim = r->last_progress + 65536;
 			rc = decode_events(r, sl, lim);
 			if (rc == 1)
@@ -1896,11 +1893,11 @@ static int fill(struct mt_replay *r, struct slice *sl)
 				finish(sl, rc, r->chunk_off);
 				return 1;
 			}
-			if (r->ops->on_progress && r->rec.p - r->last_progress >= 65536) {
-				r->last_progress = r->rec.p;
+			if (r->ops->on_progress && r->at.rec.p - r->last_progress >= 65536) {
+				r->last_progress = r->at.rec.p;
 				it = put(sl, IT_PROGRESS);
 				it->a = r->chunk_off + r->comp_len *
-					(uint64_t)(r->rec.p - r->chunk) / r->chunk_len;
+					(uint64_t)(r->at.rec.p - r->chunk) / r->chunk_len;
 				it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
 			}
 			continue;
@@ -2363,8 +2360,8 @@ static int stages(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	/* the decoder is done: its counters go back to where the consumer
 	 * stopped, as if decoding had stopped there */
 	if (rc == 1) {
-		r->events = r->stop_events;
-		r->time = r->stop_time;
+		r->at.events = r->stop_events;
+		r->at.time = r->stop_time;
 	}
 	if (rc == 0 && (r->fin_rc == MT_E_NOMEM || r->fin_rc == MT_E_IO))
 		rc = r->fin_rc;
@@ -2391,7 +2388,7 @@ static void reset_run(struct mt_replay *r)
 	r->nchecks = 0;
 	free(r->stop_reason);
 	r->stop_reason = NULL;
-	r->events = 0;
+	r->at.events = 0;
 	r->seq = 0;
 	r->app_time = 0;
 	r->app_thread = 0;
@@ -2403,10 +2400,10 @@ static void reset_run(struct mt_replay *r)
 	r->skip_defs = 0;
 	r->base_due = 0;
 	r->nbase = 0;
-	r->allocated = 0;
+	r->at.allocated = 0;
 	r->sample = 0;
 	r->weighed = 0;
-	r->time = 0;
+	r->at.time = 0;
 	r->in_chunk = 0;
 	r->fin_rc = 0;
 	r->fin_off = 0;
@@ -2428,8 +2425,8 @@ static int run_chunks(struct mt_replay *r, const struct mt_replay_ops *ops, void
 		r->end.error = r->fin_rc;
 		r->end.error_offset = r->fin_off;
 	}
-	r->end.time_ns = r->time;
-	r->end.events = r->events;
+	r->end.time_ns = r->at.time;
+	r->end.events = r->at.events;
 	r->end.stopped = ret == 1;
 	r->end.truncated = r->end.error != 0 || (!r->end.clean && !r->end.stopped);
 	if (ops->on_progress && ret == 0)
