@@ -700,13 +700,15 @@ static __attribute__((noinline)) void tally_free(struct mt_agg *a, const struct 
 }
 
 /*
- * The callbacks' bodies, inlined twice: into the callback with fast set,
- * once no_call has found that nothing it leaves out can happen (a point
- * pending, a tally asked for, a stack new), so that the common path makes
- * no call and saves no registers; and out of line for the rest.
+ * The callbacks' body (free: on_free's), inlined twice: into the callback
+ * with fast set, once no_call has found that nothing it leaves out can
+ * happen (a point pending, a tally asked for, a stack new), so that the
+ * common path makes no call and saves no registers; and out of line for
+ * the rest.
  */
-static inline __attribute__((always_inline)) int alloc_body(struct mt_agg *a,
-							   const struct mt_event *ev, int fast)
+static inline __attribute__((always_inline)) int body(struct mt_agg *a,
+						     const struct mt_event *ev, int free,
+						     int fast)
 {
 	struct mt_cost *c;
 
@@ -715,32 +717,20 @@ static inline __attribute__((always_inline)) int alloc_body(struct mt_agg *a,
 	c = stack_cost(a, ev->stack, fast);
 	if (!fast && !c)
 		return 0;
-	c->bytes += (int64_t)ev->size;
-	c->blocks += (int64_t)ev->count;
-	c->allocs += (int64_t)ev->count;
+	if (free) {
+		c->bytes -= (int64_t)ev->size;
+		c->blocks -= (int64_t)ev->count;
+	} else {
+		c->bytes += (int64_t)ev->size;
+		c->blocks += (int64_t)ev->count;
+		c->allocs += (int64_t)ev->count;
+	}
 	if (!fast && (a->skip & TALLY_ALL) != TALLY_ALL)
-		tally_alloc(a, ev);
-	if (count_alloc(a, ev))
+		(free ? tally_free : tally_alloc)(a, ev);
+	if (free)
+		count_free(a, ev);
+	else if (count_alloc(a, ev))
 		a->peak_epoch++;      /* the state now is the peak's */
-	after_event(a, ev->seq, ev->time_ns);
-	return 0;
-}
-
-static inline __attribute__((always_inline)) int free_body(struct mt_agg *a,
-							  const struct mt_event *ev, int fast)
-{
-	struct mt_cost *c;
-
-	if (!fast && before_event(a, ev->seq, ev->time_ns))
-		return 1;
-	c = stack_cost(a, ev->stack, fast);
-	if (!fast && !c)
-		return 0;
-	c->bytes -= (int64_t)ev->size;
-	c->blocks -= (int64_t)ev->count;
-	if (!fast && (a->skip & TALLY_ALL) != TALLY_ALL)
-		tally_free(a, ev);
-	count_free(a, ev);
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
 }
@@ -767,7 +757,7 @@ static __attribute__((noinline)) int event_slow(struct mt_agg *a, const struct m
 
 int mt_agg_count(struct mt_agg *a, const struct mt_event *ev, int free)
 {
-	return free ? free_body(a, ev, 0) : alloc_body(a, ev, 0);
+	return body(a, ev, free, 0);
 }
 
 void mt_agg_hook(struct mt_agg *a, int (*fn)(void *ctx, const struct mt_event *ev, int free),
@@ -796,7 +786,7 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	if (__builtin_expect(no_call(a, ev), 1))
-		return alloc_body(a, ev, 1);
+		return body(a, ev, 0, 1);
 	return event_slow(a, ev, 0);
 }
 
@@ -805,7 +795,7 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	if (__builtin_expect(no_call(a, ev), 1))
-		return free_body(a, ev, 1);
+		return body(a, ev, 1, 1);
 	return event_slow(a, ev, 1);
 }
 
