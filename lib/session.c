@@ -540,7 +540,7 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 }
 
 /* The pass's callbacks: the events go straight to the aggregator (its
- * ctx), which hands those at a new time to pass_event. */
+ * ctx), which hands those after the time moved to pass_event. */
 static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
