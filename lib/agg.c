@@ -56,8 +56,7 @@ struct mt_agg_thread {
 
 /* Per stack, beside cur: the peak's copy on write and the journal's stamp. */
 struct agg_aux {
-	struct mt_cost peak;      /* its cost at the peak of epoch peak_epoch */
-	uint32_t peak_epoch;
+	uint32_t peak_epoch;      /* of its cost in peak[] */
 	uint32_t mark;            /* in the journal's dirty list for this mark */
 };
 
@@ -77,14 +76,21 @@ struct agg_thread_fig {
 struct mt_agg {
 	struct mt_profile cur;    /* live bytes/blocks and allocs so far, per stack */
 	struct agg_aux *aux;      /* cur.n of them (cur.cap allocated) */
+	/* each stack's cost at the peak of its aux's epoch: apart from aux,
+	 * which every event reads, written only then (with it, 1,000 stacks'
+	 * aux and costs left the L1 cache on the viewer's churn pass) */
+	struct mt_cost *peak;
 	uint32_t peak_epoch;      /* bumped at each new peak */
 
 	int figures;              /* mt_agg_run counts figures only */
 	unsigned skip;            /* MT_TALLY_NO_* */
 	int journal;              /* keeping frames */
-	uint32_t mark_no;         /* the mark being gathered, from 1 */
-	uint32_t *dirty;          /* stacks changed since the last mark */
-	size_t ndirty, cap_dirty;
+	uint32_t mark_no;         /* the mark being gathered, from 1; 0: no journal
+				     (no stack's mark differs from it) */
+	/* stacks changed since the last mark: room for every stack cur has
+	 * room for (each is in it once), so a change never grows it */
+	uint32_t *dirty;
+	size_t ndirty;
 	struct agg_entry *ent;    /* every frame's entries, in order */
 	size_t nent, cap_ent;
 	struct mt_agg_mark *marks;
@@ -95,8 +101,18 @@ struct mt_agg {
 	struct mt_agg_thread *thr;
 	size_t nthr;
 	struct mt_livetab last;   /* with more than one thread: address -> thread */
-	int64_t live_bytes, live_blocks;
-	int64_t win_lo, win_hi;   /* mt_agg_window */
+	/*
+	 * The live figures, not side by side: GCC read or wrote a pair of
+	 * them as one 16-byte vector in some callbacks and as two 8-byte
+	 * words in others, and a 16-byte load of what the event before
+	 * stored in two halves waits for the stores (perf samples of report
+	 * --summary on 100 M churn events: 340 ms in the allocations'
+	 * callback, 40-110 in the frees'). Apart, each is one word.
+	 */
+	int64_t live_bytes;
+	int64_t win_lo;           /* mt_agg_window */
+	int64_t live_blocks;
+	int64_t win_hi;
 	struct mt_agg_stats st;
 	struct mt_agg_snapshot *snaps;
 	size_t snaps_cap;
@@ -105,6 +121,14 @@ struct mt_agg {
 	size_t nreq, npending;
 	uint64_t next_seq, next_time;  /* smallest pending MT_AT_SEQ / MT_AT_TIME value */
 	int stop_early;
+	int satisfied;            /* stop_early, and every request captured */
+	int plain;                /* no point pending, no tally asked for, no hook
+				     due (no_call) */
+	/* mt_agg_hook: the hook, and the next event due to it whatever its
+	 * time */
+	int (*hook)(void *ctx, const struct mt_event *ev, int free);
+	void *hook_ctx;
+	int hook_due;
 
 	struct agg_thread_fig *tf; /* per thread index */
 	size_t ntf;
@@ -114,6 +138,8 @@ struct mt_agg {
 
 	struct mt_sizes *sizes;   /* requested sizes per stack (sizes.h) */
 };
+
+#define TALLY_ALL (MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY | MT_TALLY_NO_CALLS)
 
 /* ---- profiles ------------------------------------------------------------ */
 
@@ -260,6 +286,24 @@ struct mt_agg *mt_agg_new(void)
 	return a;
 }
 
+static void update_next(struct mt_agg *a)
+{
+	a->satisfied = a->stop_early && a->nreq && !a->npending;
+	a->plain = !a->npending && !a->satisfied && (a->skip & TALLY_ALL) == TALLY_ALL &&
+		   !a->hook_due;
+	a->next_seq = a->next_time = UINT64_MAX;
+	for (size_t i = 0; i < a->nreq; i++) {
+		const struct mt_agg_req *q = &a->req[i];
+
+		if (q->done)
+			continue;
+		if (q->at.kind == MT_AT_SEQ && q->at.value < a->next_seq)
+			a->next_seq = q->at.value;
+		else if (q->at.kind == MT_AT_TIME && q->at.value < a->next_time)
+			a->next_time = q->at.value;
+	}
+}
+
 static void clear_requests(struct mt_agg *a)
 {
 	for (size_t i = 0; i < a->nreq; i++)
@@ -267,6 +311,7 @@ static void clear_requests(struct mt_agg *a)
 	free(a->req);
 	a->req = NULL;
 	a->nreq = a->npending = 0;
+	update_next(a);
 }
 
 static void clear_snapshots(struct mt_agg *a)
@@ -284,6 +329,7 @@ void mt_agg_free(struct mt_agg *a)
 	clear_snapshots(a);
 	free(a->snaps);
 	free(a->aux);
+	free(a->peak);
 	free(a->dirty);
 	free(a->ent);
 	free(a->marks);
@@ -301,7 +347,8 @@ static void reset_run(struct mt_agg *a)
 {
 	a->cur.n = 0;
 	a->peak_epoch = 0;
-	a->mark_no = 1;
+	a->mark_no = a->journal ? 1 : 0;
+	a->hook_due = 1;
 	a->ndirty = a->nent = a->nmarks = 0;
 	a->cur.events = a->cur.time_ns = 0;
 	a->temp.n = 0;
@@ -318,20 +365,6 @@ static void reset_run(struct mt_agg *a)
 	a->err = 0;
 }
 
-static void update_next(struct mt_agg *a)
-{
-	a->next_seq = a->next_time = UINT64_MAX;
-	for (size_t i = 0; i < a->nreq; i++) {
-		const struct mt_agg_req *q = &a->req[i];
-
-		if (q->done)
-			continue;
-		if (q->at.kind == MT_AT_SEQ && q->at.value < a->next_seq)
-			a->next_seq = q->at.value;
-		else if (q->at.kind == MT_AT_TIME && q->at.value < a->next_time)
-			a->next_time = q->at.value;
-	}
-}
 
 static void capture(struct mt_agg *a, struct mt_agg_req *q)
 {
@@ -362,34 +395,37 @@ int mt_agg_request(struct mt_agg *a, const struct mt_at *at, size_t n, int stop_
 	return a->err;
 }
 
+/* The pending points an event with this seq and time goes past. */
+static __attribute__((noinline)) void capture_due(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
+{
+	for (size_t i = 0; i < a->nreq; i++) {
+		struct mt_agg_req *q = &a->req[i];
+
+		if (q->done)
+			continue;
+		if ((q->at.kind == MT_AT_SEQ && seq > q->at.value) ||
+		    (q->at.kind == MT_AT_TIME && time_ns > q->at.value))
+			capture(a, q);
+	}
+	update_next(a);
+}
+
 /*
  * Called before applying an event with this seq and time: captures every
  * pending point the event goes past. Returns 1 when the replay may stop.
  */
 static inline __attribute__((always_inline)) int before_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
-	if (a->npending && (seq > a->next_seq || time_ns > a->next_time)) {
-		for (size_t i = 0; i < a->nreq; i++) {
-			struct mt_agg_req *q = &a->req[i];
-
-			if (q->done)
-				continue;
-			if ((q->at.kind == MT_AT_SEQ && seq > q->at.value) ||
-			    (q->at.kind == MT_AT_TIME && time_ns > q->at.value))
-				capture(a, q);
-		}
-		update_next(a);
-	}
-	return a->stop_early && a->nreq && !a->npending;
+	if (__builtin_expect(a->npending != 0, 0) && (seq > a->next_seq || time_ns > a->next_time))
+		capture_due(a, seq, time_ns);
+	return a->satisfied;
 }
 
 static inline __attribute__((always_inline)) void after_event(struct mt_agg *a, uint64_t seq, uint64_t time_ns)
 {
-	if (seq + 1 > a->cur.events)
-		a->cur.events = seq + 1;
+	/* events come in seq order (a REALLOC's halves share theirs) */
+	a->cur.events = seq + 1;
 	a->cur.time_ns = time_ns;
-	a->st.events = a->cur.events;
-	a->st.end_time_ns = time_ns;
 }
 
 static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
@@ -461,8 +497,8 @@ static int last_free(struct mt_agg *a, uint32_t ti, uint64_t addr)
 	return temp;
 }
 
-/* Grows cur, and aux beside it, to hold stack. */
-static int grow_stacks(struct mt_agg *a, uint32_t stack)
+/* Grows cur, and aux and peak beside it, to hold stack. */
+static __attribute__((noinline)) int grow_stacks(struct mt_agg *a, uint32_t stack)
 {
 	size_t old_n = a->cur.n, old_cap = a->cur.cap;
 
@@ -470,44 +506,47 @@ static int grow_stacks(struct mt_agg *a, uint32_t stack)
 		return MT_E_NOMEM;
 	if (a->cur.cap != old_cap || !a->aux) {
 		struct agg_aux *x = realloc(a->aux, a->cur.cap * sizeof(*x));
+		struct mt_cost *pk;
+		uint32_t *d;
 
 		if (!x)
 			return MT_E_NOMEM;
 		a->aux = x;
+		pk = realloc(a->peak, a->cur.cap * sizeof(*pk));
+		if (!pk)
+			return MT_E_NOMEM;
+		a->peak = pk;
+		d = realloc(a->dirty, a->cur.cap * sizeof(*d));
+		if (!d)
+			return MT_E_NOMEM;
+		a->dirty = d;
 	}
 	memset(a->aux + old_n, 0, (a->cur.n - old_n) * sizeof(*a->aux));
+	memset(a->peak + old_n, 0, (a->cur.n - old_n) * sizeof(*a->peak));
 	return 0;
 }
 
 /*
  * The current cost of a stack, about to change; NULL, with the error set,
  * when out of memory. Keeps the peak's copy and the journal's dirty list.
+ * What grows is out of line.
  */
-static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct mt_agg *a, uint32_t stack)
+static inline __attribute__((always_inline)) struct mt_cost *stack_cost(struct mt_agg *a,
+									uint32_t stack, int known)
 {
 	struct agg_aux *x;
 
-	if (stack >= a->cur.n && grow_stacks(a, stack) < 0) {
+	/* known: the caller found the stack in cur */
+	if (!known && stack >= a->cur.n && grow_stacks(a, stack) < 0) {
 		a->err = MT_E_NOMEM;
 		return NULL;
 	}
 	x = &a->aux[stack];
 	if (x->peak_epoch != a->peak_epoch) {
-		x->peak = a->cur.c[stack];
+		a->peak[stack] = a->cur.c[stack];
 		x->peak_epoch = a->peak_epoch;
 	}
-	if (a->journal && x->mark != a->mark_no) {
-		if (a->ndirty == a->cap_dirty) {
-			size_t cap = a->cap_dirty ? 2 * a->cap_dirty : 256;
-			uint32_t *d = realloc(a->dirty, cap * sizeof(*d));
-
-			if (!d) {
-				a->err = MT_E_NOMEM;
-				return NULL;
-			}
-			a->dirty = d;
-			a->cap_dirty = cap;
-		}
+	if (x->mark != a->mark_no) {
 		a->dirty[a->ndirty++] = stack;
 		x->mark = a->mark_no;
 	}
@@ -541,9 +580,9 @@ static inline int count_alloc(struct mt_agg *a, const struct mt_event *ev)
 static inline void count_free(struct mt_agg *a, const struct mt_event *ev)
 {
 	a->live_bytes -= (int64_t)ev->size;
-	a->live_blocks -= (int64_t)ev->count;
 	if (a->live_bytes < a->win_lo)
 		a->win_lo = a->live_bytes;
+	a->live_blocks -= (int64_t)ev->count;
 	a->st.frees += ev->count;
 }
 
@@ -572,6 +611,11 @@ static struct agg_thread_fig *thread_fig(struct mt_agg *a, uint32_t t)
 		x->peak_epoch = a->peak_epoch;
 	}
 	return x;
+}
+
+uint64_t mt_agg_events(const struct mt_agg *a)
+{
+	return a->cur.events;
 }
 
 void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks)
@@ -611,19 +655,15 @@ void mt_agg_thread_stats(const struct mt_agg *a, size_t i, struct mt_agg_thread_
 	out->peak_blocks = x->peak_epoch == a->peak_epoch ? x->peak_blocks : x->f.end_blocks;
 }
 
-static int agg_on_alloc(void *ctx, const struct mt_event *ev)
+/*
+ * The tallies a run may skip (MT_TALLY_NO_*) of an allocation, before the
+ * run's figures count it (thread_fig keeps the peak's copy by the epoch
+ * those may bump). Out of line, as tally_free: with all of them skipped
+ * (the default report, the viewer) the callbacks save no registers for
+ * them.
+ */
+static __attribute__((noinline)) void tally_alloc(struct mt_agg *a, const struct mt_event *ev)
 {
-	struct mt_agg *a = ctx;
-	struct mt_cost *c;
-
-	if (before_event(a, ev->seq, ev->time_ns))
-		return 1;
-	c = stack_cost(a, ev->stack);
-	if (!c)
-		return 0;
-	c->bytes += (int64_t)ev->size;
-	c->blocks += (int64_t)ev->count;
-	c->allocs += (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->thread);
 
@@ -634,29 +674,15 @@ static int agg_on_alloc(void *ctx, const struct mt_event *ev)
 			x->f.end_blocks += (int64_t)ev->count;
 		}
 	}
-	if (count_alloc(a, ev))
-		a->peak_epoch++;      /* the state now is the peak's */
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY))
 		last_alloc(a, ev->thread, ev->addr);
 	if (!(a->skip & MT_TALLY_NO_CALLS) && mt_sizes_add(a->sizes, ev->stack, ev->size, ev->count,
 							   ev->asked) < 0)
 		a->err = MT_E_NOMEM;
-	after_event(a, ev->seq, ev->time_ns);
-	return 0;
 }
 
-static int agg_on_free(void *ctx, const struct mt_event *ev)
+static __attribute__((noinline)) void tally_free(struct mt_agg *a, const struct mt_event *ev)
 {
-	struct mt_agg *a = ctx;
-	struct mt_cost *c;
-
-	if (before_event(a, ev->seq, ev->time_ns))
-		return 1;
-	c = stack_cost(a, ev->stack);
-	if (!c)
-		return 0;
-	c->bytes -= (int64_t)ev->size;
-	c->blocks -= (int64_t)ev->count;
 	if (!(a->skip & MT_TALLY_NO_THREADS)) {
 		struct agg_thread_fig *x = thread_fig(a, ev->alloc_thread);
 
@@ -667,7 +693,6 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 		if ((x = thread_fig(a, ev->thread)))
 			x->f.frees += ev->count;
 	}
-	count_free(a, ev);
 	if (!(a->skip & MT_TALLY_NO_TEMPORARY) && last_free(a, ev->thread, ev->addr)) {
 		struct mt_cost tc = { (int64_t)ev->size, (int64_t)ev->count, 0 };
 
@@ -675,8 +700,106 @@ static int agg_on_free(void *ctx, const struct mt_event *ev)
 			a->err = MT_E_NOMEM;
 		a->st.temporary += ev->count;
 	}
+}
+
+/*
+ * The callbacks' body (free: on_free's), inlined twice: into the callback
+ * with fast set, once no_call has found that nothing it leaves out can
+ * happen (a point pending, a tally asked for, a stack new), so that the
+ * common path makes no call and saves no registers; and out of line for
+ * the rest.
+ */
+static inline __attribute__((always_inline)) int body(struct mt_agg *a,
+						     const struct mt_event *ev, int free,
+						     int fast)
+{
+	struct mt_cost *c;
+
+	if (!fast && before_event(a, ev->seq, ev->time_ns))
+		return 1;
+	c = stack_cost(a, ev->stack, fast);
+	if (!fast && !c)
+		return 0;
+	if (free) {
+		c->bytes -= (int64_t)ev->size;
+		c->blocks -= (int64_t)ev->count;
+	} else {
+		c->bytes += (int64_t)ev->size;
+		c->blocks += (int64_t)ev->count;
+		c->allocs += (int64_t)ev->count;
+	}
+	if (!fast && (a->skip & TALLY_ALL) != TALLY_ALL)
+		(free ? tally_free : tally_alloc)(a, ev);
+	if (free)
+		count_free(a, ev);
+	else if (count_alloc(a, ev))
+		a->peak_epoch++;      /* the state now is the peak's */
 	after_event(a, ev->seq, ev->time_ns);
 	return 0;
+}
+
+/*
+ * An event the bodies' fast path leaves: the first of a run, or after
+ * mt_agg_hook_next, goes to the hook when there is one; the rest is
+ * counted here.
+ */
+static __attribute__((noinline)) int event_slow(struct mt_agg *a, const struct mt_event *ev,
+						int free)
+{
+	int rc = a->hook && a->hook_due ? a->hook(a->hook_ctx, ev, free) :
+		 mt_agg_count(a, ev, free);
+
+	/* due no more (a mt_agg_hook_next of the hook's own was for this
+	 * event) */
+	if (a->hook_due) {
+		a->hook_due = 0;
+		update_next(a);
+	}
+	return rc;
+}
+
+int mt_agg_count(struct mt_agg *a, const struct mt_event *ev, int free)
+{
+	return body(a, ev, free, 0);
+}
+
+void mt_agg_hook(struct mt_agg *a, int (*fn)(void *ctx, const struct mt_event *ev, int free),
+		 void *ctx)
+{
+	a->hook = fn;
+	a->hook_ctx = ctx;
+	mt_agg_hook_next(a);
+}
+
+void mt_agg_hook_next(struct mt_agg *a)
+{
+	a->hook_due = 1;
+	a->plain = 0;
+}
+
+/* What the bodies leave out with fast set cannot happen (plain: and no
+ * hook is due). */
+static inline int no_call(const struct mt_agg *a, const struct mt_event *ev)
+{
+	return a->plain && ev->stack < a->cur.n;
+}
+
+static int agg_on_alloc(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	if (__builtin_expect(no_call(a, ev), 1))
+		return body(a, ev, 0, 1);
+	return event_slow(a, ev, 0);
+}
+
+static int agg_on_free(void *ctx, const struct mt_event *ev)
+{
+	struct mt_agg *a = ctx;
+
+	if (__builtin_expect(no_call(a, ev), 1))
+		return body(a, ev, 1, 1);
+	return event_slow(a, ev, 1);
 }
 
 /*
@@ -712,7 +835,7 @@ static void agg_on_base(void *ctx, const struct mt_base *b)
 	struct mt_agg *a = ctx;
 
 	for (size_t i = 0; i < b->n; i++) {
-		struct mt_cost *c = stack_cost(a, b->stacks[i].stack);
+		struct mt_cost *c = stack_cost(a, b->stacks[i].stack, 0);
 
 		if (!c)
 			return;
@@ -734,8 +857,8 @@ static int figures_on_alloc(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	(void)count_alloc(a, ev);
-	a->st.events = ev->seq + 1;
-	a->st.end_time_ns = ev->time_ns;
+	a->cur.events = ev->seq + 1;
+	a->cur.time_ns = ev->time_ns;
 	return 0;
 }
 
@@ -744,8 +867,8 @@ static int figures_on_free(void *ctx, const struct mt_event *ev)
 	struct mt_agg *a = ctx;
 
 	count_free(a, ev);
-	a->st.events = ev->seq + 1;
-	a->st.end_time_ns = ev->time_ns;
+	a->cur.events = ev->seq + 1;
+	a->cur.time_ns = ev->time_ns;
 	return 0;
 }
 
@@ -801,12 +924,16 @@ static void agg_on_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_agg *a = ctx;
 
+	/* the stats' events and end, which the callbacks keep in cur only */
+	a->st.events = a->cur.events;
+	a->st.end_time_ns = a->cur.time_ns;
 	if (e->time_ns > a->st.end_time_ns)
 		a->st.end_time_ns = e->time_ns;
 	/* Points past the end (and MT_AT_END) get the final state. */
 	for (size_t i = 0; i < a->nreq; i++)
 		if (!a->req[i].done)
 			capture(a, &a->req[i]);
+	update_next(a);
 	a->st.end_bytes = a->live_bytes;
 	a->st.end_blocks = a->live_blocks;
 }
@@ -938,7 +1065,7 @@ struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
 	}
 	for (size_t i = 0; i < p->n; i++)
 		if (a->aux[i].peak_epoch == a->peak_epoch)
-			p->c[i] = a->aux[i].peak;
+			p->c[i] = a->peak[i];
 	p->events = a->st.peak_seq + 1;
 	p->time_ns = a->st.peak_time_ns;
 	return p;
@@ -947,6 +1074,10 @@ struct mt_profile *mt_agg_peak_profile(const struct mt_agg *a)
 void mt_agg_journal(struct mt_agg *a, int on)
 {
 	a->journal = on;
+	if (!on)
+		a->mark_no = 0;
+	else if (!a->mark_no)
+		a->mark_no = 1;
 }
 
 void mt_agg_figures_only(struct mt_agg *a, int on)
@@ -963,6 +1094,7 @@ void mt_agg_skip(struct mt_agg *a, unsigned what)
 {
 	a->skip = what;
 	a->st.sizes = what & MT_TALLY_NO_CALLS ? NULL : a->sizes;
+	update_next(a);
 }
 
 int mt_agg_mark(struct mt_agg *a)

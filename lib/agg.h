@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 struct mt_agg;
+struct mt_event;
 struct mt_profile;
 struct mt_replay;
 struct mt_progress_cb;
@@ -201,6 +202,27 @@ size_t mt_agg_nmarks(const struct mt_agg *a);
 
 /* The run's live bytes and blocks now (during or after the replay). */
 void mt_agg_live(const struct mt_agg *a, int64_t *bytes, int64_t *blocks);
+/* The events counted so far (during the replay: the stats' events and
+ * end time are brought up to date at its end, on_end). */
+uint64_t mt_agg_events(const struct mt_agg *a);
+
+/*
+ * For a consumer that looks at events only when the time moves (the
+ * session's series and time marks; most events come at the time of the
+ * one before): the first allocation or free of a run, and the first after
+ * mt_agg_hook_next() (which it calls when the time may have changed:
+ * mt_replay_ops' on_time), goes to fn(ctx, ev, free) instead of being
+ * counted; fn counts it with mt_agg_count(). The aggregator's callbacks
+ * (mt_agg_ops) can then be the replay's own, with ctx the aggregator
+ * (mt_replay_ops' event_ctx), and test nothing more per event. fn NULL:
+ * none.
+ */
+void mt_agg_hook(struct mt_agg *a, int (*fn)(void *ctx, const struct mt_event *ev, int free),
+		 void *ctx);
+void mt_agg_hook_next(struct mt_agg *a);
+/* Counts an event as the callbacks do, without the hook (free: 1 for
+ * on_free's). Returns as they do. */
+int mt_agg_count(struct mt_agg *a, const struct mt_event *ev, int free);
 
 /*
  * The live heap's range over a window of events, for the series

@@ -110,41 +110,53 @@ struct big {
  * during a run the applier reads nothing else the decoder writes.
  */
 enum {
-	IT_EVENT,             /* type: MT_REC_ALLOC, FREE or REALLOC */
+	IT_EVENT,             /* type: an EV_*; stack, size: the block's
+				 (a free's: the block it ends, version 4
+				 on), a: its address */
+	IT_TIME,              /* a: the time from here on (TIME, a chunk's
+				 start) */
+	IT_SWITCH,            /* stack: the thread of the events that follow */
+	IT_SAMPLE,            /* size: SAMPLE's mean (the applier's copy) */
 	IT_STACK,             /* p: the struct mt_stack */
 	IT_MODULE,            /* p: the struct mt_module */
-	IT_THREAD,            /* stack: the index, thread: the tid */
+	IT_THREAD,            /* stack: the index, size: the tid */
 	IT_THREAD_NAME,       /* stack: the index, p: the name (malloc'd) */
-	IT_TAG,               /* stack: the id, thread: the parent, p: the path */
-	IT_LEAK,              /* time, p: the check (struct leakrec, malloc'd) */
-	IT_RSS,               /* time, size: bytes */
-	IT_UNLOAD,            /* time, a: the base */
-	IT_SNAPSHOT,          /* stack: the index, time, p: the label (malloc'd) */
+	IT_TAG,               /* stack: the id, size: the parent, p: the path */
+	IT_LEAK,              /* p: the check (struct leakrec, malloc'd) */
+	IT_RSS,               /* size: bytes */
+	IT_UNLOAD,            /* a: the base */
+	IT_SNAPSHOT,          /* stack: the index, p: the label (malloc'd) */
 	IT_END,               /* p: END's figures (struct endrec, malloc'd) */
 	IT_STOP,              /* p: the reason (malloc'd) */
 	IT_BASE,              /* p: the state (struct mt_base, malloc'd) */
-	IT_PROGRESS,          /* a: bytes of the file done, a2: of all */
+	IT_PROGRESS,          /* a: bytes of the file done, size: of all */
 	IT_CHUNK_BEGIN,       /* a: the good bytes once this chunk is read,
-				 a2: the file's (a bounded log's segments grow
-				 as the reader opens them: the applier never
-				 asks the reader) */
+				 size: the file's (a bounded log's segments
+				 grow as the reader opens them: the applier
+				 never asks the reader) */
 	IT_CHUNK_END,         /* the chunk decoded to its end */
 	IT_FINISH,            /* the last: a: 0 (end of file) or a negative
-				 MT_E_*, a2: the file offset of the problem */
+				 MT_E_*, size: the file offset of the problem */
 };
+/* An event item's type: a REALLOC is two items, its halves. */
+enum { EV_ALLOC, EV_FREE, EV_REALLOC_FREE, EV_REALLOC_ALLOC };
 /*
- * 56 bytes, every one crossing from one core's cache to the other's when
+ * 24 bytes, every one crossing from one core's cache to the other's when
  * threaded: an event's seq is not here (events and snapshots are numbered
- * in order; the applier counts them), a2 and p share their place.
+ * in order; the applier counts them), nor its time and thread, which
+ * change at TIME and SWITCH records only (IT_TIME, IT_SWITCH: the applier
+ * keeps them), and a REALLOC takes two. At 56 bytes, with those three and
+ * a REALLOC's second address and old block, items were most of what the
+ * two threads' caches moved. kind and type are not bytes: a store of a
+ * character type may alias anything, and the decoder's loop would reload
+ * its state from memory after every item.
  */
 struct item {
-	uint8_t kind, type;
-	uint32_t stack, thread;
-	uint32_t ostack;      /* version 4: the freed block's stack and size */
-	uint64_t time, size, a;
-	uint64_t osize;
+	uint16_t kind, type;
+	uint32_t stack;
+	uint64_t size;
 	union {
-		uint64_t a2;  /* REALLOC: the new address; FINISH: the offset */
+		uint64_t a;
 		void *p;
 	};
 };
@@ -154,8 +166,31 @@ struct endrec {
 	struct mt_totals totals;
 	int leak_open;        /* a leak check's records had begun, not ended */
 };
+/*
+ * A leak check as decoded, and the blocks it lists (IT_LEAK): the
+ * decoder's buffer of them, handed over whole (a check lists up to
+ * millions of blocks: a copy was 29 MB of fresh pages on the bench's
+ * python3 log, a tenth of its report's CPU with the session's copy).
+ */
+struct leakrec {
+	struct mt_leak_check lc;
+	struct mt_leak_block *b;
+};
+
+static void leakrec_free(struct leakrec *lr)
+{
+	if (lr)
+		free(lr->b);
+	free(lr);
+}
+
 #define SLICE 4096
-#define NSLICE 16             /* slices between the stages when threaded */
+/* Slices between the stages when threaded: 3 MB of 24-byte items. Twice
+ * 16 took a fifth off the viewer's pass and the summary on 100 M churn
+ * events (and 10 % off the bench's default reports): with half as much
+ * between them, the two stages waited on each other more, in CPU time
+ * too. 64 gained nothing more. */
+#define NSLICE 32
 struct slice {
 	size_t n;
 	int owned;                /* an item owns its p (put_owned) */
@@ -201,6 +236,20 @@ struct addr_state {
 	uint64_t hsize[MT_ADDR_HISTORY];
 };
 
+/*
+ * The decoder's place in the run, which its loop over events keeps in
+ * locals (struct dec): where it reads the records, the thread of their
+ * events and its address state, the time, the events and bytes decoded.
+ */
+struct place {
+	struct cur rec;
+	struct addr_state *as;    /* the current thread's (states below) */
+	uint64_t time;
+	uint64_t events;
+	uint64_t allocated;       /* bytes allocated so far: at most INT64_MAX */
+	uint32_t thread;          /* SWITCH's; UINT32_MAX before the chunk's first */
+};
+
 struct mt_replay {
 	struct mt_reader *rd;
 	struct mt_header hdr;
@@ -237,8 +286,9 @@ struct mt_replay {
 	 * threads of earlier chunks are taken on trust, nothing is kept. */
 	int tail;
 	/* SAMPLE's mean interval (0: every allocation), set before the first
-	 * event. These four the applier reads at every event: they stay off
-	 * the lines the decoder writes as it goes (see apart below). */
+	 * event (the applier has its own copy, app_sample). direct, owners
+	 * and tail the applier reads too: they stay off the lines the
+	 * decoder writes as it goes (see apart below). */
 	uint64_t sample;
 	uint64_t *sblocks, *sbytes;   /* nstacks of each (direct only) */
 	size_t scap;
@@ -250,22 +300,16 @@ struct mt_replay {
 	int leak_open;        /* a check's records have begun */
 
 	/* Decoding state of the current run. */
-	uint64_t events;
-	uint64_t allocated;   /* bytes allocated so far: at most INT64_MAX */
+	struct place at;
 	uint64_t weighed;     /* a sampled log's weighed bytes allocated so far */
-	uint64_t time;
 	/* The chunk's address states (format.h, states below): one before
-	 * version 5, where state_mask is 0; as, the current thread's. */
-	struct addr_state *as;
+	 * version 5, where state_mask is 0. */
 	uint32_t state_mask;
 	uint64_t chunk_off;
-	/* The decoder's place: the chunk, its records and side streams, the
-	 * thread of its events (SWITCH). */
+	/* The chunk, its records' start and side streams. */
 	const uint8_t *chunk, *last_progress;
 	size_t chunk_len;
 	uint64_t comp_len;
-	struct cur rec;
-	uint32_t thread;
 	int in_chunk;
 	const struct mt_replay_ops *ops;
 	/* The source: the reader, or one chunk (single, for the tail). */
@@ -295,6 +339,10 @@ struct mt_replay {
 	/* good bytes once the current chunk is done, the FINISH item's code
 	 * and offset */
 	uint64_t seq;         /* events and snapshots applied */
+	uint64_t app_time;    /* IT_TIME's: the time of the items that follow */
+	uint32_t app_thread;  /* IT_SWITCH's: the thread of the events */
+	uint64_t app_sample;  /* IT_SAMPLE's: the mean the events are weighed by */
+	int re_stop;          /* a REALLOC's free half stopped the consumer */
 	uint64_t stop_events, stop_time;  /* where the consumer stopped */
 	uint64_t pending_good, last_good;
 	uint64_t pending_size;    /* the file's size at the current chunk */
@@ -307,6 +355,7 @@ struct mt_replay {
 	uint64_t leak_seq;    /* events before the latest check */
 	struct mt_leak_check_at *checks;  /* every check of the run */
 	size_t nchecks, checkcap;
+	struct leakrec *last_leak;  /* the latest check, until the run's end */
 	/* the live blocks (see direct above) */
 	struct mt_livetab live;
 	struct big *big;
@@ -549,6 +598,7 @@ void mt_replay_free(struct mt_replay *r)
 	free(r->big);
 	free(r->leak);
 	free(r->checks);
+	leakrec_free(r->last_leak);
 	free(r->stop_reason);
 	free(r);
 }
@@ -561,12 +611,20 @@ void mt_replay_free(struct mt_replay *r)
 
 /*
  * Each returns 0, or MT_E_CORRUPT when the field does not decode. Most
- * varints are one byte: that case is inline, the rest goes to mt_get_uv.
+ * varints are one byte, and most others two (stack ids, sizes, address
+ * deltas): those are inline, the rest goes to mt_get_uv (whose loop was a
+ * sixth of the decoder's instructions when it took every varint of more
+ * than a byte).
  */
 HOT int get_uv(struct cur *c, uint64_t *v)
 {
 	if (__builtin_expect(c->p < c->end && *c->p < 0x80, 1)) {
 		*v = *c->p++;
+		return 0;
+	}
+	if (c->end - c->p >= 2 && c->p[1] < 0x80) {
+		*v = (c->p[0] & 0x7fu) | (uint64_t)c->p[1] << 7;
+		c->p += 2;
 		return 0;
 	}
 	return mt_get_uv(&c->p, c->end, v) < 0 ? MT_E_CORRUPT : 0;
@@ -651,13 +709,6 @@ static __attribute__((noinline, cold)) int weighed_fits(struct mt_replay *r, uin
 	return 0;
 }
 
-/* A SIZES field, as recorded. */
-HOT int get_size(struct mt_replay *r, struct cur *c, uint64_t *size)
-{
-	(void)r;
-	return get_uv(c, size);
-}
-
 /* A string: points into the chunk, not NUL-terminated. */
 static int get_str(struct cur *c, const uint8_t **s, size_t *len)
 {
@@ -719,8 +770,7 @@ HOT struct item *put(struct slice *sl, int kind)
 {
 	struct item *it = &sl->it[sl->n++];
 
-	it->kind = (uint8_t)kind;
-	it->type = 0;             /* read ahead by the applier's prefetch */
+	it->kind = (uint16_t)kind;
 	return it;
 }
 
@@ -852,7 +902,7 @@ static int rec_module(struct mt_replay *r, struct cur *c, struct slice *sl)
 			return MT_E_CORRUPT;
 		}
 	}
-	m->m.time_ns = r->time;
+	m->m.time_ns = r->at.time;
 	m->m.base = base;
 	m->m.path = m->path;
 	m->m.build_id = m->build_id;
@@ -907,7 +957,7 @@ static int rec_thread(struct mt_replay *r, struct cur *c, struct slice *sl)
 	r->known[index] = 1;
 	it = put(sl, IT_THREAD);
 	it->stack = index;
-	it->thread = tid;
+	it->size = tid;
 	return 0;
 }
 
@@ -962,7 +1012,7 @@ static int rec_tag(struct mt_replay *r, struct cur *c, struct slice *sl)
 		struct item *it = put(sl, IT_TAG);
 
 		it->stack = id;
-		it->thread = parent;
+		it->size = parent;
 		it->p = r->tags[id - 1];
 	}
 	return 0;
@@ -992,12 +1042,6 @@ static int rec_thread_name(struct mt_replay *r, struct cur *c, struct slice *sl)
 	return 0;
 }
 
-/* A leak check as decoded, and the blocks it lists (IT_LEAK). */
-struct leakrec {
-	struct mt_leak_check lc;
-	struct mt_leak_block b[];
-};
-
 /*
  * LEAK (version 4 on): a piece of a leak check; its last makes an IT_LEAK
  * item (the applier gives it its seq and the blocks' threads). Each listed
@@ -1008,7 +1052,6 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 {
 	uint64_t n, v, last, prev = 0, stack, size;
 	struct leakrec *lr;
-	struct item *it;
 
 	if (r->hdr.version < 4 || get_uv(c, &n) < 0 || n > MT_LEAK_PER_RECORD)
 		return MT_E_CORRUPT;
@@ -1056,8 +1099,7 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 		return MT_E_CORRUPT;
 	if (!last)
 		return 0;
-	n = r->tail ? 0 : r->nleak;
-	lr = calloc(1, sizeof(*lr) + n * sizeof(lr->b[0]));
+	lr = calloc(1, sizeof(*lr));
 	if (!lr)
 		return MT_E_NOMEM;
 	for (int k = 0; k < MT_LEAK_KINDS; k++)
@@ -1066,13 +1108,15 @@ static int rec_leak(struct mt_replay *r, struct cur *c, struct slice *sl)
 			return MT_E_CORRUPT;
 		}
 	r->leak_open = 0;
-	if (n)
-		memcpy(lr->b, r->leak, n * sizeof(lr->b[0]));
-	lr->lc.n = n;
+	/* the tail keeps no blocks (and has no buffer) */
+	if (!r->tail && r->nleak) {
+		lr->b = r->leak;
+		lr->lc.n = r->nleak;
+		r->leak = NULL;
+		r->leakcap = 0;
+	}
 	lr->lc.lost = lr->b;
-	it = put_owned(sl, IT_LEAK);
-	it->time = r->time;
-	it->p = lr;
+	put_owned(sl, IT_LEAK)->p = lr;
 	return 0;
 }
 
@@ -1085,15 +1129,38 @@ static int get_thread(struct mt_replay *r, struct cur *c, uint32_t *t)
 	return 0;
 }
 
+/*
+ * What the applier's event path reads, taken once a slice: through r and
+ * ops it was loaded again after every callback (which, for all the
+ * compiler knows, may change anything). The sampling mean is the
+ * applier's own (IT_SAMPLE): the decoder's may change meanwhile.
+ */
+struct app {
+	struct mt_replay *r;
+	int (*on_alloc)(void *ctx, const struct mt_event *ev);
+	int (*on_free)(void *ctx, const struct mt_event *ev);
+	void *ctx;
+	uint64_t sample;
+	int direct, owners;
+};
+
+/*
+ * The event path's functions below take simple, a constant: 1 where
+ * apply_slice found the slice's run of events to need none of the checks
+ * it leaves out (a log of version 4 on, unsampled, both callbacks there,
+ * no block of another thread in the owners' table): the same code without
+ * them, a third fewer instructions an event.
+ */
+
 /* A released block's on_free. */
-static inline __attribute__((always_inline)) int emit_free(const struct mt_replay *r, uint64_t addr, uint64_t size, uint32_t stack,
-		     uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
-		     const struct mt_replay_ops *ops, void *ctx)
+HOT int emit_free(const struct app *ap, uint64_t addr, uint64_t size, uint32_t stack,
+		  uint32_t owner, uint64_t seq, uint64_t time, uint32_t thread, int realloc,
+		  int simple)
 {
 	uint64_t count = 1, asked = size;
 
-	if (__builtin_expect(r->sample != 0, 0))
-		weigh(r->sample, addr, stack, &size, &count);
+	if (!simple && __builtin_expect(ap->sample != 0, 0))
+		weigh(ap->sample, addr, stack, &size, &count);
 
 	/* built once its figures are final: stores the callback's loads forward from */
 	struct mt_event ev = {
@@ -1102,87 +1169,120 @@ static inline __attribute__((always_inline)) int emit_free(const struct mt_repla
 		.count = (uint32_t)count, .asked = asked,
 	};
 
-	return ops->on_free ? ops->on_free(ctx, &ev) : 0;
+	return simple || ap->on_free ? ap->on_free(ap->ctx, &ev) : 0;
+}
+
+/*
+ * Before version 4: the block at the address of an allocation goes into
+ * the live table; one already there lost its free, and is released first
+ * (its on_free: the return value, 0 or 1 when the consumer stops), or
+ * MT_E_NOMEM.
+ */
+static __attribute__((noinline)) int alloc_v3(struct app a, const struct item *p, uint64_t seq)
+{
+	/* a copy: the caller's never leaves it (see struct app) */
+	const struct app *ap = &a;
+	struct mt_replay *r = ap->r;
+	uint64_t val, old, osize;
+	uint32_t ostack, othread;
+	int rc;
+
+	if (pack(r, p->size, p->stack, r->app_thread, &val) < 0)
+		return MT_E_NOMEM;
+	rc = mt_livetab_put(&r->live, p->a, val, &old);
+	if (rc < 0)
+		return MT_E_NOMEM;
+	if (rc == 0)
+		return 0;
+	unpack(r, old, &osize, &ostack, &othread);
+	return emit_free(ap, p->a, osize, ostack, othread, seq, r->app_time, r->app_thread, 0,
+			 0) ? 1 : 0;
 }
 
 /* Adds a block and calls on_alloc; returns 1 if the consumer stops. */
-static int do_alloc(struct mt_replay *r, const struct item *p, uint64_t seq, uint64_t addr,
-		    int realloc, const struct mt_replay_ops *ops, void *ctx)
+HOT int do_alloc(const struct app *ap, const struct item *p, uint64_t seq, int realloc,
+		 int simple)
 {
-	uint64_t val, old, osize;
-	uint32_t ostack, othread;
-	int stop = 0, rc;
+	struct mt_replay *r = ap->r;
+	uint64_t old, addr = p->a, time = r->app_time;
+	uint32_t thread = r->app_thread;
+	int stop = 0;
 
-	if (r->direct) {
+	if (simple) {
+		/* thread 0's, or no owners kept: nothing for the table */
+	} else if (__builtin_expect(!ap->direct, 0)) {
+		stop = alloc_v3(*ap, p, seq);
+		if (stop < 0)
+			return stop;
+	} else if (ap->owners && thread && mt_livetab_put(&r->live, addr, thread, &old) < 0) {
 		/* the log writes a missed free itself: nothing to release */
-		if (r->owners && p->thread && mt_livetab_put(&r->live, addr, p->thread, &old) < 0)
-			return MT_E_NOMEM;
-	} else {
-		if (pack(r, p->size, p->stack, p->thread, &val) < 0)
-			return MT_E_NOMEM;
-		rc = mt_livetab_put(&r->live, addr, val, &old);
-		if (rc < 0)
-			return MT_E_NOMEM;
-		if (rc == 1) {
-			/* Released, then the new block takes its place. */
-			unpack(r, old, &osize, &ostack, &othread);
-			stop = emit_free(r, addr, osize, ostack, othread, seq, p->time,
-					 p->thread, 0, ops, ctx);
-		}
+		return MT_E_NOMEM;
 	}
-	if (ops->on_alloc) {
+	if (simple || ap->on_alloc) {
 		uint64_t size = p->size, count = 1;
 
-		if (__builtin_expect(r->sample != 0, 0))
-			weigh(r->sample, addr, p->stack, &size, &count);
+		if (!simple && __builtin_expect(ap->sample != 0, 0))
+			weigh(ap->sample, addr, p->stack, &size, &count);
 
 		struct mt_event ev = {
-			.seq = seq, .time_ns = p->time, .addr = addr, .size = size,
-			.stack = p->stack, .thread = p->thread, .alloc_thread = p->thread,
+			.seq = seq, .time_ns = time, .addr = addr, .size = size,
+			.stack = p->stack, .thread = thread, .alloc_thread = thread,
 			.realloc = realloc, .count = (uint32_t)count, .asked = p->size,
 		};
 
-		stop |= ops->on_alloc(ctx, &ev);
+		stop |= ap->on_alloc(ap->ctx, &ev);
 	}
 	return stop ? 1 : 0;
 }
 
-static int do_free(struct mt_replay *r, const struct item *p, uint64_t seq, int realloc,
-		   const struct mt_replay_ops *ops, void *ctx)
+HOT int do_free(const struct app *ap, const struct item *p, uint64_t seq, int realloc,
+		int simple)
 {
+	struct mt_replay *r = ap->r;
 	uint64_t val, size;
-	uint32_t stack, owner;
+	uint32_t stack, owner, thread = r->app_thread;
 
-	if (r->direct) {
-		/* the record names the block; only its thread may need the table */
-		owner = p->thread;
-		if (r->owners)
+	if (simple || __builtin_expect(ap->direct, 1)) {
+		/* the record names the block; only its thread may need the table
+		 * (simple: no block is in it, and the thread is 0 when kept) */
+		owner = thread;
+		if (!simple && ap->owners)
 			owner = mt_livetab_take(&r->live, p->a, &val) ? (uint32_t)val : 0;
-		return emit_free(r, p->a, p->osize, p->ostack, owner, seq, p->time,
-				 p->thread, realloc, ops, ctx) ? 1 : 0;
+		return emit_free(ap, p->a, p->size, p->stack, owner, seq, r->app_time, thread,
+				 realloc, simple) ? 1 : 0;
 	}
 	if (!mt_livetab_take(&r->live, p->a, &val))
 		return 0;
 	unpack(r, val, &size, &stack, &owner);
-	return emit_free(r, p->a, size, stack, owner, seq, p->time, p->thread, realloc,
-			 ops, ctx) ? 1 : 0;
+	return emit_free(ap, p->a, size, stack, owner, seq, r->app_time, thread, realloc, 0) ?
+		1 : 0;
 }
 
-/* Applies one event: 0, 1 when the consumer stops, or MT_E_NOMEM. */
-static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
-		 const struct mt_replay_ops *ops, void *ctx)
+/*
+ * Applies one event item: 0, 1 when the consumer stops, or MT_E_NOMEM. A
+ * REALLOC's halves are applied both, whatever the first says: its free
+ * half keeps a stop for the second (the decoder puts the two in one
+ * slice).
+ */
+HOT int apply(const struct app *ap, const struct item *p, uint64_t seq, int simple)
 {
-	int stop, err;
+	struct mt_replay *r = ap->r;
+	int err;
 
 	switch (p->type) {
-	case MT_REC_ALLOC:
-		return do_alloc(r, p, seq, p->a, 0, ops, ctx);
-	case MT_REC_FREE:
-		return do_free(r, p, seq, 0, ops, ctx);
-	default:              /* REALLOC: both halves, whatever the first says */
-		stop = do_free(r, p, seq, 1, ops, ctx);
-		err = do_alloc(r, p, seq, p->a2, 1, ops, ctx);
-		return err < 0 ? err : stop || err ? 1 : 0;
+	case EV_ALLOC:
+		return do_alloc(ap, p, seq, 0, simple);
+	case EV_FREE:
+		return do_free(ap, p, seq, 0, simple);
+	case EV_REALLOC_FREE:
+		r->re_stop = do_free(ap, p, seq, 1, simple);
+		return 0;
+	default:
+		err = do_alloc(ap, p, seq, 1, simple);
+		if (err >= 0 && r->re_stop)
+			err = 1;
+		r->re_stop = 0;
+		return err;
 	}
 }
 
@@ -1192,13 +1292,13 @@ static int apply(struct mt_replay *r, const struct item *p, uint64_t seq,
  * hist[to]. *pos is the slot of history h that k named, NO_POS for a delta.
  */
 #define NO_POS SIZE_MAX
-HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *addr,
-			   size_t *pos)
+HOT int get_addr(struct addr_state *as, struct cur *keys, struct cur *deltas, int h, int to,
+		 uint64_t *addr, size_t *pos)
 {
 	uint64_t k;
 	int64_t d;
 
-	if (get_uv(&s[MT_STREAM_KEYS], &k) < 0)
+	if (get_uv(keys, &k) < 0)
 		return MT_E_CORRUPT;
 	*pos = NO_POS;
 	if (k) {
@@ -1207,7 +1307,7 @@ HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *
 		*pos = (size_t)((as->nhist[h] - k) % MT_ADDR_HISTORY);
 		*addr = as->hist[h][*pos];
 	} else {
-		if (get_sv(&s[MT_STREAM_DELTAS], &d) < 0)
+		if (get_sv(deltas, &d) < 0)
 			return MT_E_CORRUPT;
 		*addr = as->last[to] + (uint64_t)d;
 	}
@@ -1216,12 +1316,65 @@ HOT int get_addr(struct addr_state *as, struct cur *s, int h, int to, uint64_t *
 	return 0;
 }
 
-/* Version 4: a block allocated, in the per-stack figures a free checks. */
-HOT void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
+/*
+ * The decoder's place while it decodes events (decode_events), kept in
+ * locals: through r, the compiler reloaded every field after each store
+ * to an item (whose fields may alias r's counters), and the decoder spent
+ * a fifth of its time on those loads.
+ */
+struct dec {
+	struct place at;
+	/* the current state's side streams, by name (an array of them stayed
+	 * in memory) */
+	struct cur stacks, sizes, keys, deltas;
+	uint64_t nstacks;
+	/* version 4 on, but for the tail: the per-stack figures a free
+	 * checks; else NULL */
+	uint64_t *sblocks, *sbytes;
+	uint64_t sample;
+	uint32_t thread;
+	int direct;
+};
+
+static inline void dec_streams(struct dec *d)
 {
-	if (r->direct && !r->tail) {
-		r->sblocks[stack]++;
-		r->sbytes[stack] += size;
+	d->stacks = d->at.as->sc[MT_STREAM_STACKS];
+	d->sizes = d->at.as->sc[MT_STREAM_SIZES];
+	d->keys = d->at.as->sc[MT_STREAM_KEYS];
+	d->deltas = d->at.as->sc[MT_STREAM_DELTAS];
+}
+
+static inline void dec_unstreams(const struct dec *d)
+{
+	d->at.as->sc[MT_STREAM_STACKS] = d->stacks;
+	d->at.as->sc[MT_STREAM_SIZES] = d->sizes;
+	d->at.as->sc[MT_STREAM_KEYS] = d->keys;
+	d->at.as->sc[MT_STREAM_DELTAS] = d->deltas;
+}
+
+static inline void dec_load(struct dec *d, const struct mt_replay *r)
+{
+	d->at = r->at;
+	dec_streams(d);
+	d->nstacks = r->nstacks;
+	d->sblocks = r->direct && !r->tail ? r->sblocks : NULL;
+	d->sbytes = r->sbytes;
+	d->sample = r->sample;
+	d->direct = r->direct;
+}
+
+static inline void dec_store(const struct dec *d, struct mt_replay *r)
+{
+	r->at = d->at;
+	dec_unstreams(d);
+}
+
+/* Version 4: a block allocated, in the per-stack figures a free checks. */
+HOT void live_add(struct dec *d, uint32_t stack, uint64_t size)
+{
+	if (d->sblocks) {
+		d->sblocks[stack]++;
+		d->sbytes[stack] += size;
 	}
 }
 
@@ -1231,22 +1384,21 @@ HOT void live_add(struct mt_replay *r, uint32_t stack, uint64_t size)
  * [STACKS stack, SIZES size]; corrupt when its stack has no such block
  * live (a free beyond the allocations would turn a figure negative).
  */
-HOT int get_block(struct mt_replay *r, struct cur *s, size_t pos, uint32_t *stack,
-			    uint64_t *size)
+HOT int get_block(struct dec *d, size_t pos, uint32_t *stack, uint64_t *size)
 {
 	if (pos != NO_POS) {
-		*stack = r->as->hstack[pos];
-		*size = r->as->hsize[pos];
-	} else if (get_u32(&s[MT_STREAM_STACKS], stack, UINT32_MAX) < 0 ||
-		   *stack >= r->nstacks || get_size(r, &s[MT_STREAM_SIZES], size) < 0) {
+		*stack = d->at.as->hstack[pos];
+		*size = d->at.as->hsize[pos];
+	} else if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 ||
+		   *stack >= d->nstacks || get_uv(&d->sizes, size) < 0) {
 		return MT_E_CORRUPT;
 	}
-	if (r->tail)
+	if (!d->sblocks)
 		return 0;
-	if (!r->sblocks[*stack] || r->sbytes[*stack] < *size)
+	if (!d->sblocks[*stack] || d->sbytes[*stack] < *size)
 		return MT_E_CORRUPT;
-	r->sblocks[*stack]--;
-	r->sbytes[*stack] -= *size;
+	d->sblocks[*stack]--;
+	d->sbytes[*stack] -= *size;
 	return 0;
 }
 
@@ -1260,20 +1412,138 @@ HOT void joined(struct addr_state *as, uint32_t stack, uint64_t size)
 	as->hsize[i] = size;
 }
 
-/* An event item, seq and time its own. */
-HOT struct item *put_event(struct mt_replay *r, struct slice *sl, int type,
-				     uint32_t stack, uint64_t size, uint64_t a)
+/*
+ * An allocation's STACKS stack and SIZES size (an ALLOC's, a REALLOC's
+ * new block's), checked, and the bytes allocated so far past them.
+ */
+HOT int get_new(struct mt_replay *r, struct dec *d, uint32_t *stack, uint64_t *size)
 {
-	struct item *it = put(sl, IT_EVENT);
+	if (get_u32(&d->stacks, stack, UINT32_MAX) < 0 || *stack >= d->nstacks ||
+	    get_uv(&d->sizes, size) < 0 ||
+	    *size > (uint64_t)INT64_MAX - d->at.allocated ||
+	    (d->sample && weighed_fits(r, *size) < 0))
+		return MT_E_CORRUPT;
+	d->at.allocated += *size;
+	return 0;
+}
 
-	it->type = (uint8_t)type;
+HOT struct item *put_event(struct item *it, int type, uint32_t stack, uint64_t size,
+			   uint64_t a)
+{
+	it->kind = IT_EVENT;
+	it->type = (uint16_t)type;
 	it->stack = stack;
-	it->thread = r->thread;
-	r->events++;
-	it->time = r->time;
 	it->size = size;
 	it->a = a;
-	return it;
+	return it + 1;
+}
+
+/*
+ * The decoder's inner loop: decodes the records from r->at.rec on while they
+ * are events, TIME or SWITCH, up to lim and while the slice has room for
+ * the items of a record, the end of a chunk and FINISH. Returns 0 there,
+ * 1 at a record of another kind (for decode_record), or MT_E_CORRUPT.
+ */
+static int decode_events(struct mt_replay *r, struct slice *sl, const uint8_t *lim)
+{
+	struct item *it = &sl->it[sl->n], *room = &sl->it[SLICE - 4];
+	struct dec d;
+	int rc = 0;
+
+	dec_load(&d, r);
+	while (d.at.rec.p < lim && it <= room) {
+		uint64_t size, osize, a, a2, dt;
+		uint32_t stack, ostack, thread;
+		size_t pos;
+		uint8_t type = *d.at.rec.p;
+
+		/* the two commonest first: a jump table's range check and
+		 * indirect jump cost more than two compares */
+		if (type == MT_REC_ALLOC) {
+			d.at.rec.p++;
+			if (get_new(r, &d, &stack, &size) < 0 ||
+			    get_addr(d.at.as, &d.keys, &d.deltas, 1, 0, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX)
+				goto corrupt;
+			live_add(&d, stack, size);
+			joined(d.at.as, stack, size);
+			it = put_event(it, EV_ALLOC, stack, size, a);
+			d.at.events++;
+			continue;
+		}
+		if (type == MT_REC_FREE) {
+			d.at.rec.p++;
+			stack = 0;
+			size = 0;
+			if (get_addr(d.at.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX ||
+			    (d.direct && get_block(&d, pos, &stack, &size) < 0))
+				goto corrupt;
+			it = put_event(it, EV_FREE, stack, size, a);
+			d.at.events++;
+			continue;
+		}
+		switch (type) {
+		case MT_REC_REALLOC:
+			d.at.rec.p++;
+			if (get_new(r, &d, &stack, &size) < 0 ||
+			    get_addr(d.at.as, &d.keys, &d.deltas, 0, 1, &a, &pos) < 0 ||
+			    d.at.thread == UINT32_MAX)
+				goto corrupt;
+			ostack = 0;
+			osize = 0;
+			/* the old block's, freed before the new one is counted, and
+			 * read before the new address may take pos's slot */
+			if (d.direct && get_block(&d, pos, &ostack, &osize) < 0)
+				goto corrupt;
+			if (get_addr(d.at.as, &d.keys, &d.deltas, 1, 0, &a2, &pos) < 0)
+				goto corrupt;
+			live_add(&d, stack, size);
+			joined(d.at.as, stack, size);
+			it = put_event(it, EV_REALLOC_FREE, ostack, osize, a);
+			it = put_event(it, EV_REALLOC_ALLOC, stack, size, a2);
+			d.at.events++;
+			continue;
+		case MT_REC_TIME:
+			d.at.rec.p++;
+			if (get_uv(&d.at.rec, &dt) < 0 || dt == 0 || d.at.time + dt < d.at.time)
+				goto corrupt;
+			d.at.time += dt;
+			it->kind = IT_TIME;
+			it->a = d.at.time;
+			it++;
+			continue;
+		case MT_REC_SWITCH: {
+			/* a copy: d's address never leaves the function, so
+			 * that its fields can live in registers */
+			struct cur c = { d.at.rec.p + 1, d.at.rec.end };
+
+			if (get_thread(r, &c, &thread) < 0)
+				goto corrupt;
+			d.at.rec.p = c.p;
+			/* the events that follow use the thread's state */
+			dec_unstreams(&d);
+			d.at.as = &r->states[thread & r->state_mask];
+			dec_streams(&d);
+			d.at.thread = thread;
+			it->kind = IT_SWITCH;
+			it->stack = thread;
+			it++;
+			continue;
+		}
+		default:
+			rc = 1;
+			break;
+		}
+		break;
+	}
+out:
+	dec_store(&d, r);
+	sl->n = (size_t)(it - sl->it);
+	return rc;
+corrupt:
+	rc = MT_E_CORRUPT;
+	goto out;
 }
 
 /*
@@ -1296,8 +1566,8 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 	 * there); elsewhere the events go on from the chunks before. */
 	if (!r->tail && !r->run_chunks && r->segment == 0 &&
 	    mt_reader_ring_segment(r->rd) > 1 && r->hdr.version >= 5)
-		r->events = r->seq = r->first_seq = seq, r->base_due = 1;
-	if (seq != r->events && !r->tail)
+		r->at.events = r->seq = r->first_seq = seq, r->base_due = 1;
+	if (seq != r->at.events && !r->tail)
 		return MT_E_CORRUPT;
 	r->run_chunks++;
 	/* Version 5: the states that have side streams in this chunk. */
@@ -1333,13 +1603,13 @@ static int begin_chunk(struct mt_replay *r, const uint8_t *data, size_t len)
 		if (i % (MT_STREAMS - 1) == MT_STREAMS - 2)
 			mask &= mask - 1;
 	}
-	r->rec = c;
+	r->at.rec = c;
 	r->chunk = r->last_progress = data;
 	r->chunk_len = len;
-	r->time = t;
-	r->thread = UINT32_MAX;
+	r->at.time = t;
+	r->at.thread = UINT32_MAX;
 	/* events before the first SWITCH are corrupt, but decode first */
-	r->as = &r->states[0];
+	r->at.as = &r->states[0];
 	for (i = 0; i <= r->state_mask; i++) {
 		r->states[i].nhist[0] = r->states[i].nhist[1] = 0;
 		r->states[i].last[0] = r->states[i].last[1] = 0;
@@ -1410,7 +1680,7 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 
 	if (r->hdr.version < 5 || get_uv(c, &n) < 0 || n > MT_BASE_PER_RECORD)
 		return MT_E_CORRUPT;
-	if (keep && (!r->base_due || r->events != r->first_seq))
+	if (keep && (!r->base_due || r->at.events != r->first_seq))
 		return MT_E_CORRUPT;
 	if (keep && grow_array((void **)&r->base, &r->basecap, r->nbase + n,
 			       sizeof(*r->base)) < 0)
@@ -1447,14 +1717,14 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 	b = malloc(sizeof(*b) + r->nbase * sizeof(*r->base));
 	if (!b)
 		return MT_E_NOMEM;
-	b->seq = r->events;
-	b->time_ns = r->time;
+	b->seq = r->at.events;
+	b->time_ns = r->at.time;
 	b->tot = t;
 	b->n = r->nbase;
 	memcpy(b + 1, r->base, r->nbase * sizeof(*r->base));
 	b->stacks = (const struct mt_base_stack *)(b + 1);
 	r->nbase = 0;
-	r->allocated = t.bytes_allocated;
+	r->at.allocated = t.bytes_allocated;
 	/* a second BASE at the start would count the state twice */
 	r->base_due = 0;
 	put_owned(sl, IT_BASE)->p = b;
@@ -1462,17 +1732,17 @@ static int rec_base(struct mt_replay *r, struct cur *c, struct slice *sl)
 }
 
 /*
- * Decodes the chunk's next record into at most one item of sl. Returns 0,
- * or a negative MT_E_* (MT_E_CORRUPT for a record that does not decode).
+ * Decodes the chunk's next record, one decode_events leaves (not an event,
+ * TIME or SWITCH), into at most one item of sl. Returns 0, or a negative
+ * MT_E_* (MT_E_CORRUPT for a record that does not decode).
  */
-HOT int decode_record(struct mt_replay *r, struct slice *sl)
+static int decode_record(struct mt_replay *r, struct slice *sl)
 {
-	struct addr_state *as = r->as;
-	struct cur *c = &r->rec, *sc = as->sc;
-	uint64_t dt, size, a, a2, osize;
+	struct cur *c = &r->at.rec;
+	uint64_t a;
 	int64_t d1;
-	uint32_t stack, ostack, thread, index;
-	size_t pos, slen;
+	uint32_t index;
+	size_t slen;
 	const uint8_t *s;
 	struct item *it;
 	uint8_t type = *c->p++;
@@ -1481,64 +1751,6 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	if (__builtin_expect(r->skip_defs, 0) && skips(type))
 		return skip_def(r, c, type);
 	switch (type) {
-	case MT_REC_ALLOC:
-		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-		    stack >= r->nstacks ||
-		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
-		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    (r->sample && weighed_fits(r, size) < 0) ||
-		    get_addr(as, sc, 1, 0, &a, &pos) < 0 || r->thread == UINT32_MAX)
-			return MT_E_CORRUPT;
-		r->allocated += size;
-		live_add(r, stack, size);
-		joined(as, stack, size);
-		put_event(r, sl, MT_REC_ALLOC, stack, size, a);
-		return 0;
-	case MT_REC_FREE:
-		stack = 0;
-		size = 0;
-		if (get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX ||
-		    (r->direct && get_block(r, sc, pos, &stack, &size) < 0))
-			return MT_E_CORRUPT;
-		it = put_event(r, sl, MT_REC_FREE, 0, 0, a);
-		it->osize = size;
-		it->ostack = stack;
-		return 0;
-	case MT_REC_TIME:
-		if (get_uv(c, &dt) < 0 || dt == 0 || r->time + dt < r->time)
-			return MT_E_CORRUPT;
-		r->time += dt;
-		return 0;
-	case MT_REC_SWITCH:
-		if (get_thread(r, c, &thread) < 0)
-			return MT_E_CORRUPT;
-		r->thread = thread;
-		r->as = &r->states[thread & r->state_mask];
-		return 0;
-	case MT_REC_REALLOC:
-		if (get_u32(&sc[MT_STREAM_STACKS], &stack, UINT32_MAX) < 0 ||
-		    stack >= r->nstacks ||
-		    get_size(r, &sc[MT_STREAM_SIZES], &size) < 0 ||
-		    size > (uint64_t)INT64_MAX - r->allocated ||
-		    (r->sample && weighed_fits(r, size) < 0) ||
-		    get_addr(as, sc, 0, 1, &a, &pos) < 0 || r->thread == UINT32_MAX)
-			return MT_E_CORRUPT;
-		ostack = 0;
-		osize = 0;
-		/* the old block's, freed before the new one is counted, and
-		 * read before the new address may take pos's slot */
-		if (r->direct && get_block(r, sc, pos, &ostack, &osize) < 0)
-			return MT_E_CORRUPT;
-		if (get_addr(as, sc, 1, 0, &a2, &pos) < 0)
-			return MT_E_CORRUPT;
-		r->allocated += size;
-		live_add(r, stack, size);
-		joined(as, stack, size);
-		it = put_event(r, sl, MT_REC_REALLOC, stack, size, a);
-		it->a2 = a2;
-		it->osize = osize;
-		it->ostack = ostack;
-		return 0;
 	case MT_REC_STACK:
 		return rec_stack(r, c, sl);
 	case MT_REC_THREAD:
@@ -1554,26 +1766,21 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_RSS:
 		if (r->hdr.version < 3 || get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_RSS);
-		it->time = r->time;
-		it->size = a;
+		put(sl, IT_RSS)->size = a;
 		return 0;
 	case MT_REC_MODULE:
 		return rec_module(r, c, sl);
 	case MT_REC_UNLOAD:
 		if (get_uv(c, &a) < 0)
 			return MT_E_CORRUPT;
-		it = put(sl, IT_UNLOAD);
-		it->time = r->time;
-		it->a = a;
+		put(sl, IT_UNLOAD)->a = a;
 		return 0;
 	case MT_REC_SNAPSHOT:
 		if (get_u32(c, &index, UINT32_MAX) < 0 || get_str(c, &s, &slen) < 0)
 			return MT_E_CORRUPT;
 		it = put_owned(sl, IT_SNAPSHOT);
 		it->stack = index;
-		r->events++;
-		it->time = r->time;
+		r->at.events++;
 		it->p = dupstr(s, slen);
 		return it->p ? 0 : MT_E_NOMEM;
 	case MT_REC_END: {
@@ -1598,9 +1805,10 @@ HOT int decode_record(struct mt_replay *r, struct slice *sl)
 	case MT_REC_SAMPLE:
 		/* one, before the first event, so that every size is weighed */
 		if (r->hdr.version < 4 || get_uv(c, &a) < 0 || !a || a > MT_SAMPLE_MAX || r->sample ||
-		    r->events != r->first_seq || r->allocated)
+		    r->at.events != r->first_seq || r->at.allocated)
 			return MT_E_CORRUPT;
 		r->sample = a;
+		put(sl, IT_SAMPLE)->size = a;
 		return 0;
 	case MT_REC_STOP:
 		if (get_str(c, &s, &slen) < 0)
@@ -1619,14 +1827,14 @@ static void finish(struct slice *sl, int rc, uint64_t off)
 	struct item *it = put(sl, IT_FINISH);
 
 	it->a = (uint64_t)(int64_t)rc;
-	it->a2 = off;
+	it->size = off;
 }
 
 /*
  * The decoder: fills sl with the items of the records that follow, chunk
  * after chunk, until it is full (0) or FINISH is in it (1). Each record
- * makes at most one item, and a chunk's end or the finish one or two
- * more: the room kept below.
+ * makes at most two items (a REALLOC), a chunk's start two, and progress,
+ * a chunk's end or the finish one more: the room kept below.
  */
 static int fill(struct mt_replay *r, struct slice *sl)
 {
@@ -1672,21 +1880,30 @@ static int fill(struct mt_replay *r, struct slice *sl)
 			r->in_chunk = 1;
 			it = put(sl, IT_CHUNK_BEGIN);
 			it->a = r->tail ? 0 : mt_reader_good_bytes(r->rd);
-			it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
+			it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
+			put(sl, IT_TIME)->a = r->at.time;
 			continue;
 		}
-		if (r->rec.p < r->rec.end) {
-			rc = decode_record(r, sl);
+		if (r->at.rec.p < r->at.rec.end) {
+			/* progress every 64 KiB of records: decode_events stops
+			 * at the record that reaches the mark */
+			const uint8_t *lim = r->at.rec.end;
+
+			if (r->ops->on_progress && r->at.rec.end - r->last_progress > 65536)
+				lim = r->last_progress + 65536;
+			rc = decode_events(r, sl, lim);
+			if (rc == 1)
+				rc = decode_record(r, sl);
 			if (rc < 0) {
 				finish(sl, rc, r->chunk_off);
 				return 1;
 			}
-			if (r->ops->on_progress && r->rec.p - r->last_progress >= 65536) {
-				r->last_progress = r->rec.p;
+			if (r->ops->on_progress && r->at.rec.p - r->last_progress >= 65536) {
+				r->last_progress = r->at.rec.p;
 				it = put(sl, IT_PROGRESS);
 				it->a = r->chunk_off + r->comp_len *
-					(uint64_t)(r->rec.p - r->chunk) / r->chunk_len;
-				it->a2 = r->tail ? 0 : mt_reader_file_size(r->rd);
+					(uint64_t)(r->at.rec.p - r->chunk) / r->chunk_len;
+				it->size = r->tail ? 0 : mt_reader_file_size(r->rd);
 			}
 			continue;
 		}
@@ -1715,8 +1932,10 @@ static void discard(struct slice *sl)
 	for (size_t i = 0; sl->owned && i < sl->n; i++) {
 		int k = sl->it[i].kind;
 
-		if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
-		    k == IT_LEAK || k == IT_BASE)
+		if (k == IT_LEAK)
+			leakrec_free(sl->it[i].p);
+		else if (k == IT_THREAD_NAME || k == IT_SNAPSHOT || k == IT_STOP || k == IT_END ||
+			 k == IT_BASE)
 			free(sl->it[i].p);
 	}
 	sl->n = 0;
@@ -1738,7 +1957,8 @@ static int thread_seen(struct mt_replay *r, uint32_t index)
 /*
  * IT_LEAK: the check comes after the events applied so far (its seq), its
  * blocks' threads from the owners' table when kept (else thread 0's); it
- * classifies END if nothing comes between. 0 or MT_E_NOMEM.
+ * classifies END if nothing comes between. The replay keeps it until the
+ * next check or the run's end (replay.h on_leak_check). 0 or MT_E_NOMEM.
  */
 static int leak_check(struct mt_replay *r, struct item *it, const struct mt_replay_ops *ops,
 		      void *ctx)
@@ -1746,8 +1966,12 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 	struct leakrec *lr = it->p;
 	uint64_t val;
 
+	leakrec_free(r->last_leak);
+	r->last_leak = lr;
+	it->p = NULL;
+
 	lr->lc.seq = r->seq;
-	lr->lc.time_ns = it->time;
+	lr->lc.time_ns = r->app_time;
 	for (size_t i = 0; r->owners && i < lr->lc.n; i++)
 		if (mt_livetab_get(&r->live, lr->b[i].addr, &val))
 			lr->b[i].thread = (uint32_t)val;
@@ -1768,6 +1992,137 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 }
 
 /*
+ * An item other than an event (apply_slice's): 0, 1 when the consumer
+ * stops, or MT_E_NOMEM; *fin set at FINISH.
+ */
+static int apply_other(struct mt_replay *r, struct item *it, uint64_t seq,
+		       const struct mt_replay_ops *ops, void *ctx, int *fin)
+{
+	int rc = 0;
+
+	switch (it->kind) {
+	case IT_TIME:
+		r->app_time = it->a;
+		if (ops->on_time)
+			ops->on_time(ctx, it->a);
+		break;
+	case IT_SWITCH:
+		r->app_thread = it->stack;
+		break;
+	case IT_SAMPLE:
+		r->app_sample = it->size;
+		break;
+	case IT_STACK:
+		if (ops->on_stack)
+			ops->on_stack(ctx, it->p);
+		break;
+	case IT_MODULE:
+		if (ops->on_module)
+			ops->on_module(ctx, it->p);
+		break;
+	case IT_THREAD:
+		rc = thread_seen(r, it->stack);
+		if (rc == 0 && ops->on_thread)
+			ops->on_thread(ctx, it->stack, (uint32_t)it->size);
+		break;
+	case IT_THREAD_NAME:
+		/* the name is the replay's from here on */
+		free(r->names[it->stack]);
+		r->names[it->stack] = it->p;
+		if (ops->on_thread_name)
+			ops->on_thread_name(ctx, it->stack, it->p);
+		it->p = NULL;
+		break;
+	case IT_TAG:
+		if (ops->on_tag)
+			ops->on_tag(ctx, it->stack, (uint32_t)it->size, it->p);
+		break;
+	case IT_LEAK:
+		rc = leak_check(r, it, ops, ctx);
+		break;
+	case IT_RSS:
+		if (ops->on_rss)
+			ops->on_rss(ctx, r->app_time, it->size);
+		break;
+	case IT_UNLOAD:
+		if (ops->on_unload)
+			ops->on_unload(ctx, it->a, r->app_time);
+		break;
+	case IT_SNAPSHOT: {
+		struct mt_snapshot snap = {
+			.index = it->stack, .label = it->p, .seq = seq, .time_ns = r->app_time,
+		};
+
+		r->seq++;
+		if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
+			rc = 1;
+		break;
+	}
+	case IT_END: {
+		const struct endrec *e = it->p;
+
+		/* END is classified by a check with no event after it */
+		if (r->end.classified && (r->leak_seq != r->seq || e->leak_open)) {
+			r->end.classified = 0;
+			memset(&r->end.leaks, 0, sizeof(r->end.leaks));
+		}
+		r->end.clean = 1;
+		r->end.how = e->how;
+		r->end.code = e->code;
+		r->end.totals = e->totals;
+		break;
+	}
+	case IT_BASE: {
+		const struct mt_base *b = it->p;
+
+		r->end.bounded = 1;
+		r->end.base_seq = b->seq;
+		r->end.base_time_ns = b->time_ns;
+		if (ops->on_base)
+			ops->on_base(ctx, b);
+		break;
+	}
+	case IT_STOP:
+		/* the reason is the replay's from here on */
+		free(r->stop_reason);
+		r->end.stop_reason = r->stop_reason = it->p;
+		it->p = NULL;
+		break;
+	case IT_PROGRESS:
+		if (ops->on_progress)
+			ops->on_progress(ctx, it->a, it->size);
+		break;
+	case IT_CHUNK_BEGIN:
+		r->pending_good = it->a;
+		r->pending_size = it->size;
+		break;
+	case IT_CHUNK_END:
+		r->end.good_bytes = r->pending_good;
+		if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
+			r->last_good = r->end.good_bytes;
+			ops->on_progress(ctx, r->end.good_bytes, r->pending_size);
+		}
+		break;
+	case IT_FINISH:
+		r->fin_rc = (int)(int64_t)it->a;
+		r->fin_off = it->size;
+		*fin = 1;
+		break;
+	}
+	return rc;
+}
+
+/* The events that follow need none of the checks simple leaves out
+ * (emit_free): the table of owners is empty while thread 0's are. */
+static int simple_run(const struct app *ap)
+{
+	const struct mt_replay *r = ap->r;
+
+	return ap->direct && !ap->sample && !r->tail && ap->on_alloc && ap->on_free &&
+	       (!ap->owners || (r->app_thread == 0 && !mt_livetab_count(&r->live)));
+}
+
+/*
  * The applier: the items of sl in order. Returns 0 with *fin set once
  * FINISH is applied, 1 when the consumer stops (the run's counters then go
  * back to the stopping item, as if decoding had stopped there), or
@@ -1777,133 +2132,60 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 		       void *ctx, int *fin)
 {
 	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
-	int ret = 0;
-	size_t i;
+	struct app ap = {
+		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free,
+		.ctx = ops->event_ctx ? ops->event_ctx : ctx,
+		.sample = r->app_sample, .direct = r->direct, .owners = r->owners,
+	};
+	int ret = 0, simple = simple_run(&ap);
+	size_t i, n = sl->n;
+	/* the next item's seq, r->seq's copy outside apply_other */
+	uint64_t seq = r->seq;
 
-	for (i = 0; i < sl->n && !ret; i++) {
+	for (i = 0; i < n && !ret; i++) {
 		struct item *it = &sl->it[i];
-		uint64_t seq = r->seq;
+		uint64_t at = seq;    /* the item's own */
 		int rc = 0;
 
-		if (ahead && i + PREFETCH < sl->n) {
+		if (simple && it->kind == IT_EVENT) {
+			/* a run of such events in a loop of its own: no table
+			 * to look ahead in */
+			for (;;) {
+				at = seq;
+				rc = apply(&ap, it, seq, 1);
+				/* a REALLOC's halves are one event */
+				seq += it->type != EV_REALLOC_FREE;
+				if (rc || i + 1 == n || it[1].kind != IT_EVENT)
+					break;
+				it++;
+				i++;
+			}
+		} else if (it->kind == IT_EVENT) {
 			/* any item's a: a prefetch never faults */
-			mt_livetab_prefetch(&r->live, it[PREFETCH].a);
-			if (it[PREFETCH].type == MT_REC_REALLOC)
-				mt_livetab_prefetch(&r->live, it[PREFETCH].a2);
-		}
-		switch (it->kind) {
-		case IT_EVENT:
+			if (ahead && i + PREFETCH < n)
+				mt_livetab_prefetch(&r->live, it[PREFETCH].a);
 			/* the last chunk alone (mt_replay_end_totals): decoded only */
 			if (!r->tail)
-				rc = apply(r, it, seq, ops, ctx);
-			r->seq++;
-			break;
-		case IT_STACK:
-			if (ops->on_stack)
-				ops->on_stack(ctx, it->p);
-			break;
-		case IT_MODULE:
-			if (ops->on_module)
-				ops->on_module(ctx, it->p);
-			break;
-		case IT_THREAD:
-			rc = thread_seen(r, it->stack);
-			if (rc == 0 && ops->on_thread)
-				ops->on_thread(ctx, it->stack, it->thread);
-			break;
-		case IT_THREAD_NAME:
-			/* the name is the replay's from here on */
-			free(r->names[it->stack]);
-			r->names[it->stack] = it->p;
-			if (ops->on_thread_name)
-				ops->on_thread_name(ctx, it->stack, it->p);
-			it->p = NULL;
-			break;
-		case IT_TAG:
-			if (ops->on_tag)
-				ops->on_tag(ctx, it->stack, it->thread, it->p);
-			break;
-		case IT_LEAK:
-			rc = leak_check(r, it, ops, ctx);
-			break;
-		case IT_RSS:
-			if (ops->on_rss)
-				ops->on_rss(ctx, it->time, it->size);
-			break;
-		case IT_UNLOAD:
-			if (ops->on_unload)
-				ops->on_unload(ctx, it->a, it->time);
-			break;
-		case IT_SNAPSHOT: {
-			struct mt_snapshot snap = {
-				.index = it->stack, .label = it->p, .seq = seq, .time_ns = it->time,
-			};
-
-			r->seq++;
-			if (ops->on_snapshot && ops->on_snapshot(ctx, &snap))
-				rc = 1;
-			break;
-		}
-		case IT_END: {
-			const struct endrec *e = it->p;
-
-			/* END is classified by a check with no event after it */
-			if (r->end.classified && (r->leak_seq != r->seq || e->leak_open)) {
-				r->end.classified = 0;
-				memset(&r->end.leaks, 0, sizeof(r->end.leaks));
-			}
-			r->end.clean = 1;
-			r->end.how = e->how;
-			r->end.code = e->code;
-			r->end.totals = e->totals;
-			break;
-		}
-		case IT_BASE: {
-			const struct mt_base *b = it->p;
-
-			r->end.bounded = 1;
-			r->end.base_seq = b->seq;
-			r->end.base_time_ns = b->time_ns;
-			if (ops->on_base)
-				ops->on_base(ctx, b);
-			break;
-		}
-		case IT_STOP:
-			/* the reason is the replay's from here on */
-			free(r->stop_reason);
-			r->end.stop_reason = r->stop_reason = it->p;
-			it->p = NULL;
-			break;
-		case IT_PROGRESS:
-			if (ops->on_progress)
-				ops->on_progress(ctx, it->a, it->a2);
-			break;
-		case IT_CHUNK_BEGIN:
-			r->pending_good = it->a;
-			r->pending_size = it->a2;
-			break;
-		case IT_CHUNK_END:
-			r->end.good_bytes = r->pending_good;
-			if (ops->on_progress && r->end.good_bytes - r->last_good >= 65536) {
-				r->last_good = r->end.good_bytes;
-				ops->on_progress(ctx, r->end.good_bytes, r->pending_size);
-			}
-			break;
-		case IT_FINISH:
-			r->fin_rc = (int)(int64_t)it->a;
-			r->fin_off = it->a2;
-			*fin = 1;
-			break;
+				rc = apply(&ap, it, seq, 0);
+			seq += it->type != EV_REALLOC_FREE;
+		} else {
+			r->seq = seq;
+			rc = apply_other(r, it, seq, ops, ctx, fin);
+			seq = r->seq;
+			/* a thread, or the sampling, may have changed */
+			ap.sample = r->app_sample;
+			simple = simple_run(&ap);
 		}
 		if (rc > 0) {
 			/* the run's counters, once the decoder has stopped */
-			r->stop_events = seq + 1;
-			r->stop_time = it->time;
+			r->stop_events = at + 1;
+			r->stop_time = r->app_time;
 			/* the stopping chunk counts as read */
 			r->end.good_bytes = r->pending_good;
 		}
 		ret = rc;
 	}
+	r->seq = seq;
 	/* what the items still own: lent to the consumer, or never applied */
 	discard(sl);
 	return ret;
@@ -2083,8 +2365,8 @@ static int stages(struct mt_replay *r, const struct mt_replay_ops *ops, void *ct
 	/* the decoder is done: its counters go back to where the consumer
 	 * stopped, as if decoding had stopped there */
 	if (rc == 1) {
-		r->events = r->stop_events;
-		r->time = r->stop_time;
+		r->at.events = r->stop_events;
+		r->at.time = r->stop_time;
 	}
 	if (rc == 0 && (r->fin_rc == MT_E_NOMEM || r->fin_rc == MT_E_IO))
 		rc = r->fin_rc;
@@ -2111,18 +2393,22 @@ static void reset_run(struct mt_replay *r)
 	r->nchecks = 0;
 	free(r->stop_reason);
 	r->stop_reason = NULL;
-	r->events = 0;
+	r->at.events = 0;
 	r->seq = 0;
+	r->app_time = 0;
+	r->app_thread = 0;
+	r->app_sample = 0;
+	r->re_stop = 0;
 	r->segment = 0;
 	r->run_chunks = 0;
 	r->first_seq = 0;
 	r->skip_defs = 0;
 	r->base_due = 0;
 	r->nbase = 0;
-	r->allocated = 0;
+	r->at.allocated = 0;
 	r->sample = 0;
 	r->weighed = 0;
-	r->time = 0;
+	r->at.time = 0;
 	r->in_chunk = 0;
 	r->fin_rc = 0;
 	r->fin_off = 0;
@@ -2144,14 +2430,17 @@ static int run_chunks(struct mt_replay *r, const struct mt_replay_ops *ops, void
 		r->end.error = r->fin_rc;
 		r->end.error_offset = r->fin_off;
 	}
-	r->end.time_ns = r->time;
-	r->end.events = r->events;
+	r->end.time_ns = r->at.time;
+	r->end.events = r->at.events;
 	r->end.stopped = ret == 1;
 	r->end.truncated = r->end.error != 0 || (!r->end.clean && !r->end.stopped);
 	if (ops->on_progress && ret == 0)
 		ops->on_progress(ctx, total, total);
 	if (ops->on_end)
 		ops->on_end(ctx, &r->end);
+	/* the latest check was the consumer's to read until here */
+	leakrec_free(r->last_leak);
+	r->last_leak = NULL;
 	return ret;
 }
 

@@ -180,7 +180,10 @@ struct mt_replay_ops {
 	int  (*on_snapshot)(void *ctx, const struct mt_snapshot *s);
 	/*
 	 * A leak check, once its last LEAK record is read (every event
-	 * before it applied; the blocks are still live).
+	 * before it applied; the blocks are still live). lc and its blocks
+	 * stay valid until the next on_leak_check or until on_end returns:
+	 * a consumer that keeps the last check's blocks copies them once,
+	 * not every check's.
 	 */
 	void (*on_leak_check)(void *ctx, const struct mt_leak_check *lc);
 	/* A sample of the process's resident set, in bytes (RSS record). */
@@ -189,6 +192,16 @@ struct mt_replay_ops {
 	void (*on_end)(void *ctx, const struct mt_end *e);
 	/* Called at least every ~64 KiB of input: for progress bars. */
 	void (*on_progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total);
+	/* The time of the records that follow, when it may have changed (a
+	 * TIME record, a chunk's start): a consumer that looks at events only
+	 * when the time moves needs no test per event. */
+	void (*on_time)(void *ctx, uint64_t time_ns);
+	/*
+	 * When not NULL, the ctx on_alloc and on_free get instead of the
+	 * run's: a consumer whose events go to another's (the session's to
+	 * its aggregator) gives that one's callbacks, with no call between.
+	 */
+	void *event_ctx;
 };
 
 /*

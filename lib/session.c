@@ -61,7 +61,7 @@ struct mt_session {
 	/* the series' window: events since win_start, all in one bucket */
 	int win_open;
 	uint64_t win_end;         /* the bucket's end: an event at or past it opens the next */
-	uint64_t win_t, win_events;  /* the last event's time, events so far */
+	uint64_t win_t;           /* the window's latest time */
 	int any;
 
 	/* every stack of the pass, ids 0 .. nstacks-1 (the replay's objects) */
@@ -90,6 +90,7 @@ struct mt_session {
 	char *stop_reason;        /* the end's, ours */
 	struct mt_leak_block *lost; /* the latest leak check's lost blocks */
 	size_t nlost;
+	const struct mt_leak_check *lc; /* the pass's latest check, until its end */
 	struct mt_leak_check_at *checks; /* every check of the pass */
 	size_t nchecks;
 	int err;
@@ -201,17 +202,20 @@ static struct mt_replay_ops agg_ops;
  * which the series places in time too) the window's range of live bytes
  * and its end state go to the series in one note. Per event that is one
  * compare here and two in the aggregator, where a note per event was 15 %
- * of the viewer's pass.
+ * of the viewer's pass. The window's events are the aggregator's count:
+ * it counts every event of the pass.
  */
 static void flush(struct mt_session *s)
 {
 	int64_t lo, hi, bytes, blocks;
 
+	/* the next event opens a window, whatever its time */
+	mt_agg_hook_next(s->agg);
 	if (!s->win_open)
 		return;
 	mt_agg_window(s->agg, &lo, &hi);
 	mt_agg_live(s->agg, &bytes, &blocks);
-	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks, s->win_events);
+	mt_series_note(s->series, s->win_t, lo, hi, bytes, blocks, mt_agg_events(s->agg));
 	s->win_open = 0;
 	s->win_end = 0;
 }
@@ -231,7 +235,7 @@ static inline int enter(struct mt_session *s, uint64_t t)
 }
 
 /* After the aggregator counted it. */
-static inline void leave(struct mt_session *s, int open, uint64_t t, uint64_t seq)
+static inline void leave(struct mt_session *s, int open, uint64_t t)
 {
 	if (!s->series)
 		return;
@@ -245,20 +249,35 @@ static inline void leave(struct mt_session *s, int open, uint64_t t, uint64_t se
 	/* the window's latest time: a damaged log's time may go back */
 	if (open || t > s->win_t)
 		s->win_t = t;
-	s->win_events = seq + 1;
 }
 
-static int pass_alloc(void *ctx, const struct mt_event *ev)
+/*
+ * An allocation or free after the time moved (pass_time) or a window
+ * closed: most events come at the time of the one before (the log's clock
+ * moves in steps), and for them enter and leave would change nothing, so
+ * the aggregator hears of them straight from the replay and hands the
+ * others here (mt_agg_hook). Its return is 0: the pass asks it for no
+ * point.
+ */
+static int pass_event(void *ctx, const struct mt_event *ev, int free)
 {
 	struct mt_session *s = ctx;
-
 	/* After a realloc's free half (same time) this finds the bucket
 	 * already open; a realloc of a block that was not live has none. */
 	int open = enter(s, ev->time_ns);
 
-	agg_ops.on_alloc(s->agg, ev);
-	leave(s, open, ev->time_ns, ev->seq);
+	mt_agg_count(s->agg, ev, free);
+	leave(s, open, ev->time_ns);
 	return 0;
+}
+
+/* The time may have moved: the next event goes to pass_event. */
+static void pass_time(void *ctx, uint64_t time_ns)
+{
+	struct mt_session *s = ctx;
+
+	(void)time_ns;
+	mt_agg_hook_next(s->agg);
 }
 
 static void pass_base(void *ctx, const struct mt_base *b)
@@ -266,6 +285,7 @@ static void pass_base(void *ctx, const struct mt_base *b)
 	struct mt_session *s = ctx;
 	int64_t bytes, blocks;
 
+	mt_agg_hook_next(s->agg);
 	if (s->series)
 		flush(s);
 	if (s->o.time_marks)
@@ -277,17 +297,6 @@ static void pass_base(void *ctx, const struct mt_base *b)
 	}
 }
 
-static int pass_free(void *ctx, const struct mt_event *ev)
-{
-	struct mt_session *s = ctx;
-
-	int open = enter(s, ev->time_ns);
-
-	agg_ops.on_free(s->agg, ev);
-	leave(s, open, ev->time_ns, ev->seq);
-	return 0;
-}
-
 static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 {
 	struct mt_session *s = ctx;
@@ -295,7 +304,7 @@ static int pass_snapshot(void *ctx, const struct mt_snapshot *snap)
 	int open = enter(s, snap->time_ns);
 
 	agg_ops.on_snapshot(s->agg, snap);
-	leave(s, open, snap->time_ns, snap->seq);
+	leave(s, open, snap->time_ns);
 	return 0;
 }
 
@@ -310,6 +319,36 @@ static void pass_rss(void *ctx, uint64_t time_ns, uint64_t bytes)
 	}
 }
 
+/* A leak check: the latest one's lost blocks are kept, at the end of the
+ * pass (replay.h: lc lasts until then); only the one just before END
+ * classifies the end: mt_end.classified. */
+static void pass_leak(void *ctx, const struct mt_leak_check *lc)
+{
+	struct mt_session *s = ctx;
+
+	s->lc = lc;
+}
+
+/* The latest check's blocks become the session's (a copy). */
+static void keep_lost(struct mt_session *s)
+{
+	const struct mt_leak_check *lc = s->lc;
+	struct mt_leak_block *b = NULL;
+
+	s->lc = NULL;
+	if (!lc)
+		return;
+	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
+		s->err = MT_E_NOMEM;
+		return;
+	}
+	if (lc->n)
+		memcpy(b, lc->lost, lc->n * sizeof(*b));
+	free(s->lost);
+	s->lost = b;
+	s->nlost = lc->n;
+}
+
 static void pass_end(void *ctx, const struct mt_end *e)
 {
 	struct mt_session *s = ctx;
@@ -322,6 +361,7 @@ static void pass_end(void *ctx, const struct mt_end *e)
 		}
 	}
 	s->end = *e;
+	keep_lost(s);
 	/* the checks of the pass: a side replay starts the replay's over */
 	{
 		const struct mt_leak_check_at *c;
@@ -343,24 +383,6 @@ static void pass_end(void *ctx, const struct mt_end *e)
 	s->stop_reason = NULL;
 	if (e->stop_reason && !(s->end.stop_reason = s->stop_reason = strdup(e->stop_reason)))
 		s->err = MT_E_NOMEM;
-}
-
-/* A leak check: its lost blocks are kept (the latest check's; only the
- * one just before END classifies the end: mt_end.classified). */
-static void pass_leak(void *ctx, const struct mt_leak_check *lc)
-{
-	struct mt_session *s = ctx;
-	struct mt_leak_block *b = NULL;
-
-	if (lc->n && !(b = malloc(lc->n * sizeof(*b)))) {
-		s->err = MT_E_NOMEM;
-		return;
-	}
-	if (lc->n)
-		memcpy(b, lc->lost, lc->n * sizeof(*b));
-	free(s->lost);
-	s->lost = b;
-	s->nlost = lc->n;
 }
 
 static int std_start(struct mt_session *s, const struct mt_module *const *mods, size_t n);
@@ -517,12 +539,18 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 	return mt_symbols_resolve(s->std.symbols, ip, frames, n);
 }
 
-static void pass_ops(struct mt_replay_ops *ops)
+/* The pass's callbacks: the events go straight to the aggregator (its
+ * ctx), which hands those after the time moved to pass_event. */
+static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->on_base = pass_base;
-	ops->on_alloc = pass_alloc;
-	ops->on_free = pass_free;
+	ops->on_alloc = agg_ops.on_alloc;
+	ops->on_free = agg_ops.on_free;
+	ops->event_ctx = s->agg;
+	/* with mt_agg_hook set (see mt_session_open) */
+	if (s->series || s->o.time_marks)
+		ops->on_time = pass_time;
 	ops->on_snapshot = pass_snapshot;
 	ops->on_end = pass_end;
 	ops->on_rss = pass_rss;
@@ -576,6 +604,10 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		mt_agg_journal(s->agg, 1);
 	}
 	mt_agg_size_buckets(s->agg, s->o.size_buckets);
+	/* the series and the time marks look at the events whose time moves;
+	 * without them the pass is the aggregator's alone */
+	if (s->series || s->o.time_marks)
+		mt_agg_hook(s->agg, pass_event, s);
 	{
 		/* END knows how many blocks will be live at the peak: the
 		 * live table is made that large at once (a hint only); and
@@ -598,7 +630,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		if (rc == 0)
 			pass_end(s, mt_replay_end(s->r));
 	} else {
-		pass_ops(&ops);
+		pass_ops(s, &ops);
 		rc = mt_replay_run(s->r, &ops, s);
 		if (s->series)
 			flush(s);
@@ -1273,7 +1305,7 @@ int64_t mt_session_poll(struct mt_session *s)
 
 	if (!s->o.follow)
 		return MT_E_ARG;
-	pass_ops(&ops);
+	pass_ops(s, &ops);
 	/* the pass goes on without a progress bar: it was drawn to its end */
 	ops.on_progress = NULL;
 	rc = mt_replay_resume(s->r, &ops, s);

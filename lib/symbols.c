@@ -1474,6 +1474,48 @@ static int bind_rank(uint8_t bind)
 	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 }
 
+/*
+ * Sorts syms by address, ties in table order (sym_cmp's order): the
+ * symbols come in table order, and an LSD radix sort is stable, so one by
+ * address alone is that order. Hand-written because qsort's was most of
+ * opening a module without DWARF: 28 M instructions for cc1's 29,000
+ * symbols (a call per comparison), against 1 M here, passing only over the
+ * address bytes that differ. 0, or MT_E_NOMEM (syms unchanged).
+ */
+static int syms_sort(struct elf_sym *syms, size_t n)
+{
+	struct elf_sym *tmp = malloc(n * sizeof(*tmp)), *src = syms, *dst = tmp, *t;
+	uint64_t differ = 0;
+
+	if (!tmp)
+		return MT_E_NOMEM;
+	for (size_t i = 1; i < n; i++)
+		differ |= syms[i].addr ^ syms[0].addr;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t at[256] = { 0 }, sum = 0;
+
+		if (!((differ >> shift) & 0xff))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			at[(src[i].addr >> shift) & 0xff]++;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = at[b];
+
+			at[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[at[(src[i].addr >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != syms)
+		memcpy(syms, src, n * sizeof(*syms));
+	free(tmp);
+	return 0;
+}
+
 static void symtab_build(struct sym_module *sm)
 {
 	int n = dwfl_module_getsymtab(sm->mod);
@@ -1501,7 +1543,7 @@ static void symtab_build(struct sym_module *sm)
 		k++;
 	}
 	sm->nsyms = k;
-	if (k > 1)
+	if (k > 1 && syms_sort(sm->syms, k) < 0)
 		qsort(sm->syms, k, sizeof(*sm->syms), sym_cmp);
 }
 
