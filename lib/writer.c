@@ -955,13 +955,13 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 }
 
 int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
-		   const struct mt_leak_totals *tot)
+		   int more, const struct mt_leak_totals *tot)
 {
 	size_t i = 0;
 
 	do {
 		size_t k = n - i > MT_LEAK_PER_RECORD ? MT_LEAK_PER_RECORD : n - i;
-		int last = i + k == n;
+		int last = i + k == n && !more;
 		uint64_t prev = 0;
 		uint8_t *p = begin(w, t, 1 + (3 * k + 2 + 2 * MT_LEAK_KINDS) * MT_MAX_VARINT);
 

@@ -1229,6 +1229,16 @@ static long helper_id(void)
 	return helper ? helper : -1;
 }
 
+/* The LEAK records of a check (mt_leakscan's lost), all at the time the
+ * first is written (*t, 0 before it): the scan's end. */
+static void put_leak(void *t, const struct mt_leak_entry *e, size_t n, int more,
+		     const struct mt_leak_totals *tot)
+{
+	if (!*(uint64_t *)t)
+		*(uint64_t *)t = now();
+	check(mt_writer_leak(S.w, *(uint64_t *)t, e, n, more, tot));
+}
+
 /*
  * A snapshot that also classifies what is live then (leakscan.c), as
  * valgrind's VALGRIND_DO_LEAK_CHECK does: SNAPSHOT, then the LEAK
@@ -1244,6 +1254,7 @@ static void take_check(const char *label, uintptr_t own_sp)
 	uint64_t seals, live;
 	uint32_t idx;
 	long helper = 0;
+	uint64_t t = 0;
 	int ok, rc;
 
 	mt_tls.guard++;
@@ -1263,14 +1274,12 @@ static void take_check(const char *label, uintptr_t own_sp)
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
 	if (own_sp)
 		helper = helper_id();
-	rc = helper >= 0 ? mt_leakscan(S.live, own_sp, helper, mt_real.malloc_usable_size, &res)
-			 : -1;
+	rc = helper >= 0 ? mt_leakscan(S.live, own_sp, helper, mt_real.malloc_usable_size,
+				       put_leak, &t, &res) : -1;
 	ok = rc == 0;
 	if (ok) {
-		check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
 		for (int i = 0; i < MT_LEAK_KINDS; i++)
 			mt_fmt_i64(k[i], (int64_t)res.tot.bytes[i]);
-		mt_leakscan_done(&res);
 	}
 	io_give();
 	if (rc == -2)
@@ -1442,14 +1451,13 @@ static void leak_check(void)
 {
 	struct mt_leakscan_result res;
 	long helper = helper_id();
+	uint64_t t = 0;
 
 	/* -2, a table that could not be put back in order, only ends the
 	 * scan: END, next, reads none of it */
-	if (helper < 0 || mt_leakscan(S.live, S.exit_sp, helper,
-				      mt_real.malloc_usable_size, &res) < 0)
-		return;
-	check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
-	mt_leakscan_done(&res);
+	if (helper >= 0)
+		(void)mt_leakscan(S.live, S.exit_sp, helper, mt_real.malloc_usable_size, put_leak,
+				  &t, &res);
 }
 
 static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)

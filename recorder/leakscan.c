@@ -102,6 +102,8 @@
 #define READ_PIECE           65536
 
 enum { ST_UNREACHED = 0, ST_INDIRECT, ST_POSSIBLE, ST_REACHABLE };
+static const uint8_t kind_of[] = { MT_LEAK_DEFINITE, MT_LEAK_INDIRECT, MT_LEAK_POSSIBLE,
+				   MT_LEAK_REACHABLE };
 
 /* A thread to park: the handler finds its slot by tid. */
 struct park_slot {
@@ -909,8 +911,10 @@ static void say_stats(int rc, uint64_t blocks, uint64_t bytes, uint64_t words, u
 	       " bytes, ", b[2], " words read, ", t[0], " ns wall, ", t[1], " ns cpu", NULL);
 }
 
-int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper,
-		size_t (*usable)(void *), struct mt_leakscan_result *res)
+int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
+		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
+			     const struct mt_leak_totals *tot),
+		void *ctx, struct mt_leakscan_result *res)
 {
 	struct mt_livetab *tab = &l->tab;
 	uint64_t t0 = mono(), cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), heap = 0;
@@ -922,6 +926,7 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper,
 	struct range *ex = NULL;
 	size_t nex = 0, ex_cap = 0, fm_cap = 0;
 	uint64_t *buf = NULL;
+	struct mt_leak_entry *part = NULL;
 	int sig = 0, rc = -1;
 	struct sigaction old;
 	long self = syscall(SYS_gettid);
@@ -952,7 +957,8 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper,
 	s.stack = scratch(s.cap * sizeof(uint32_t));
 	buf = scratch(READ_PIECE);
 	maps = scratch(maps_cap);
-	if (!s.st || !s.stack || !buf || !maps)
+	part = scratch(MT_LEAK_PER_RECORD * sizeof(*part));
+	if (!s.st || !s.stack || !buf || !maps || !part)
 		goto out;
 
 	/*
@@ -1120,42 +1126,44 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper,
 	if (s.over)
 		goto out;
 
-	/* The result: kinds per block; the lost ones listed in address order. */
+	/*
+	 * The result: the totals per kind, then the lost blocks in address
+	 * order, a record's worth at a time (a list of them all would take 24
+	 * bytes a block, 20 MiB for the million python holds possibly lost).
+	 */
 	{
-		size_t nl = 0;
-		for (size_t i = 0; i < n; i++)
-			if (s.st[i] != ST_REACHABLE)
-				nl++;
-		res->lost = scratch((nl + 1) * sizeof(*res->lost));
-		if (!res->lost)
-			goto out;
-		res->lost_len = (nl + 1) * sizeof(*res->lost);
+		uint64_t nl = 0, done = 0;
+		size_t k = 0;
+
 		for (size_t i = 0; i < n; i++) {
-			unsigned kind = s.st[i] == ST_UNREACHED ? MT_LEAK_DEFINITE
-				: s.st[i] == ST_INDIRECT ? MT_LEAK_INDIRECT
-				: s.st[i] == ST_POSSIBLE ? MT_LEAK_POSSIBLE : MT_LEAK_REACHABLE;
+			res->tot.bytes[kind_of[s.st[i]]] += size_of(&s, i);
+			res->tot.blocks[kind_of[s.st[i]]]++;
+		}
+		for (int kind = 0; kind < MT_LEAK_KINDS; kind++)
+			if (kind != MT_LEAK_REACHABLE)
+				nl += res->tot.blocks[kind];
+		for (size_t i = 0; i < n; i++) {
+			if (s.st[i] == ST_REACHABLE)
+				continue;
 			struct mt_block b = mt_live_block(tab, mt_livetab_val_at(tab, i));
 
-			res->tot.bytes[kind] += b.size;
-			res->tot.blocks[kind]++;
-			if (kind != MT_LEAK_REACHABLE) {
-				struct mt_leak_entry *e = &res->lost[res->nlost++];
-
-				e->addr_kind = start_of(&s, i) | kind;
-				e->size = b.size;
-				e->stack = b.stack;
+			part[k].addr_kind = start_of(&s, i) | kind_of[s.st[i]];
+			part[k].size = b.size;
+			part[k].stack = b.stack;
+			if (++k == MT_LEAK_PER_RECORD && ++done * k < nl) {
+				lost(ctx, part, k, 1, &res->tot);
+				k = 0;
 			}
 		}
+		lost(ctx, part, k, 0, &res->tot);
 	}
 	res->words = s.words;
 	rc = 0;
 out:
 	if (sig || P.slots)
 		unpark_all(sig, &old);
-	if (sorted && mt_livetab_unsort(tab) < 0) {
-		mt_leakscan_done(res);
+	if (sorted && mt_livetab_unsort(tab) < 0)
 		rc = -2;
-	}
 	res->ns = mono() - t0;
 	say_stats(rc, n, heap, s.words, res->ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
 	if (s.st)
@@ -1168,6 +1176,8 @@ out:
 		unscratch(s.stack, s.cap * sizeof(uint32_t));
 	if (buf)
 		unscratch(buf, READ_PIECE);
+	if (part)
+		unscratch(part, MT_LEAK_PER_RECORD * sizeof(*part));
 	if (maps)
 		unscratch(maps, maps_cap);
 	if (ex)
@@ -1175,11 +1185,4 @@ out:
 	if (s.fm)
 		unscratch(s.fm, fm_cap * sizeof(*s.fm));
 	return rc;
-}
-
-void mt_leakscan_done(struct mt_leakscan_result *res)
-{
-	if (res->lost)
-		unscratch(res->lost, res->lost_len);
-	res->lost = NULL;
 }

@@ -536,11 +536,9 @@ void mt_freeres_run(void);
 
 /* ---- leakscan.c ----------------------------------------------------------- */
 
+struct mt_leak_entry;
 struct mt_leakscan_result {
 	struct mt_leak_totals tot;
-	struct mt_leak_entry *lost;  /* each lost block (address | kind), by address */
-	size_t nlost;
-	size_t lost_len;      /* bytes mapped at lost */
 	uint64_t words;       /* words scanned */
 	uint64_t ns;          /* time taken */
 };
@@ -549,14 +547,18 @@ struct mt_leakscan_result {
  * threads stopped meanwhile (all but helper, the recorder's thread, 0 if
  * none); the calling thread's stack is a root from own_sp up (0: not at
  * all, the caller is the helper thread itself). usable is
- * the allocator's malloc_usable_size (NULL: unknown). 0 and *res (release
- * with mt_leakscan_done), or -1 when it could not classify, or -2 when
- * the live table could not be put back in order after it (out of memory:
- * it can only be released).
+ * the allocator's malloc_usable_size (NULL: unknown). The blocks that are
+ * not reachable go to lost(ctx, ...) by increasing address, a LEAK
+ * record's worth at a time, as mt_writer_leak takes them (each address |
+ * its kind; more: another call follows; tot: the totals). 0 and *res, or
+ * -1 when it could not classify (lost is not called), or -2 when the live
+ * table could not be put back in order after it (out of memory: it can
+ * only be released).
  */
-int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper,
-		size_t (*usable)(void *), struct mt_leakscan_result *res);
-void mt_leakscan_done(struct mt_leakscan_result *res);
+int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
+		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
+			     const struct mt_leak_totals *tot),
+		void *ctx, struct mt_leakscan_result *res);
 
 /* The in-program API's entry point (include/memtrail.h binds to it), and
  * the same under the API's own names (core.c). */
