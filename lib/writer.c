@@ -27,6 +27,8 @@
 			(MAX_SEGS * 2 + MT_MAX_DEPTH + 32) * MT_MAX_VARINT)
 /* Room for the TIME and SWITCH records that may precede any record. */
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
+/* The most bytes of an event (a REALLOC's) and its fields. */
+#define EVENT_MAX      (1 + 8 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
 /* A chunk's parts: RECORDS, then each address state's side streams. */
 #define SIDES          (MT_STREAMS - 1)
@@ -92,7 +94,9 @@ struct mt_writer {
 	int cur;
 	size_t raw_cap;
 	size_t used;           /* bytes in raw; 0: no chunk open */
-	size_t total;          /* bytes in all streams */
+	/* Events that certainly fit in the chunk (each at most EVENT_MAX bytes)
+	 * before its size must be added up again (chunk_total). */
+	size_t quick;
 	uint64_t chunk_seq;    /* events before the chunk being built */
 	/* Deferred mode (opts->wait set): a full chunk is sealed, not
 	 * compressed; sealed_len > 0 while it waits for
@@ -155,7 +159,7 @@ static void use_set(struct mt_writer *w, int b)
 	w->cur = b;
 	w->raw = w->rawbuf[b];
 	w->used = 0;
-	w->total = 0;
+	w->quick = 0;
 	for (uint32_t m = w->ready; m; m &= m - 1) {
 		int st = __builtin_ctz(m);
 
@@ -359,8 +363,21 @@ static void put_rss(struct mt_writer *w)
 	p = w->raw + w->used;
 	*p++ = MT_REC_RSS;
 	p += mt_put_uv(p, rss);
-	w->total += (size_t)(p - w->raw) - w->used;
 	w->used = (size_t)(p - w->raw);
+}
+
+/* The bytes in all the chunk's streams. */
+static size_t chunk_total(const struct mt_writer *w)
+{
+	size_t n = w->used;
+
+	for (uint32_t m = w->ready; m; m &= m - 1) {
+		int st = __builtin_ctz(m);
+
+		for (int i = 1; i < MT_STREAMS; i++)
+			n += (size_t)(w->states[st].at[i] - w->side[st][i]);
+	}
+	return n;
 }
 
 /* The chunk being built, as compress_write takes it. */
@@ -459,7 +476,7 @@ static int seal(struct mt_writer *w)
 		return set_err(w, MT_E_ARG);   /* wait() broke its contract */
 	put_rss(w);
 	current(w, &w->sealed);
-	size_t total = w->total;
+	size_t total = chunk_total(w);
 	use_set(w, w->cur ^ 1);
 	__atomic_store_n(&w->sealed_len, total, __ATOMIC_RELEASE);
 	w->seals++;
@@ -507,8 +524,10 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->next_tick = tq + q;
 	}
 	max += PREFIX_MAX;
+	/* the caller's record goes in next: the events' count starts again */
+	w->quick = 0;
 	if (w->used > 0 &&
-	    (w->total + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
+	    (chunk_total(w) + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
 		if ((w->wait ? seal(w) : mt_writer_flush(w)) < 0)
 			return NULL;
 	}
@@ -535,14 +554,12 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 				*p++ = MT_REC_RSS;
 				p += mt_put_uv(p, rss);
 				w->used = (size_t)(p - w->raw);
-				w->total += w->used;
 			}
 		}
 	} else if (tq != w->time) {
 		uint8_t *p = w->raw + w->used;
 		*p++ = MT_REC_TIME;
 		p += mt_put_uv(p, tq - w->time);
-		w->total += (size_t)(p - w->raw) - w->used;
 		w->used = (size_t)(p - w->raw);
 		w->time = tq;
 	}
@@ -589,22 +606,29 @@ static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, ui
 		w->thread = thread;
 		w->as = &w->states[st];
 	}
-	w->total += (size_t)(p - w->raw) - w->used;
 	w->used = (size_t)(p - w->raw);
+	/* this event and the next quick ones fit (begin_event) */
+	size_t total = chunk_total(w) + PREFIX_MAX + 2 * EVENT_MAX;
+	w->quick = total <= w->chunk_bytes ? (w->chunk_bytes - total) / EVENT_MAX : 0;
 	return p;
 }
 
 /*
  * Where an event of at most max bytes by thread goes: inline when the
- * chunk has room, the quantized clock has not moved and the thread is
- * the last event's, the case of nearly every event (the tests are
- * begin()'s own, so chunks end where they did).
+ * quantized clock has not moved, the thread is the last event's and the
+ * chunk certainly has room, the case of nearly every event. The room is
+ * counted in events of EVENT_MAX bytes (quick) from the last time the
+ * chunk's bytes were added up, so that they are not at every event; once
+ * the count runs out, begin() tests the bytes themselves, as always: the
+ * chunks end where they did.
  */
 static inline uint8_t *begin_event(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
 {
-	if (MT_WRITER_LIKELY(t < w->next_tick && thread == w->thread && w->used &&
-			     w->total + max + PREFIX_MAX <= w->chunk_bytes && !werr(w)))
+	(void)max;
+	if (MT_WRITER_LIKELY(t < w->next_tick && thread == w->thread && w->quick && !werr(w))) {
+		w->quick--;
 		return w->raw + w->used;
+	}
 	return begin_event_slow(w, t, max, thread);
 }
 
@@ -661,19 +685,25 @@ static inline uint64_t block_key(const struct addr_state *as, size_t slot, uint6
 	return k && as->astack[i] == stack && as->asize[i] == size ? k : 0;
 }
 
+/* A field of an event: uv v appended to side stream i of state as. */
+static inline void put_field(struct addr_state *as, int i, uint64_t v)
+{
+	as->at[i] = uv_at(as->at[i], v);
+}
+
 /*
- * An address field (format.h ADDR) at the KEYS and DELTAS cursors *pk and
- * *pd: k, else 0 and the delta from the latest address of history to,
- * which addr then joins. Returns k.
+ * An address field (format.h ADDR): k, else 0 and the delta from the
+ * latest address of history to, which addr then joins (slot: its index
+ * slot). Returns k.
  */
-static inline uint64_t put_addr(uint8_t **pk, uint8_t **pd, struct history *to, size_t slot,
+static inline uint64_t put_addr(struct addr_state *as, struct history *to, size_t slot,
 				uint64_t addr, uint64_t k)
 {
-	*pk = uv_at(*pk, k);
+	put_field(as, MT_STREAM_KEYS, k);
 	if (!k) {
 		int64_t d = (int64_t)(addr - to->last);
 
-		*pd = uv_at(*pd, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		put_field(as, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
 	hist_put(to, slot, addr);
 	return k;
@@ -688,23 +718,10 @@ static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t si
 	as->asize[i] = size;
 }
 
-/*
- * The end of an event whose type byte is at p and whose fields went from
- * the cursors in at[] to the ones in to[]: the bytes are counted and the
- * cursors kept. (Fields are written through locals: a byte store may
- * alias anything, and the writer's fields would be read again after each.)
- */
-static inline void end_event(struct mt_writer *w, struct addr_state *as, uint8_t *p,
-			     uint8_t *const to[MT_STREAMS])
+/* The end of an event whose type byte is at p. */
+static inline void end_event(struct mt_writer *w, uint8_t *p)
 {
-	size_t n = 1;
-
-	for (int i = 1; i < MT_STREAMS; i++) {
-		n += (size_t)(to[i] - as->at[i]);
-		as->at[i] = to[i];
-	}
 	w->used = (size_t)(p + 1 - w->raw);
-	w->total += n;
 	w->events++;
 }
 
@@ -717,11 +734,7 @@ static size_t put_str(uint8_t *p, const char *s, size_t len)
 	return n + len;
 }
 
-#define END_RECORD(w, p) do { \
-	size_t end_ = (size_t)((p) - (w)->raw); \
-	(w)->total += end_ - (w)->used; \
-	(w)->used = end_; \
-} while (0)
+#define END_RECORD(w, p) ((w)->used = (size_t)((p) - (w)->raw))
 
 int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, uint32_t tag,
 		    const uint64_t *ips, unsigned n)
@@ -784,15 +797,13 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 		return werr(w);
 	struct addr_state *as = w->as;
 	size_t slot = hist_slot_of(addr);
-	uint8_t *to[MT_STREAMS] = { NULL, as->at[1], as->at[2], as->at[3], as->at[4] };
 
 	*p = MT_REC_ALLOC;
-	to[MT_STREAM_STACKS] = uv_at(to[MT_STREAM_STACKS], stack);
-	to[MT_STREAM_SIZES] = uv_at(to[MT_STREAM_SIZES], size);
-	put_addr(&to[MT_STREAM_KEYS], &to[MT_STREAM_DELTAS], &as->hist[0], slot, addr,
-		 hist_k(&as->hist[1], &as->hist[1].index[slot], addr));
+	put_field(as, MT_STREAM_STACKS, stack);
+	put_field(as, MT_STREAM_SIZES, size);
+	put_addr(as, &as->hist[0], slot, addr, hist_k(&as->hist[1], &as->hist[1].index[slot], addr));
 	put_joined(as, stack, size);
-	end_event(w, as, p, to);
+	end_event(w, p);
 	return 0;
 }
 
@@ -805,16 +816,14 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_
 		return werr(w);
 	struct addr_state *as = w->as;
 	size_t slot = hist_slot_of(addr);
-	uint8_t *to[MT_STREAMS] = { NULL, as->at[1], as->at[2], as->at[3], as->at[4] };
 
 	*p = MT_REC_FREE;
 	/* BLOCK unless the address named its allocation (format.h FREE) */
-	if (!put_addr(&to[MT_STREAM_KEYS], &to[MT_STREAM_DELTAS], &as->hist[1], slot, addr,
-		      block_key(as, slot, addr, size, stack))) {
-		to[MT_STREAM_STACKS] = uv_at(to[MT_STREAM_STACKS], stack);
-		to[MT_STREAM_SIZES] = uv_at(to[MT_STREAM_SIZES], size);
+	if (!put_addr(as, &as->hist[1], slot, addr, block_key(as, slot, addr, size, stack))) {
+		put_field(as, MT_STREAM_STACKS, stack);
+		put_field(as, MT_STREAM_SIZES, size);
 	}
-	end_event(w, as, p, to);
+	end_event(w, p);
 	return 0;
 }
 
@@ -828,22 +837,21 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 		return werr(w);
 	struct addr_state *as = w->as;
 	size_t os = hist_slot_of(old_addr), ns = hist_slot_of(new_addr);
-	uint8_t *to[MT_STREAMS] = { NULL, as->at[1], as->at[2], as->at[3], as->at[4] };
 
 	*p = MT_REC_REALLOC;
-	to[MT_STREAM_STACKS] = uv_at(to[MT_STREAM_STACKS], stack);
-	to[MT_STREAM_SIZES] = uv_at(to[MT_STREAM_SIZES], size);
+	put_field(as, MT_STREAM_STACKS, stack);
+	put_field(as, MT_STREAM_SIZES, size);
 	/* the old block's key is chosen before the new address joins */
-	uint64_t k = put_addr(&to[MT_STREAM_KEYS], &to[MT_STREAM_DELTAS], &as->hist[1], os,
-			      old_addr, block_key(as, os, old_addr, old_size, old_stack));
-	put_addr(&to[MT_STREAM_KEYS], &to[MT_STREAM_DELTAS], &as->hist[0], ns, new_addr,
+	uint64_t k = put_addr(as, &as->hist[1], os, old_addr,
+			      block_key(as, os, old_addr, old_size, old_stack));
+	put_addr(as, &as->hist[0], ns, new_addr,
 		 hist_k(&as->hist[1], &as->hist[1].index[ns], new_addr));
 	put_joined(as, stack, size);
 	if (!k) {
-		to[MT_STREAM_STACKS] = uv_at(to[MT_STREAM_STACKS], old_stack);
-		to[MT_STREAM_SIZES] = uv_at(to[MT_STREAM_SIZES], old_size);
+		put_field(as, MT_STREAM_STACKS, old_stack);
+		put_field(as, MT_STREAM_SIZES, old_size);
 	}
-	end_event(w, as, p, to);
+	end_event(w, p);
 	return 0;
 }
 
@@ -1047,7 +1055,7 @@ uint64_t mt_writer_events(const struct mt_writer *w)
 
 size_t mt_writer_pending(const struct mt_writer *w)
 {
-	return w->total;
+	return chunk_total(w);
 }
 
 int mt_writer_error(const struct mt_writer *w)
