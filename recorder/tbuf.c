@@ -436,13 +436,10 @@ static inline void take(struct mt_tbuf *b)
  */
 enum { AHEAD = 16 };
 
-static inline void prefetch_next(struct mt_tbuf *b, uint64_t h, const struct mt_livetab *t)
+/* Asks for the slot of the record at at; the record after it. */
+static inline uint64_t prefetch_at(const struct mt_tbuf *b, uint64_t at, const struct mt_livetab *t)
 {
-	if (b->ahead < b->tail)
-		b->ahead = b->tail;
-	if (b->ahead == h)
-		return;
-	const struct rhdr *r = (const struct rhdr *)(b->ring + b->ahead % RING_BYTES);
+	const struct rhdr *r = (const struct rhdr *)(b->ring + at % RING_BYTES);
 
 	if (r->kind == R_ALLOC || r->kind == R_FREE) {
 		mt_livetab_prefetch(t, ((const struct r_ev *)r)->addr);
@@ -450,7 +447,72 @@ static inline void prefetch_next(struct mt_tbuf *b, uint64_t h, const struct mt_
 		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr);
 		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr2);
 	}
-	b->ahead += r->len;
+	return at + r->len;
+}
+
+static inline void prefetch_next(struct mt_tbuf *b, uint64_t h, const struct mt_livetab *t)
+{
+	if (b->ahead < b->tail)
+		b->ahead = b->tail;
+	if (b->ahead != h)
+		b->ahead = prefetch_at(b, b->ahead, t);
+}
+
+/*
+ * One ring's events alone (most programs have one thread), in order while
+ * their keys are below lim, up to head h: peek() and take() without the
+ * choosing, and with the ring's cursors in locals (each event's call to
+ * core.c would have them read from memory again).
+ */
+static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct mt_livetab *pf)
+{
+	uint64_t tail = b->tail, ahead = b->ahead;
+	int stage2 = b->stage2;
+
+	while (tail != h) {
+		const struct rhdr *r = (const struct rhdr *)(b->ring + tail % RING_BYTES);
+		const struct r_ev *e = (const struct r_ev *)r;
+		const struct r_realloc *ra = (const struct r_realloc *)r;
+
+		if (MT_LIKELY(r->kind == R_ALLOC || r->kind == R_FREE)) {
+			if (e->key >= lim)
+				break;
+		} else if (r->kind == R_REALLOC) {
+			if ((stage2 ? ra->key2 : ra->key) >= lim)
+				break;
+		} else {
+			if (r->kind == R_STACK) {
+				const struct r_stack *st = (const struct r_stack *)r;
+				struct mt_capture c = { st->ips, st->n, st->fn, st->tag, st->hash };
+
+				mt_rec_emit_stack(&b->th, st->lid, &c);
+			}
+			tail += r->len;
+			continue;
+		}
+		if (pf) {
+			if (ahead <= tail)
+				ahead = tail + r->len;
+			if (ahead != h)
+				ahead = prefetch_at(b, ahead, pf);
+		}
+		if (r->kind == R_ALLOC) {
+			mt_rec_emit_alloc(&b->th, e->time, e->addr, e->size, e->lid);
+		} else if (r->kind == R_FREE) {
+			mt_rec_emit_free(&b->th, e->time, e->addr);
+		} else if (!stage2) {
+			mt_rec_emit_realloc_free(&b->th, ra->time, ra->addr);
+			stage2 = 1;
+			continue;
+		} else {
+			mt_rec_emit_realloc_alloc(&b->th, ra->time, ra->addr, ra->addr2, ra->size, ra->lid);
+			stage2 = 0;
+		}
+		tail += r->len;
+	}
+	b->tail = tail;
+	b->ahead = ahead;
+	b->stage2 = stage2;
 }
 
 /* The bound below which every key is final (module comment), own thread's
@@ -528,13 +590,7 @@ static void merge(uint64_t lim)
 			n++;
 	}
 	if (n == 1) {
-		/* one thread's events (most programs'): no choosing */
-		b = act.b[0];
-		for (uint64_t h = act.head[0], key = act.key[0]; key < lim; key = peek(b, h)) {
-			take(b);
-			if (pf)
-				prefetch_next(b, h, pf);
-		}
+		drain_one(act.b[0], act.head[0], lim, pf);
 		n = 0;
 	}
 	for (;;) {
