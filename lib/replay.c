@@ -1742,7 +1742,7 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_replay_ops *ops,
 		       void *ctx, int *fin)
 {
-	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
+	int ahead = !r->tail && r->live.cap * MT_LIVETAB_SLOT >= PREFETCH_FROM;
 	int ret = 0;
 	size_t i;
 
