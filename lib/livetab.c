@@ -247,14 +247,15 @@ static int rehash(struct mt_livetab *t, size_t upto, struct done *d)
 	return 0;
 }
 
-/* The homes for a table of cap slots: its tail, its limit. */
+/* A table of cap homes: it grows once 80 % full. */
 static void set_cap(struct mt_livetab *t, size_t cap)
 {
 	t->cap = cap;
 	t->grow_at = cap / 5 * 4;
 }
 
-/* The table with cap homes (more than now): 0, or -1 (unchanged). */
+/* The table with cap homes (more than now): 0, or -1 (unchanged, unless
+ * the rehash failed once begun: see mt_livetab_unsort). */
 static int resize(struct mt_livetab *t, size_t cap)
 {
 	struct done d;

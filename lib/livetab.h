@@ -11,9 +11,10 @@
  * once it is large and stays between 64 % and 80 % full: 12.5 to 15.6
  * bytes a live block. Below 4 MiB it doubles (fewer moves; the bytes do
  * not matter there). Slots run past the last home (the tail), so a probe
- * never wraps. Growth is in place: the memory is resized (mremap moves
- * pages, it copies nothing) and the blocks rehashed where they are, so the
- * table never needs its old and its new slots at once.
+ * never wraps. Growth is in place: the memory is resized (a large table's
+ * with mremap, which moves pages and copies nothing) and the blocks
+ * rehashed where they are, so the table never needs its old and its new
+ * slots at once.
  *
  * Addresses 0 and from 2^48 up (none on x86-64 and arm64 without 5-level
  * paging asked for by the program; possible in a damaged log) are kept
