@@ -552,6 +552,18 @@ static void name_running_threads(void)
 }
 
 /* The stack id of c, writing STACK when new; -1 on failure (stopped). */
+/* STACK for frames ips[0..n-1], outermost first (the log's are innermost first). */
+static int write_stack(uint64_t t, uint32_t id, unsigned fn, uint32_t tag, const uint64_t *ips,
+		       unsigned n)
+{
+	uint64_t in[MT_MAX_DEPTH];
+	if (n > MT_MAX_DEPTH)
+		n = MT_MAX_DEPTH;
+	for (unsigned i = 0; i < n; i++)
+		in[i] = ips[n - 1 - i];
+	return mt_writer_stack(S.w, t, id, fn, tag, in, n);
+}
+
 static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 {
 	int is_new;
@@ -561,7 +573,7 @@ static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 		return -1;
 	}
 	if (is_new) {
-		check(mt_writer_stack(S.w, t, (uint32_t)id, c->fn, c->tag, c->ips, c->n));
+		check(write_stack(t, (uint32_t)id, c->fn, c->tag, c->ips, c->n));
 		/* A frame in no known module: something was loaded (dlopen).
 		 * The hook rescans once the lock is released. */
 		for (unsigned i = 0; i < c->n && !S.mod_dirty; i++)
@@ -1015,7 +1027,7 @@ static int ring_stack(void *ctx, uint32_t id, unsigned fn, uint32_t tag, const u
 		      unsigned n)
 {
 	(void)ctx;
-	return mt_writer_stack(S.w, now(), id, fn, tag, ips, n);
+	return write_stack(now(), id, fn, tag, ips, n);
 }
 
 /*
@@ -2020,25 +2032,62 @@ static void move_fd_high(void)
 
 /* ---- the unwinder ---------------------------------------------------------------- */
 
-static int no_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+static const uint64_t *no_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
+				    uint64_t *hash)
 {
-	(void)buf;
-	(void)size;
 	(void)fp;
+	(void)max;
+	*n = 0;
 	*hash = 0;
-	return 0;
+	return scratch;
 }
 
 mt_backtrace_fn mt_backtrace = no_backtrace;
 
-/* libunwind's unw_backtrace() (load_unwinder), as an mt_backtrace_fn. */
+/*
+ * libunwind's walk (load_unwinder), as an mt_backtrace_fn: the frames it
+ * gives innermost first, from its own caller, turned round. Until a
+ * dlclose that is unw_backtrace(); after one, a loop of unw_step(), as
+ * unw_backtrace() makes when its fast path gives up: that fast path keeps
+ * each thread's frame layouts by address and unw_flush_cache() does not
+ * reach them (libunwind 1.6), so code loaded where unloaded code was
+ * would be walked by the old layouts. unw_step() costs microseconds a
+ * frame here (a system call each): after a dlclose, only for the stacks
+ * unwind.c's walker hands over, or with MEMTRAIL_UNWIND=full.
+ */
 static int (*unw_bt)(void **, int);
+static void (*unw_flush)(unw_addr_space_t, unw_word_t, unw_word_t);
+static unw_addr_space_t *unw_as;
+static int unw_unloaded;
+static int step_backtrace(uint64_t *buf, int size);
 
-static int full_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+static void flush_unwinder(void)
 {
+	if (unw_flush && unw_as)
+		unw_flush(*unw_as, 0, 0);
+	__atomic_store_n(&unw_unloaded, 1, __ATOMIC_RELAXED);
+}
+
+static const uint64_t *full_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
+				      uint64_t *hash)
+{
+	int k, i = 0;
 	(void)fp;
 	*hash = 0;
-	return unw_bt(buf, size);
+	if (MT_LIKELY(!__atomic_load_n(&unw_unloaded, __ATOMIC_RELAXED)))
+		k = unw_bt((void **)scratch, (int)max + 16);
+	else
+		k = step_backtrace(scratch, (int)max + 16);
+	while (i < k && scratch[i] >= mt_self_lo && scratch[i] < mt_self_hi)
+		i++;
+	unsigned m = (unsigned)(k - i) < max ? (unsigned)(k - i) : max;
+	for (unsigned a = (unsigned)i, b = (unsigned)i + m - 1; a < b; a++, b--) {
+		uint64_t x = scratch[a];
+		scratch[a] = scratch[b];
+		scratch[b] = x;
+	}
+	*n = m;
+	return scratch + i;
 }
 
 #define MT_STR2(x) #x
@@ -2090,6 +2139,25 @@ static uintptr_t exit_caller_sp(void)
 	return 0;
 }
 
+/* unw_backtrace()'s own slow path: the frames by unw_step(). */
+static int step_backtrace(uint64_t *buf, int size)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+
+	if (!U.getcontext || !U.init_local || !U.step || !U.get_reg ||
+	    U.getcontext(&uc) < 0 || U.init_local(&c, &uc) < 0)
+		return 0;
+	while (n < size && U.get_reg(&c, UNW_REG_IP, &ip) == 0) {
+		buf[n++] = ip;
+		if (U.step(&c) <= 0)
+			break;
+	}
+	return n;
+}
+
 static void load_unwinder(void)
 {
 	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -2115,7 +2183,9 @@ static void load_unwinder(void)
 	U.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, MT_STR(unw_get_reg));
 	U.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))dlsym(h, MT_STR(unw_get_proc_info));
 	unw_bt = bt;
-	mt_backtrace = mt_unwind_setup(full_backtrace, S.cfg.unwind);
+	unw_flush = (void (*)(unw_addr_space_t, unw_word_t, unw_word_t))dlsym(h, MT_STR(unw_flush_cache));
+	unw_as = as;
+	mt_backtrace = mt_unwind_setup(full_backtrace, flush_unwinder, S.cfg.unwind);
 }
 
 /*

@@ -147,36 +147,26 @@ static inline int recording(void)
 	return MT_LIKELY(!mt_tls.guard && mt_rec_active);
 }
 
-/* Frames a hook may add below the caller (hook, record_alloc, slack). */
-#define SKIP_MAX 8
-
 /*
- * Captures the caller's stack into buf (room for mt_rec_depth + SKIP_MAX
- * frames), drops the leading frames in our own text and hashes the rest
- * for the stack table. Always inlined: buf lives in the caller's frame,
- * whose frame pointer is where the walk begins (unwind.h).
+ * Captures the caller's stack (scratch: room for mt_rec_depth + 16
+ * frames, for libunwind's walk) and hashes it for the stack table.
+ * Always inlined: its frame pointer is the caller's, where the walk
+ * begins (unwind.h).
  */
 static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
-							 void **buf, unsigned fn)
+							 uint64_t *scratch, unsigned fn)
 {
-	int size = (int)(mt_rec_depth + SKIP_MAX);
+	unsigned m;
 	uint64_t h;
-	int n = mt_backtrace(buf, size, __builtin_frame_address(0), &h);
-	int i = 0;
-	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
-		i++;
-	unsigned m = (unsigned)(n - i);
-	if (m > mt_rec_depth)
-		m = mt_rec_depth;
-	c->ips = (const uint64_t *)(buf + i);
+	c->ips = mt_backtrace(__builtin_frame_address(0), mt_rec_depth, scratch, &m, &h);
 	c->n = m;
 	c->fn = fn;
 	/* The walker hands the frames' hash over when it has it (it mixes
 	 * in only the frames that changed since the thread's last stack);
-	 * else, or cut to the depth, it is computed here. The tag path is
-	 * part of a stack's identity. */
+	 * else it is computed here. The tag path is part of a stack's
+	 * identity. */
 	c->tag = mt_tagtls.cur;
-	if (!h || m != (unsigned)(n - i))
+	if (!h)
 		h = mt_unwind_hash(c->ips, m);
 	h ^= 0xC2B2AE3D27D4EB4Full * (fn + 1) + m + ((uint64_t)c->tag << 24);
 	h *= 0x9E3779B97F4A7C15ull;
@@ -189,7 +179,7 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
  */
 static __attribute__((noinline)) void record_drawn(void *p, size_t size, unsigned fn)
 {
-	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	uint64_t buf[MT_MAX_DEPTH + 16];
 	struct mt_capture c;
 	mt_sample_note(p);
 	capture(&c, buf, fn);
@@ -207,7 +197,7 @@ static inline __attribute__((always_inline)) void record_alloc(void *p, size_t s
 /* The same for realloc, which tbuf.c performs between its two order keys. */
 static __attribute__((noinline)) void *record_realloc(void *p, size_t nmemb, size_t n, unsigned fn)
 {
-	void *buf[MT_MAX_DEPTH + SKIP_MAX];
+	uint64_t buf[MT_MAX_DEPTH + 16];
 	struct mt_capture c;
 	/* sampling: the new half is drawn on its own size; an old half that
 	 * was not recorded is nothing to the log, nor to core.c's lock */

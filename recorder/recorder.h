@@ -90,7 +90,8 @@ void mt_hooks_resolve(void);
 /* ---- what a hook captured ------------------------------------------------ */
 
 struct mt_capture {
-	const uint64_t *ips;  /* innermost first, recorder frames removed */
+	const uint64_t *ips;  /* outermost first (the log's STACK records are
+				 innermost first), recorder frames removed */
 	unsigned n;
 	unsigned fn;          /* enum mt_fn */
 	uint32_t tag;         /* the thread's innermost tag path (tags.c) */
@@ -191,7 +192,8 @@ extern uintptr_t mt_self_lo, mt_self_hi;
 
 /* The stack walk of MEMTRAIL_UNWIND's mode (unwind.h), set up at start
  * (core.c load_unwinder). */
-extern int (*mt_backtrace)(void **buf, int size, void *fp, uint64_t *hash);
+extern const uint64_t *(*mt_backtrace)(void *fp, unsigned max, uint64_t *scratch, unsigned *n,
+				      uint64_t *hash);
 /* Starts recording if not done yet (safe to call from any hook). */
 void mt_rec_init(void);
 /* An allocation returned p for size bytes. */

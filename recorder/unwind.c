@@ -21,7 +21,9 @@
  * Anything else (a CFA by expression or by another register, a return
  * address elsewhere, rbp kept in another register, a signal frame, an
  * address in no module, an encoding we do not read) makes the whole
- * capture fall back to unw_backtrace(), which knows those. Rules are kept
+ * capture fall back to libunwind, which knows those (a thread that keeps
+ * meeting such frames leaves its captures to libunwind for a while).
+ * Rules are kept
  * in one table for every thread, keyed by address, entered under a
  * spinlock and read without one; a dlclose bumps a generation that every
  * kept rule carries, so a rule of code unloaded is never used for code
@@ -634,8 +636,12 @@ static inline uint64_t rule_at(const struct rtab *t, uint64_t ip, unsigned gen)
 	return r;
 }
 
+static void (*flush_full)(void);
+
 void mt_unwind_forget(void)
 {
+	if (flush_full)
+		flush_full();
 	unsigned g = __atomic_add_fetch(&rgen, 1, __ATOMIC_ACQ_REL) & 0xffff;
 	if (g == 0)
 		__atomic_store_n(&rgen, 1, __ATOMIC_RELEASE);
@@ -672,6 +678,9 @@ void mt_unwind_child(void)
 
 /* ---- the walk ---------------------------------------------------------------------- */
 
+/* Frames of the recorder a walk may meet before the program's (a hook
+ * called by another, as cfree calls free). */
+#define UW_SLACK 8
 #define UW_FRAMES (MT_MAX_DEPTH + 16)
 
 struct frame {
@@ -689,7 +698,10 @@ struct uw_state {
 				   (the walk was cut at size, or read a null
 				   return address): a reuse reaching it steps on */
 	int hit;                /* the last walk reused kept frames */
+	unsigned misses;        /* walks in a row that fell back to libunwind */
+	unsigned skip;          /* captures left to leave to libunwind at once */
 	struct frame f[UW_FRAMES];      /* the last walk, outermost first */
+	uint64_t ips[UW_FRAMES];        /* f[k].ip, side by side: the captured stack */
 	struct frame in[UW_FRAMES];     /* new frames, innermost first */
 	struct frame out[UW_FRAMES];    /* frames found outward of a reuse, likewise */
 };
@@ -780,14 +792,11 @@ struct seg {
 };
 
 /*
- * The walk from the frame whose registers are ip, sp, bp: 0..size frames
- * into buf (innermost first), or -1 where a rule cannot be had (the
- * caller falls back). *hash: the prefix hash of the frames from the first
- * one outside the recorder outward, when the walk reached the stack's
- * end (0 when not: the caller hashes them itself).
+ * The walk from the frame whose registers are ip, sp, bp, at most size
+ * frames: their number (st->f and st->ips, outermost first), or -1 where
+ * a rule cannot be had (the caller falls back).
  */
-static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void **buf,
-		int size, uint64_t *hash)
+static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int size)
 {
 	const struct rtab *t = __atomic_load_n(&rtab, __ATOMIC_ACQUIRE);
 	unsigned gen = rgen;
@@ -797,7 +806,6 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void
 	int c = st->gen == gen ? st->n - 1 : -1;
 
 	st->hit = 0;
-	*hash = 0;
 	for (;;) {
 		/* the kept walk's frame at this stack pointer, if any */
 		while (c >= 0 && f[c].sp < sp)
@@ -805,12 +813,27 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void
 		if (c >= 0 && f[c].sp == sp && f[c].ip == ip && (f[c].bp == bp || !f[c].needbp) &&
 		    MT_LIKELY(nseg + 2 <= UW_SEGS)) {
 			/* This frame is kept frame c: the kept steps outward from
-			 * it are checked word by word, down to frame v. */
+			 * it are checked word by word, down to frame v. A saved
+			 * rbp that no step outward of its frame depends on need
+			 * not be the same (the frame keeps a stale one, which
+			 * nothing compares: see needbp). */
 			int v = c;
 			while (v > 0 && *(const uint64_t *)(uintptr_t)(f[v - 1].sp - 8) == f[v - 1].ip &&
-			       (!f[v].bpslot ||
+			       (!f[v].bpslot || !f[v - 1].needbp ||
 				*(const uint64_t *)(uintptr_t)f[v].bpslot == f[v - 1].bp))
 				v--;
+			if (MT_LIKELY(v == 0 && !st->open && !nseg && c + 1 + j <= size)) {
+				/* The usual: new frames, then all of the kept walk
+				 * from frame c out. Only the new ones are written. */
+				for (int k = 0; k < j; k++) {
+					f[c + 1 + k] = in[j - 1 - k];
+					st->ips[c + 1 + k] = in[j - 1 - k].ip;
+				}
+				st->n = c + 1 + j;
+				st->hit = 1;
+				finish(st, c + 1);
+				return st->n;
+			}
 			if (j > from)
 				seg[nseg++] = (struct seg){ 0, from, j };
 			if (c - v + 1 > size - total)
@@ -826,11 +849,12 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void
 				break;          /* the kept walk's end is this one's */
 			/* Steps on by rule from frame v, with its true rbp: a
 			 * kept frame's may be stale where nothing depended on it,
-			 * and now something outward may. */
+			 * and now something outward may. (The slots read are the
+			 * ones a walk from frame c would read.) */
 			f[c].bp = bp;
 			for (int k = c - 1; k >= v; k--)
-				if (!f[k + 1].bpslot)
-					f[k].bp = f[k + 1].bp;
+				f[k].bp = f[k + 1].bpslot ?
+					*(const uint64_t *)(uintptr_t)f[k + 1].bpslot : f[k + 1].bp;
 			rc = step(t, gen, &f[v], &ip, &sp, &bp);
 			c = v - 1;
 			from = j;
@@ -875,6 +899,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void
 			int len = seg[s].b - seg[s].a + 1;
 			if (seg[s].a != at) {
 				memmove(f + at, f + seg[s].a, (size_t)len * sizeof(*f));
+				memmove(st->ips + at, st->ips + seg[s].a, (size_t)len * sizeof(*st->ips));
 				if (changed < 0)
 					changed = at;
 			}
@@ -882,8 +907,10 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, void
 		} else {
 			if (changed < 0)
 				changed = at;
-			for (int k = seg[s].b - 1; k >= seg[s].a; k--)
+			for (int k = seg[s].b - 1; k >= seg[s].a; k--) {
+				st->ips[at] = in[k].ip;
 				f[at++] = in[k];
+			}
 		}
 	}
 	goto placed;
@@ -897,8 +924,10 @@ gather:
 			for (int k = seg[s].a; k < seg[s].b; k++)
 				st->out[at++] = in[k];
 	}
-	for (int k = 0; k < at; k++)
+	for (int k = 0; k < at; k++) {
 		f[k] = st->out[at - 1 - k];
+		st->ips[k] = f[k].ip;
+	}
 	changed = 0;
 placed:
 	/* the outermost frame's dependence on rbp changes with open */
@@ -909,69 +938,90 @@ placed:
 	st->gen = gen;
 	if (changed >= 0)
 		finish(st, changed);
-	int n = at, i = 0;
-	for (int k = 0; k < n; k++)
-		buf[k] = (void *)(uintptr_t)f[n - 1 - k].ip;
-	while (i < n && (uintptr_t)buf[i] >= mt_self_lo && (uintptr_t)buf[i] < mt_self_hi)
-		i++;
-	if (n < size && !open && i < n)
-		*hash = f[n - 1 - i].hash;
-	return n;
+	return at;
 }
 
-/* The registers of the frame that called the function whose frame
- * pointer is fp (the recorder keeps frame pointers). */
-static int fast_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+/*
+ * The frames of a walk of n, less those of the recorder at the inner end
+ * and those past max, outermost first. *hash: theirs, when the walk
+ * reached the stack's end (it keeps the prefix hashes), else 0.
+ */
+static inline const uint64_t *program_frames(struct uw_state *st, int n, unsigned max,
+					     unsigned *np, uint64_t *hash)
+{
+	int i = n;
+	while (i > 0 && st->ips[i - 1] >= mt_self_lo && st->ips[i - 1] < mt_self_hi)
+		i--;
+	*hash = 0;
+	if ((unsigned)i > max) {
+		*np = max;
+		return st->ips + i - max;
+	}
+	if (i > 0 && !st->open)
+		*hash = st->f[i - 1].hash;
+	*np = (unsigned)i;
+	return st->ips;
+}
+
+/* The walk starts at the caller of the function whose frame pointer is
+ * fp (the recorder keeps frame pointers). */
+/*
+ * A thread whose stacks keep meeting frames the walk cannot take (code
+ * made at run time without unwind tables, a handler of a signal that
+ * comes often) pays for both walks: after FALLBACKS_IN_A_ROW of them it
+ * leaves its next SKIP_AFTER captures to libunwind, then tries again.
+ */
+#define FALLBACKS_IN_A_ROW 64
+#define SKIP_AFTER 4096
+
+static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *np,
+				      uint64_t *hash)
 {
 	struct uw_state *st = state();
 	const uint64_t *fr = fp;
 	int n;
-	*hash = 0;
-	if (MT_UNLIKELY(!st || size < 1 || size > UW_FRAMES) ||
-	    MT_UNLIKELY((n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], buf, size, hash)) < 0))
-		return full_bt(buf, size, fp, hash);
-	return n;
+	if (MT_UNLIKELY(!st))
+		return full_bt(fp, max, scratch, np, hash);
+	if (MT_UNLIKELY(st->skip)) {
+		st->skip--;
+		return full_bt(fp, max, scratch, np, hash);
+	}
+	n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK);
+	if (MT_UNLIKELY(n < 0)) {
+		if (++st->misses == FALLBACKS_IN_A_ROW) {
+			st->misses = 0;
+			st->skip = SKIP_AFTER;
+		}
+		return full_bt(fp, max, scratch, np, hash);
+	}
+	st->misses = 0;
+	return program_frames(st, n, max, np, hash);
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
 
 static unsigned long check_stacks, check_reused, check_mismatches, check_fallbacks;
 
-/* The frames of a stack outside libmemtrail (the hooks drop those). */
-static void **program_part(void **ips, int *n)
-{
-	int i = 0;
-	while (i < *n && (uintptr_t)ips[i] >= mt_self_lo && (uintptr_t)ips[i] < mt_self_hi)
-		i++;
-	*n -= i;
-	return ips + i;
-}
-
 /*
- * Both walks on the same stack, compared outside our own frames, and the
- * walk's prefix hash against one computed over the frames.
+ * Both walks on the same stack, the program's frames compared, and the
+ * walk's hash against one computed over them.
  */
-static int check_backtrace(void **buf, int size, void *fp, uint64_t *hash)
+static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *np,
+				       uint64_t *hash)
 {
 	struct uw_state *st = state();
 	const uint64_t *fr = fp;
-	void *ref[UW_FRAMES];
-	uint64_t ignored;
-	if (!st || size < 1 || size > UW_FRAMES)
-		return full_bt(buf, size, fp, hash);
-	int n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], buf, size, hash);
-	if (n < 0) {
+	uint64_t ref[UW_FRAMES], ignored;
+	unsigned m;
+	int n;
+	if (!st || (n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK)) < 0) {
 		__atomic_add_fetch(&check_fallbacks, 1, __ATOMIC_RELAXED);
-		return full_bt(buf, size, fp, hash);
+		return full_bt(fp, max, scratch, np, hash);
 	}
-	int m = full_bt(ref, size, fp, &ignored);
-	/* Started at different depths, the two may cut a stack deeper than
-	 * size apart: then the shorter must be the start of the other. */
-	int a = n, b = m;
-	void **pa = program_part(buf, &a), **pb = program_part(ref, &b);
-	int cut = n >= size || m >= size;
-	int same = (cut || a == b) && memcmp(pa, pb, (size_t)(a < b ? a : b) * sizeof(void *)) == 0;
-	if (*hash && *hash != mt_unwind_hash((const uint64_t *)(const void *)pa, (unsigned)a))
+	const uint64_t *ips = program_frames(st, n, max, np, hash);
+	const uint64_t *rips = full_bt(fp, max, ref, &m, &ignored);
+	int same = m == *np && memcmp(ips, rips, m * sizeof(*ips)) == 0;
+	if (*hash && *hash != mt_unwind_hash(ips, *np))
 		same = 0;
 	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
 	if (st->hit)
@@ -979,7 +1029,7 @@ static int check_backtrace(void **buf, int size, void *fp, uint64_t *hash)
 	/* Said at once too: a program may end without running destructors. */
 	if (!same && __atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED) <= 5)
 		mt_say("unwind check: a stack differs from the full unwinder's", NULL);
-	return n;
+	return ips;
 }
 
 __attribute__((destructor)) static void check_report(void)
@@ -997,8 +1047,9 @@ __attribute__((destructor)) static void check_report(void)
 
 /* ---- setup ---------------------------------------------------------------------- */
 
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int mode)
 {
+	flush_full = flush;
 	if (mode == MT_UNWIND_FULL)
 		return full;
 	find_object = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT,
@@ -1019,16 +1070,21 @@ mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
 
 #else  /* not x86-64: libunwind only */
 
+static void (*flush_full)(void);
+
 void mt_unwind_forget(void)
 {
+	if (flush_full)
+		flush_full();
 }
 
 void mt_unwind_child(void)
 {
 }
 
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode)
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int mode)
 {
+	flush_full = flush;
 	if (mode != MT_UNWIND_FULL)
 		mt_say("incremental unwinding is for x86-64 only: unwinding in full", NULL);
 	return full;

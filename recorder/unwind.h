@@ -23,15 +23,15 @@ int mt_unwind_parse(const char *s);
 #include <stdint.h>
 
 /*
- * Captures the stack into buf (room for size frames), innermost first, as
- * libunwind's unw_backtrace(buf, size) gives it but for frames of the
- * recorder: the walk may begin at the caller of the function whose frame
- * pointer is fp (a function of the recorder). Returns the frames written.
- * *hash: mt_unwind_hash() of the frames from the first one outside the
- * recorder outward, when the walker had it at hand; 0 when not (then
- * the caller computes it).
+ * Captures the stack of the caller of the function whose frame pointer is
+ * fp (a function of the recorder): its frames, outermost first, less the
+ * recorder's own and only the innermost max; *n of them. They lie in the
+ * walker's own memory (valid until the thread's next capture) or in
+ * scratch (room for max + 16). *hash: mt_unwind_hash() of them when the
+ * walker had it at hand, 0 when not (then the caller computes it).
  */
-typedef int (*mt_backtrace_fn)(void **buf, int size, void *fp, uint64_t *hash);
+typedef const uint64_t *(*mt_backtrace_fn)(void *fp, unsigned max, uint64_t *scratch,
+					   unsigned *n, uint64_t *hash);
 
 /*
  * The stack hash: frames mixed in from the outermost inward, so that a
@@ -47,24 +47,25 @@ static inline uint64_t mt_unwind_mix(uint64_t h, uint64_t ip)
 	return h ^ (h >> 29);
 }
 
-/* The hash of ips[0..n-1] (innermost first). */
+/* The hash of ips[0..n-1] (outermost first). */
 static inline uint64_t mt_unwind_hash(const uint64_t *ips, unsigned n)
 {
 	uint64_t h = MT_UNWIND_SEED;
-	while (n)
-		h = mt_unwind_mix(h, ips[--n]);
+	for (unsigned i = 0; i < n; i++)
+		h = mt_unwind_mix(h, ips[i]);
 	return h;
 }
 
 /*
  * The function the hooks call to capture a stack in this mode, given
- * unw_backtrace (which the walker itself falls back to on any stack it
+ * libunwind's (which the walker itself falls back to on any stack it
  * cannot walk). Falls back to full (and says why) where the walker cannot
  * run at all. Called once at start, before any thread records.
  */
-mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, int mode);
+mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush_full)(void), int mode);
 
-/* Code was unloaded (dlclose): no rule kept so far is used again. */
+/* Code was unloaded (dlclose): no rule kept so far is used again, by the
+ * walker or by libunwind (flush_full). */
 void mt_unwind_forget(void);
 
 /* In a forked child: a lock another thread of the parent held is free. */

@@ -14,11 +14,17 @@
  *   rec_unwind threads    threads that allocate and end by returning or
  *                         by pthread_exit from deep frames, one after the
  *                         other and four at once
+ *   rec_unwind reload A B dlopens A and B in turn, allocating in their
+ *                         deep frames, and dlcloses each: B's code lands
+ *                         where A's was, with other frame layouts, so a
+ *                         rule kept for A's addresses is wrong for B's
+ *                         (rec_unwind_plugin.c built twice)
  *
  * Every block is freed; the program prints how many allocations it made
  * (its own count), the same under any profiler. Not a sample: its figures
  * are not worked out, only compared between unwinders.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -208,6 +214,24 @@ NOIPA static void run_threads(void)
 	down(3, NULL, 0);
 }
 
+NOIPA static int run_reload(const char *a, const char *b)
+{
+	for (int i = 0; i < 20; i++) {
+		void *h = dlopen(i & 1 ? b : a, RTLD_NOW | RTLD_LOCAL);
+		void *(*fn)(int, size_t) = h ? (void *(*)(int, size_t))dlsym(h, "plug_alloc") : NULL;
+		if (!fn) {
+			fprintf(stderr, "rec_unwind: %s\n", dlerror());
+			return -1;
+		}
+		for (int k = 0; k < 50; k++) {
+			free(fn(k % 7, 16 + (size_t)k));
+			allocs++;
+		}
+		dlclose(h);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -219,8 +243,11 @@ int main(int argc, char **argv)
 		run_signal();
 	else if (strcmp(mode, "threads") == 0)
 		run_threads();
-	else {
-		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads\n");
+	else if (strcmp(mode, "reload") == 0 && argc == 4) {
+		if (run_reload(argv[2], argv[3]) < 0)
+			return 1;
+	} else {
+		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads|reload A B\n");
 		return 2;
 	}
 	printf("%s: %lu allocations\n", mode, allocs);

@@ -19,7 +19,9 @@
 #                --format collapsed) equal
 # on every sample, a C++ program throwing through allocating frames
 # (rec_unwind_cxx.cpp), a program leaving frames by longjmp, swapcontext,
-# signal handlers and exiting threads (rec_unwind.c), and python3.
+# signal handlers and exiting threads (rec_unwind.c), one loading and
+# unloading two libraries whose code lands at the same addresses with
+# other unwind rules (rec_unwind.c reload), and python3.
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3 c++ cc
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
@@ -31,6 +33,9 @@ export PYTHONHASHSEED
 cc -O0 -g -pthread -o rec_unwind "$MT_TOP/tests/e2e/rec_unwind.c" || mt_skip "cannot build rec_unwind"
 c++ -O0 -g -o rec_unwind_cxx "$MT_TOP/tests/e2e/rec_unwind_cxx.cpp" ||
 	mt_skip "cannot build rec_unwind_cxx"
+cc -O1 -g -shared -fPIC -DFRAME=32 -DPAD=0 -o plug_a.so "$MT_TOP/tests/e2e/rec_unwind_plugin.c" &&
+	cc -O1 -g -shared -fPIC -DFRAME=4000 -DPAD=600 -o plug_b.so \
+		"$MT_TOP/tests/e2e/rec_unwind_plugin.c" || mt_skip "cannot build rec_unwind_plugin.c"
 # In a directory of its own: python3 lists its script's directory, where
 # the recordings pile up.
 mkdir -p py
@@ -111,5 +116,6 @@ one cxx 1 ./rec_unwind_cxx
 for m in longjmp context signal threads; do
 	one "$m" 1 ./rec_unwind "$m"
 done
+one reload 1 ./rec_unwind reload "$MT_TMP/plug_a.so" "$MT_TMP/plug_b.so"
 one python3 1 /usr/bin/python3 py/unwind.py
 mt_finish
