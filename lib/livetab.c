@@ -87,6 +87,8 @@ void mt_livetab_fini(struct mt_livetab *t)
 		mem->release(t->odd, t->oddcap * sizeof(*t->odd));
 	if (t->wide)
 		mem->release(t->wide, t->widecap * sizeof(*t->wide));
+	if (t->sorted)
+		mem->release(t->sorted, t->sorted_words * sizeof(uint64_t));
 	mt_livetab_init(t, mem);
 }
 
@@ -177,6 +179,8 @@ static int tail_more(struct mt_livetab *t, struct done *d)
 	return 0;
 }
 
+#define REHASH_AHEAD 16
+
 /*
  * Puts every block of slots [0, upto) at its place for the table's cap,
  * in the same memory: a block is taken out of its slot and put from its
@@ -184,9 +188,10 @@ static int tail_more(struct mt_livetab *t, struct done *d)
  * placed (which is then taken out and placed the same way). Placed blocks
  * never move again, and a block only passes over placed ones, so every
  * run stays whole. d: a clear bitmap of the table's slots, marked where
- * it tells placed blocks from the others (below).
+ * it tells placed blocks from the others (below). ahead: the blocks are
+ * in address order (mt_livetab_unsort), their homes asked for ahead.
  */
-static int rehash(struct mt_livetab *t, size_t upto, struct done *d)
+static int rehash(struct mt_livetab *t, size_t upto, struct done *d, int ahead)
 {
 	size_t marked = 0;          /* no bit is marked from here on */
 
@@ -202,6 +207,13 @@ static int rehash(struct mt_livetab *t, size_t upto, struct done *d)
 		uint64_t lo = mt_livetab_lo(s);
 		uint16_t hi;
 
+		/* blocks in address order go to homes all over the table: the
+		 * one placed REHASH_AHEAD blocks later is asked for now */
+		if (ahead && i >= REHASH_AHEAD) {
+			uint64_t a = mt_livetab_addr_at(t, i - REHASH_AHEAD);
+
+			__builtin_prefetch(t->slots + mt_livetab_home(a, t->cap) * S);
+		}
 		if (!(lo & MT_LIVETAB_ADDR_MASK) || (i < marked && done_at(d, i)))
 			continue;
 		memcpy(&hi, s + 8, 2);
@@ -276,7 +288,7 @@ static int resize(struct mt_livetab *t, size_t cap)
 	}
 	set_cap(t, cap);
 	/* with the bitmap's slack, -1 here means a run of thousands */
-	if (rehash(t, old_n, &d) < 0) {
+	if (rehash(t, old_n, &d, 0) < 0) {
 		done_free(t, &d);
 		return -1;
 	}
@@ -394,13 +406,26 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 		uint32_t end = b + 1 < buckets ? start[b + 1] : (uint32_t)n;
 
 		while (next[b] < end) {
-			unsigned char *r = base + (size_t)next[b] * S;
+			unsigned char *r = base + (size_t)next[b] * S, rec[S], tmp[S];
 			uint32_t c = (uint32_t)((key_at(r) - lo) >> shift);
 
-			if (c == b)
+			if (c == b) {
 				next[b]++;
-			else
-				swap_slots(r, base + (size_t)next[c]++ * S);
+				continue;
+			}
+			/* the record goes round its cycle in hand: each one moved
+			 * is read and written once */
+			memcpy(rec, r, S);
+			do {
+				unsigned char *d = base + (size_t)next[c]++ * S;
+
+				memcpy(tmp, d, S);
+				memcpy(d, rec, S);
+				memcpy(rec, tmp, S);
+				c = (uint32_t)((key_at(rec) - lo) >> shift);
+			} while (c != b);
+			memcpy(r, rec, S);
+			next[b]++;
 		}
 	}
 	for (uint32_t b = 0; b < buckets; b++) {
@@ -412,16 +437,16 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 	}
 }
 
-int mt_livetab_sort(struct mt_livetab *t)
+int mt_livetab_sort(struct mt_livetab *t, int back)
 {
 	size_t wlen = SORT_DEPTH * 2 * BUCKETS_MAX * sizeof(uint32_t);
 	uint32_t *work = t->mem->alloc(wlen);
-	struct done d;
+	struct done d = { NULL, 0 };
 	size_t k = 0;
 
 	/* the bitmap unsort needs, taken now so that unsort cannot fail
 	 * (and 32-bit counts) */
-	if (t->len > UINT32_MAX || !work || done_new(t, &d, t->n) < 0) {
+	if (t->len > UINT32_MAX || !work || (back && done_new(t, &d, t->n) < 0)) {
 		if (work)
 			t->mem->release(work, wlen);
 		return -1;
@@ -447,7 +472,7 @@ int mt_livetab_sort(struct mt_livetab *t)
 int mt_livetab_unsort(struct mt_livetab *t)
 {
 	struct done d = { t->sorted, t->sorted_words };
-	int rc = rehash(t, t->len, &d);
+	int rc = d.bits ? rehash(t, t->len, &d, 1) : -1;
 
 	done_free(t, &d);
 	t->sorted = NULL;

@@ -1287,7 +1287,7 @@ static void take_check(const char *label, uintptr_t own_sp)
 	if (own_sp)
 		helper = helper_id();
 	rc = helper >= 0 ? mt_leakscan(S.live, own_sp, helper, mt_real.malloc_usable_size,
-				       put_leak, &t, &res) : -1;
+				       put_leak, &t, 1, &res) : -1;
 	ok = rc == 0;
 	if (ok) {
 		for (int i = 0; i < MT_LEAK_KINDS; i++)
@@ -1465,11 +1465,11 @@ static void leak_check(void)
 	long helper = helper_id();
 	uint64_t t = 0;
 
-	/* -2, a table that could not be put back in order, only ends the
-	 * scan: END, next, reads none of it */
+	/* the table is left in address order: END, next, only reads its
+	 * counts, and recording ends there */
 	if (helper >= 0)
 		(void)mt_leakscan(S.live, S.exit_sp, helper, mt_real.malloc_usable_size, put_leak,
-				  &t, &res);
+				  &t, 0, &res);
 }
 
 static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)

@@ -914,7 +914,7 @@ static void say_stats(int rc, uint64_t blocks, uint64_t bytes, uint64_t words, u
 int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
 		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
 			     const struct mt_leak_totals *tot),
-		void *ctx, struct mt_leakscan_result *res)
+		void *ctx, int keep, struct mt_leakscan_result *res)
 {
 	struct mt_livetab *tab = &l->tab;
 	uint64_t t0 = mono(), cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), heap = 0;
@@ -963,13 +963,13 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable
 
 	/*
 	 * The blocks in address order: the live table's own slots, sorted in
-	 * place for the scan and put back after it (a copy would take more
-	 * memory than the table: 24 bytes a block and as much again to sort
-	 * it, 100 MiB for python's two million blocks).
+	 * place for the scan and, if kept, put back after it (a copy would
+	 * take more memory than the table: 24 bytes a block and as much again
+	 * to sort it, 100 MiB for python's two million blocks).
 	 */
-	if (mt_livetab_sort(tab) < 0)
+	if (mt_livetab_sort(tab, keep) < 0)
 		goto out;
-	sorted = 1;
+	sorted = keep;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t start = start_of(&s, i), end = end_of(&s, i);
 

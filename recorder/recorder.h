@@ -552,15 +552,17 @@ struct mt_leakscan_result {
  * the allocator's malloc_usable_size (NULL: unknown). The blocks that are
  * not reachable go to lost(ctx, ...) by increasing address, a LEAK
  * record's worth at a time, as mt_writer_leak takes them (each address |
- * its kind; more: another call follows; tot: the totals). 0 and *res, or
- * -1 when it could not classify (lost is not called), or -2 when the live
- * table could not be put back in order after it (out of memory: it can
- * only be released).
+ * its kind; more: another call follows; tot: the totals). The scan reads
+ * the live table sorted in place by address; keep: it is put back after
+ * (0: the exit's scan, after which only END's counts are read of it). 0
+ * and *res, or -1 when it could not classify (lost is not called), or -2
+ * when the live table could not be put back in order after it (out of
+ * memory: it can only be released).
  */
 int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
 		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
 			     const struct mt_leak_totals *tot),
-		void *ctx, struct mt_leakscan_result *res);
+		void *ctx, int keep, struct mt_leakscan_result *res);
 
 /* The in-program API's entry point (include/memtrail.h binds to it), and
  * the same under the API's own names (core.c). */

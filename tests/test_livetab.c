@@ -324,7 +324,7 @@ static void test_sort(void **state)
 				live[i] = 0;
 	(void)mt_livetab_each(&t, seen_sum, &sum);
 	size_t n = t.len;
-	assert_int_equal(mt_livetab_sort(&t), 0);
+	assert_int_equal(mt_livetab_sort(&t, 1), 0);
 	for (size_t i = 0; i < n; i++) {
 		sum2 += mt_livetab_addr_at(&t, i) ^ mt_livetab_val_at(&t, i);
 		if (i)
