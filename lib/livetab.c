@@ -347,6 +347,12 @@ static inline uint64_t key_at(const unsigned char *s)
 	return mt_livetab_lo(s) & MT_LIVETAB_ADDR_MASK;
 }
 
+/* A record's sort key: its address, or with cap its home in such a table. */
+static inline uint64_t sort_key(const unsigned char *s, size_t cap)
+{
+	return cap ? mt_livetab_home(key_at(s), cap) : key_at(s);
+}
+
 static void swap_slots(unsigned char *a, unsigned char *b)
 {
 	unsigned char tmp[S];
@@ -357,19 +363,21 @@ static void swap_slots(unsigned char *a, unsigned char *b)
 }
 
 /*
- * Sorts the n records at base by address, in place: a radix sort on the
- * span of addresses the records have (cut in as many equal parts as
- * there are records, up to 2^12, so a heap of 100 MiB takes two passes
- * however high its addresses), each pass counting, then moving every
- * record straight into its part by following cycles (American flag
- * sort); parts of a few records by insertion. work: 2^13 counts per
- * level of depth: each level cuts the span in 32 parts at least (at most
- * twice as wide as a 32nd), so from 2^48 it takes 12 at most.
+ * Sorts the n records at base by address (cap 0) or by their home in a
+ * table of cap homes, in place: a radix sort on the span of keys the
+ * records have (cut in as many equal parts as there are records, up to
+ * 2^12, so a heap of 100 MiB takes two passes however high its
+ * addresses), each pass counting, then moving every record straight into
+ * its part by following cycles (American flag sort); parts of a few
+ * records by insertion. work: 2^13 counts per level of depth: each level
+ * cuts the span in 32 parts at least (at most twice as wide as a 32nd),
+ * so from 2^48 it takes 12 at most.
  */
 #define BUCKETS_MAX 4096u
 #define SORT_DEPTH 13
+#define SORT_WORK (SORT_DEPTH * 2 * BUCKETS_MAX * sizeof(uint32_t))
 
-static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
+static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth, size_t cap)
 {
 	uint32_t *start = work, *next = work + BUCKETS_MAX, buckets = 32;
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -377,12 +385,12 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 
 	if (n < 32 || depth == SORT_DEPTH) {
 		for (size_t i = 1; i < n; i++)
-			for (size_t j = i; j > 0 && key_at(base + (j - 1) * S) > key_at(base + j * S); j--)
+			for (size_t j = i; j > 0 && sort_key(base + (j - 1) * S, cap) > sort_key(base + j * S, cap); j--)
 				swap_slots(base + (j - 1) * S, base + j * S);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t k = key_at(base + i * S);
+		uint64_t k = sort_key(base + i * S, cap);
 
 		lo = k < lo ? k : lo;
 		hi = k > hi ? k : hi;
@@ -395,7 +403,7 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 		shift++;
 	memset(start, 0, buckets * sizeof(*start));
 	for (size_t i = 0; i < n; i++)
-		start[(key_at(base + i * S) - lo) >> shift]++;
+		start[(sort_key(base + i * S, cap) - lo) >> shift]++;
 	for (uint32_t b = 0, o = 0; b < buckets; b++) {
 		uint32_t c = start[b];
 
@@ -407,7 +415,7 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 
 		while (next[b] < end) {
 			unsigned char *r = base + (size_t)next[b] * S, rec[S], tmp[S];
-			uint32_t c = (uint32_t)((key_at(r) - lo) >> shift);
+			uint32_t c = (uint32_t)((sort_key(r, cap) - lo) >> shift);
 
 			if (c == b) {
 				next[b]++;
@@ -422,7 +430,7 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 				memcpy(tmp, d, S);
 				memcpy(d, rec, S);
 				memcpy(rec, tmp, S);
-				c = (uint32_t)((key_at(rec) - lo) >> shift);
+				c = (uint32_t)((sort_key(rec, cap) - lo) >> shift);
 			} while (c != b);
 			memcpy(r, rec, S);
 			next[b]++;
@@ -433,13 +441,13 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth)
 
 		if (shift && end - start[b] > 1)
 			span_sort(base + (size_t)start[b] * S, end - start[b], work + 2 * BUCKETS_MAX,
-				  depth + 1);
+				  depth + 1, cap);
 	}
 }
 
 int mt_livetab_sort(struct mt_livetab *t, int back)
 {
-	size_t wlen = SORT_DEPTH * 2 * BUCKETS_MAX * sizeof(uint32_t);
+	size_t wlen = SORT_WORK;
 	uint32_t *work = t->mem->alloc(wlen);
 	struct done d = { NULL, 0 };
 	size_t k = 0;
@@ -464,15 +472,71 @@ int mt_livetab_sort(struct mt_livetab *t, int back)
 		}
 		k++;
 	}
-	span_sort(t->slots, k, work, 1);
+	span_sort(t->slots, k, work, 1, 0);
 	t->mem->release(work, wlen);
+	return 0;
+}
+
+/*
+ * Puts the blocks of slots [0, len), in order of home, at their places: a
+ * block goes to its home, or just after the block before it if that one
+ * is there or further; so a run of blocks goes to consecutive slots from
+ * its first block's home. Every block's place is at or after its slot, so
+ * the runs are moved from the last down with nothing overwritten. done:
+ * a clear bitmap of len bits at least, to mark where each run begins. 0,
+ * or -1 when the last run goes past the table's end and more tail cannot
+ * be had (the table can then only be released).
+ */
+static int place_in_order(struct mt_livetab *t, uint64_t *done)
+{
+	size_t next = 0, k, s;
+
+	for (k = 0; k < t->len; k++) {
+		size_t h = mt_livetab_home(key_at(t->slots + k * S), t->cap);
+
+		if (!k || h >= next) {
+			done[k / 64] |= 1ull << (k % 64);
+			next = h;
+		}
+		next++;
+	}
+	if (next + 1 > t->n && extend(t, next + 1 - t->n + TAIL) < 0)
+		return -1;
+	for (k = t->len; k > 0; k = s) {
+		/* the run that ends at k - 1 begins at the marked slot before */
+		for (s = k - 1; !(done[s / 64] >> (s % 64) & 1); s--)
+			;
+		size_t to = mt_livetab_home(key_at(t->slots + s * S), t->cap) + (k - 1 - s);
+
+		for (size_t i = k; i-- > s; to--)
+			if (to != i) {
+				memcpy(t->slots + to * S, t->slots + i * S, S);
+				mt_livetab_set(t->slots + i * S, 0, 0);
+			}
+	}
 	return 0;
 }
 
 int mt_livetab_unsort(struct mt_livetab *t)
 {
 	struct done d = { t->sorted, t->sorted_words };
-	int rc = d.bits ? rehash(t, t->len, &d, 1) : -1;
+	uint32_t *work = d.bits ? t->mem->alloc(SORT_WORK) : NULL;
+	int rc;
+
+	/*
+	 * Sorted again by home, the blocks go to their places in one pass
+	 * over the slots; without the memory for that sort, each is rehashed
+	 * from where it is (half as fast: the homes of blocks in address
+	 * order are all over the table, and places taken by blocks not yet
+	 * placed send those on further).
+	 */
+	if (work) {
+		span_sort(t->slots, t->len, work, 1, t->cap);
+		t->mem->release(work, SORT_WORK);
+		rc = place_in_order(t, d.bits);
+	} else {
+		rc = d.bits ? rehash(t, t->len, &d, 1) : -1;
+	}
 
 	done_free(t, &d);
 	t->sorted = NULL;

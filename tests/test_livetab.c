@@ -299,16 +299,17 @@ static int seen_sum(void *ctx, uint64_t a, uint32_t v)
 	return 0;
 }
 
-/* Sorted, the slots list the blocks by address; unsorted, all are found. */
-static void test_sort(void **state)
+/* Sorted, the slots list the blocks by address; unsorted, all are found
+ * (put back in order of home, or, without memory for that, rehashed). */
+static void sort_and_back(int memory)
 {
 	struct mt_livetab t;
 	uint32_t v = 0;
 	uint64_t sum = 0, sum2 = 0;
 
-	(void)state;
 	memset(live, 0, sizeof(live));
-	mt_livetab_init(&t, NULL);
+	mem_left = 1000000;
+	mt_livetab_init(&t, &failing);
 	for (size_t i = 0; i < N; i++) {
 		/* the heap's spread: small and large gaps, some in one 16 bytes */
 		addr[i] = i % 3 ? 0x555555550000ull + (rnd() % 4000000) * 16 + (i % 7 == 0 ? 8 : 0)
@@ -332,6 +333,7 @@ static void test_sort(void **state)
 	}
 	assert_true(sum == sum2);
 	assert_int_equal(mt_livetab_addr_at(&t, n), 0);
+	mem_left = memory ? 1000000 : 0;
 	assert_int_equal(mt_livetab_unsort(&t), 0);
 	size_t nlive = 0;
 	for (size_t i = 0; i < N; i++)
@@ -341,7 +343,22 @@ static void test_sort(void **state)
 			nlive++;
 		}
 	assert_int_equal(mt_livetab_count(&t), nlive);
+	/* and the table goes on as before */
+	mem_left = 1000000;
+	for (size_t i = 0; i < N; i++)
+		if (live[i])
+			assert_int_equal(mt_livetab_take(&t, addr[i], &v), 1);
+	assert_int_equal(mt_livetab_count(&t), 0);
+	for (size_t i = 0; i < t.n; i++)
+		assert_int_equal(mt_livetab_addr_at(&t, i), 0);
 	mt_livetab_fini(&t);
+}
+
+static void test_sort(void **state)
+{
+	(void)state;
+	sort_and_back(1);
+	sort_and_back(0);
 }
 
 int main(void)
