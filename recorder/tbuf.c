@@ -372,37 +372,38 @@ uint64_t mt_tbuf_key(void)
 /* ---- the drainer (log lock held) ---------------------------------------------- */
 
 /*
- * The record at b's tail, up to head h: pads are skipped and STACK records
- * handed out at once (they only define the thread's local ids, and come
- * before the events that use them). Returns the event's key (the second
- * one for a realloc whose free half was taken), or UINT64_MAX when the
- * ring holds nothing more.
+ * The record at b's tail (*tail: the ring's, or a drainer's copy of it),
+ * up to head h: pads are skipped and STACK records handed out at once
+ * (they only define the thread's local ids, and come before the events
+ * that use them). Returns the event's key (the second one for a realloc
+ * whose free half was taken: stage2), or UINT64_MAX when the ring holds
+ * nothing more.
  */
-static inline uint64_t peek(struct mt_tbuf *b, uint64_t h)
+static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint64_t h)
 {
-	while (b->tail != h) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
+	while (*tail != h) {
+		const struct rhdr *r = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
 
 		if (MT_LIKELY(r->kind == R_ALLOC || r->kind == R_FREE))
 			return ((const struct r_ev *)r)->key;
 		if (r->kind == R_REALLOC)
-			return b->stage2 ? ((const struct r_realloc *)r)->key2
-					 : ((const struct r_realloc *)r)->key;
+			return stage2 ? ((const struct r_realloc *)r)->key2
+				      : ((const struct r_realloc *)r)->key;
 		if (r->kind == R_STACK) {
 			const struct r_stack *st = (const struct r_stack *)r;
 			struct mt_capture c = { st->ips, st->n, st->fn, st->tag, st->hash };
 
 			mt_rec_emit_stack(&b->th, st->lid, &c);
 		}
-		b->tail += r->len;
+		*tail += r->len;
 	}
 	return UINT64_MAX;
 }
 
 /* Hands out the event at b's tail (peek() found one). */
-static inline void take(struct mt_tbuf *b)
+static inline void take(struct mt_tbuf *b, uint64_t *tail, int *stage2)
 {
-	const struct rhdr *h = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
+	const struct rhdr *h = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
 	const struct r_ev *e = (const struct r_ev *)h;
 	const struct r_realloc *r = (const struct r_realloc *)h;
 
@@ -414,32 +415,37 @@ static inline void take(struct mt_tbuf *b)
 		mt_rec_emit_free(&b->th, e->time, e->addr);
 		break;
 	default:
-		if (!b->stage2) {
+		if (!*stage2) {
 			mt_rec_emit_realloc_free(&b->th, r->time, r->addr);
-			b->stage2 = 1;
+			*stage2 = 1;
 			return;
 		}
 		mt_rec_emit_realloc_alloc(&b->th, r->time, r->addr, r->addr2, r->size, r->lid);
-		b->stage2 = 0;
+		*stage2 = 0;
 	}
-	b->tail += h->len;
+	*tail += h->len;
 }
 
 /*
  * Asks for the live-table slot of b's next record not asked for yet
- * (never past h): the probe of a table of millions of blocks misses the
- * cache (perf: 11 % of the stl workload's time, a third of the
- * recorder's, in the live table's add and remove); asked for AHEAD events
- * before their turn, the line is there. A table that fits the caches
- * gains nothing (churn: 3 % more CPU with the hints), so t is NULL below
- * 1 MiB (mt_rec_prefetch_table).
+ * (*ahead, never past h nor behind tail): the probe of a table of
+ * millions of blocks misses the cache (perf: 11 % of the stl workload's
+ * time, a third of the recorder's, in the live table's add and remove);
+ * asked for AHEAD events before their turn, the line is there (python3
+ * bench, 5 interleaved runs: 2.62 s CPU without, 2.28 s with). A table
+ * that fits the caches gains nothing (churn: 3 % more CPU with the
+ * hints), so t is NULL below 1 MiB (mt_rec_prefetch_table).
  */
 enum { AHEAD = 16 };
 
-/* Asks for the slot of the record at at; the record after it. */
-static inline uint64_t prefetch_at(const struct mt_tbuf *b, uint64_t at, const struct mt_livetab *t)
+static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_t *ahead,
+				 uint64_t h, const struct mt_livetab *t)
 {
-	const struct rhdr *r = (const struct rhdr *)(b->ring + at % RING_BYTES);
+	if (*ahead < tail)
+		*ahead = tail;
+	if (*ahead == h)
+		return;
+	const struct rhdr *r = (const struct rhdr *)(b->ring + *ahead % RING_BYTES);
 
 	if (r->kind == R_ALLOC || r->kind == R_FREE) {
 		mt_livetab_prefetch(t, ((const struct r_ev *)r)->addr);
@@ -447,68 +453,24 @@ static inline uint64_t prefetch_at(const struct mt_tbuf *b, uint64_t at, const s
 		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr);
 		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr2);
 	}
-	return at + r->len;
-}
-
-static inline void prefetch_next(struct mt_tbuf *b, uint64_t h, const struct mt_livetab *t)
-{
-	if (b->ahead < b->tail)
-		b->ahead = b->tail;
-	if (b->ahead != h)
-		b->ahead = prefetch_at(b, b->ahead, t);
+	*ahead += r->len;
 }
 
 /*
  * One ring's events alone (most programs have one thread), in order while
- * their keys are below lim, up to head h: peek() and take() without the
- * choosing, and with the ring's cursors in locals (each event's call to
- * core.c would have them read from memory again).
+ * their keys are below lim, up to head h: no choosing, and the ring's
+ * cursors in locals (each event's call to core.c would have them read
+ * from memory again).
  */
 static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct mt_livetab *pf)
 {
 	uint64_t tail = b->tail, ahead = b->ahead;
 	int stage2 = b->stage2;
 
-	while (tail != h) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + tail % RING_BYTES);
-		const struct r_ev *e = (const struct r_ev *)r;
-		const struct r_realloc *ra = (const struct r_realloc *)r;
-
-		if (MT_LIKELY(r->kind == R_ALLOC || r->kind == R_FREE)) {
-			if (e->key >= lim)
-				break;
-		} else if (r->kind == R_REALLOC) {
-			if ((stage2 ? ra->key2 : ra->key) >= lim)
-				break;
-		} else {
-			if (r->kind == R_STACK) {
-				const struct r_stack *st = (const struct r_stack *)r;
-				struct mt_capture c = { st->ips, st->n, st->fn, st->tag, st->hash };
-
-				mt_rec_emit_stack(&b->th, st->lid, &c);
-			}
-			tail += r->len;
-			continue;
-		}
-		if (pf) {
-			if (ahead <= tail)
-				ahead = tail + r->len;
-			if (ahead != h)
-				ahead = prefetch_at(b, ahead, pf);
-		}
-		if (r->kind == R_ALLOC) {
-			mt_rec_emit_alloc(&b->th, e->time, e->addr, e->size, e->lid);
-		} else if (r->kind == R_FREE) {
-			mt_rec_emit_free(&b->th, e->time, e->addr);
-		} else if (!stage2) {
-			mt_rec_emit_realloc_free(&b->th, ra->time, ra->addr);
-			stage2 = 1;
-			continue;
-		} else {
-			mt_rec_emit_realloc_alloc(&b->th, ra->time, ra->addr, ra->addr2, ra->size, ra->lid);
-			stage2 = 0;
-		}
-		tail += r->len;
+	while (peek(b, &tail, stage2, h) < lim) {
+		take(b, &tail, &stage2);
+		if (pf)
+			prefetch_next(b, tail, &ahead, h, pf);
 	}
 	b->tail = tail;
 	b->ahead = ahead;
@@ -584,8 +546,8 @@ static void merge(uint64_t lim)
 		act.b[n] = b;
 		act.head[n] = h;
 		for (int k = 0; pf && k < AHEAD; k++)
-			prefetch_next(b, h, pf);
-		act.key[n] = peek(b, h);
+			prefetch_next(b, b->tail, &b->ahead, h, pf);
+		act.key[n] = peek(b, &b->tail, b->stage2, h);
 		if (act.key[n] < lim)
 			n++;
 	}
@@ -600,10 +562,11 @@ static void merge(uint64_t lim)
 				m = i;
 		if (m == n)
 			break;
-		take(act.b[m]);
+		b = act.b[m];
+		take(b, &b->tail, &b->stage2);
 		if (pf)
-			prefetch_next(act.b[m], act.head[m], pf);
-		act.key[m] = peek(act.b[m], act.head[m]);
+			prefetch_next(b, b->tail, &b->ahead, act.head[m], pf);
+		act.key[m] = peek(b, &b->tail, b->stage2, act.head[m]);
 	}
 	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
 		__atomic_store_n(&b->asked, 0, __ATOMIC_RELAXED);
