@@ -276,7 +276,7 @@ struct mt_agg *mt_agg_new(void)
 	if (a) {
 		memset(a, 0, sizeof(*a));
 		a->st.peak_at_start = 1;
-		mt_livetab_init(&a->last, NULL, NULL);
+		mt_livetab_init(&a->last, NULL);
 		a->st.sizes = a->sizes = mt_sizes_new();
 		if (!a->sizes) {
 			free(a);
@@ -433,7 +433,7 @@ static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 	if (t >= a->nthr) {
 		size_t n = (size_t)t + 1, old = a->nthr;
 		struct mt_agg_thread *p = realloc(a->thr, n * sizeof(*p));
-		uint64_t prev;
+		uint32_t prev;
 
 		if (!p) {
 			a->err = MT_E_NOMEM;
@@ -454,7 +454,7 @@ static struct mt_agg_thread *thread_of(struct mt_agg *a, uint32_t t)
 static void last_alloc(struct mt_agg *a, uint32_t ti, uint64_t addr)
 {
 	struct mt_agg_thread *t = thread_of(a, ti);
-	uint64_t other;
+	uint32_t other;
 
 	if (!t)
 		return;
@@ -481,7 +481,7 @@ static void last_alloc(struct mt_agg *a, uint32_t ti, uint64_t addr)
 static int last_free(struct mt_agg *a, uint32_t ti, uint64_t addr)
 {
 	struct mt_agg_thread *t = thread_of(a, ti);
-	uint64_t owner;
+	uint32_t owner;
 	int temp;
 
 	if (!t)

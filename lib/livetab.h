@@ -1,21 +1,34 @@
 /*
- * livetab.h - the one table of live blocks: address -> a 64-bit value,
- * used by the recorder (the requested size, to answer frees and END's
- * totals) and by the replay (size and stack, to turn a free into the
- * block it releases).
+ * livetab.h - the one table of live blocks: address -> a 32-bit value,
+ * used by the recorder (the requested size and stack, to answer frees and
+ * END's totals, and the leak scan's list of blocks) and by the replay (the
+ * thread that allocated a block, or its size and stack in old logs).
  *
  * Open addressing with linear probing and backward-shift deletion (no
- * tombstones), 16 bytes a slot, at most 70 % full, a power of two slots.
- * Each 1 KiB of address space hashes to a group of 64 neighbouring slots
- * in which blocks keep their address order, so blocks carved from the
- * heap together share cache lines, while the groups spread over the table.
- * Address 0, never a real block but possible in a damaged log, is kept
- * beside the slots (0 marks an empty slot).
+ * tombstones), 10 bytes a slot: the address's low 48 bits and the value.
+ * A block's home slot is its address hashed onto any number of slots
+ * (multiply-shift, not a mask), so the table grows by a quarter at a time
+ * once it is large and stays between 64 % and 80 % full: 12.5 to 15.6
+ * bytes a live block. Below 4 MiB it doubles (fewer moves; the bytes do
+ * not matter there). Slots run past the last home (the tail), so a probe
+ * never wraps. Growth is in place: the memory is resized (a large table's
+ * with mremap, which moves pages and copies nothing) and the blocks
+ * rehashed where they are, so the table never needs its old and its new
+ * slots at once.
+ *
+ * Addresses 0 and from 2^48 up (none on x86-64 and arm64 without 5-level
+ * paging asked for by the program; possible in a damaged log) are kept
+ * beside the slots in a small table of their own (odd).
+ *
+ * A value with MT_LIVETAB_WIDE set names a wide record (a block's size,
+ * stack and thread, for the block whose figures do not fit the caller's
+ * packing), which the table keeps for the caller (mt_livetab_wide_*).
  *
  * Memory comes from the caller's functions (zeroed pages): the recorder
  * passes its mmap allocator, so no hook ever sees the table; the replay
- * passes calloc. The struct is public so that callers embed it and the
- * probes inline on their hot paths; its fields are read-only to them.
+ * passes NULL (calloc and realloc, mmap and mremap for large tables). The
+ * struct is public so that callers embed it and the probes inline on
+ * their hot paths; its fields are read-only to them.
  *
  * Not here: what the value means (the caller packs it), locking.
  */
@@ -24,54 +37,123 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
-struct mt_livetab_slot {
-	uint64_t addr;             /* 0: empty */
-	uint64_t val;
-};
+#define MT_LIVETAB_SLOT      10
+#define MT_LIVETAB_ADDR_MASK ((1ull << 48) - 1)
+#define MT_LIVETAB_WIDE      0x80000000u
 
-struct mt_livetab {
-	struct mt_livetab_slot *slots;
-	size_t cap;                /* a power of two, or 0 before the first block */
-	size_t len;                /* blocks in the slots */
-	int zero_live;             /* a block at address 0 is live ... */
-	uint64_t zero_val;         /* ... with this value */
-	/* zeroed memory of n bytes, or NULL; and its release */
+/* The memory of a table: n zeroed bytes; p's n bytes resized to m > n, the
+ * rest zeroed (NULL: p is left as it was); p's n bytes released. */
+struct mt_livetab_mem {
 	void *(*alloc)(size_t n);
+	void *(*resize)(void *p, size_t n, size_t m);
 	void (*release)(void *p, size_t n);
 };
 
-/*
- * An empty table taking its memory from alloc/release (NULL: calloc and
- * free). Allocates nothing.
- */
-void mt_livetab_init(struct mt_livetab *t, void *(*alloc)(size_t n),
-		     void (*release)(void *p, size_t n));
+/* What a wide record holds. */
+struct mt_livetab_wide {
+	uint64_t size;
+	uint32_t stack;
+	uint32_t thread;           /* free records: the next free one */
+};
+
+struct mt_livetab_odd {
+	uint64_t addr;
+	uint32_t val;
+	uint32_t used;
+};
+
+struct mt_livetab {
+	unsigned char *slots;      /* n slots of MT_LIVETAB_SLOT bytes */
+	size_t cap;                /* home slots, 0 before the first block */
+	size_t n;                  /* slots in all (cap and the tail) */
+	size_t len;                /* blocks in the slots */
+	size_t grow_at;            /* len that makes it grow */
+	struct mt_livetab_odd *odd;   /* addresses 0 and >= 2^48, oddcap slots */
+	size_t oddcap, oddlen;
+	struct mt_livetab_wide *wide;
+	size_t nwide, widecap;
+	uint32_t wide_free;        /* UINT32_MAX: none */
+	uint64_t *sorted;          /* while sorted: unsort's bitmap */
+	size_t sorted_words;
+	const struct mt_livetab_mem *mem;
+};
+
+/* An empty table taking its memory from mem (NULL: the default).
+ * Allocates nothing. */
+void mt_livetab_init(struct mt_livetab *t, const struct mt_livetab_mem *mem);
 
 /* Empties the table, keeping its slots (untouched when already empty). */
 void mt_livetab_clear(struct mt_livetab *t);
 
-/* Releases the slots; the table is empty (and usable) again. */
+/* Releases the memory; the table is empty (and usable) again. */
 void mt_livetab_fini(struct mt_livetab *t);
 
 /*
  * Makes room for n blocks at once, so that a table whose size is known
  * ahead (the replay: END's peak block count) is never rehashed on the way.
- * 0, or -1 when the memory cannot be had (the table is unchanged).
+ * 0, or -1 when the memory cannot be had (the table is unchanged; but for
+ * a rehash that fails once begun, see mt_livetab_unsort).
  */
 int mt_livetab_reserve(struct mt_livetab *t, uint64_t n);
 
 /* Live blocks. */
 static inline uint64_t mt_livetab_count(const struct mt_livetab *t)
 {
-	return t->len + (t->zero_live ? 1 : 0);
+	return t->len + t->oddlen;
+}
+
+/* The bytes the table holds (slots, odd addresses, wide records). */
+size_t mt_livetab_bytes(const struct mt_livetab *t);
+
+/* Addresses kept beside the slots. */
+static inline int mt_livetab_is_odd(uint64_t addr)
+{
+	return addr - 1 >= MT_LIVETAB_ADDR_MASK;
 }
 
 static inline size_t mt_livetab_home(uint64_t addr, size_t cap)
 {
-	uint64_t g = (addr >> 10) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(((unsigned __int128)(addr * 0x9E3779B97F4A7C15ull) * cap) >> 64);
+}
 
-	return (size_t)((g >> 20 << 6) | ((addr >> 4) & 63)) & (cap - 1);
+/* Slot i's address (0: empty) and value. */
+static inline uint64_t mt_livetab_lo(const unsigned char *s)
+{
+	uint64_t lo;
+
+	memcpy(&lo, s, 8);
+	return lo;
+}
+
+static inline uint64_t mt_livetab_addr_at(const struct mt_livetab *t, size_t i)
+{
+	return mt_livetab_lo(t->slots + i * MT_LIVETAB_SLOT) & MT_LIVETAB_ADDR_MASK;
+}
+
+static inline uint32_t mt_livetab_val_of(const unsigned char *s, uint64_t lo)
+{
+	uint16_t hi;
+
+	memcpy(&hi, s + 8, 2);
+	return (uint32_t)(lo >> 48) | (uint32_t)hi << 16;
+}
+
+static inline uint32_t mt_livetab_val_at(const struct mt_livetab *t, size_t i)
+{
+	const unsigned char *s = t->slots + i * MT_LIVETAB_SLOT;
+
+	return mt_livetab_val_of(s, mt_livetab_lo(s));
+}
+
+static inline void mt_livetab_set(unsigned char *s, uint64_t addr, uint32_t val)
+{
+	uint64_t lo = addr | (uint64_t)(val & 0xffff) << 48;
+	uint16_t hi = (uint16_t)(val >> 16);
+
+	memcpy(s, &lo, 8);
+	memcpy(s + 8, &hi, 2);
 }
 
 /*
@@ -80,113 +162,137 @@ static inline size_t mt_livetab_home(uint64_t addr, size_t cap)
  * drops its calls.
  */
 #define mt_livetab_prefetch(t, addr) \
-	do { \
-		if ((t)->cap) \
-			__builtin_prefetch(&(t)->slots[mt_livetab_home((addr), (t)->cap)]); \
-	} while (0)
-
-/* Internal: len + 1 blocks would pass 70 % of cap slots. */
-static inline int mt_livetab_full(size_t len, size_t cap)
-{
-	return (len + 1) * 10 > cap * 7;
-}
+	__builtin_prefetch((t)->slots + mt_livetab_home((addr), (t)->cap) * MT_LIVETAB_SLOT)
 
 /* Internal to the inline functions below: the slow paths. */
 int mt_livetab_grow(struct mt_livetab *t);
-void mt_livetab_shift(struct mt_livetab *t, size_t hole);
+int mt_livetab_extend(struct mt_livetab *t);
+void mt_livetab_shift(struct mt_livetab *t, unsigned char *hole);
+int mt_livetab_odd_put(struct mt_livetab *t, uint64_t addr, uint32_t val, uint32_t *old);
+int mt_livetab_odd_get(const struct mt_livetab *t, uint64_t addr, uint32_t *val);
+int mt_livetab_odd_take(struct mt_livetab *t, uint64_t addr, uint32_t *val);
 
-/* Inline (both run once per event of a recording or a replay). */
+/* Inline (each runs once per event of a recording or a replay). */
 
 /*
  * Adds the block at addr with value val. Returns 0 when addr was not live,
  * 1 when it was (its old value in *old, then replaced by val), or -1 when
  * the table must grow and the memory cannot be had (nothing changed).
  */
-static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint64_t val,
-				 uint64_t *old)
+static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint32_t val,
+				 uint32_t *old)
 {
-	size_t i, mask;
+	unsigned char *s;
+	uint64_t lo;
 
-	if (__builtin_expect(!addr, 0)) {
-		int was = t->zero_live;
-
-		if (was)
-			*old = t->zero_val;
-		t->zero_live = 1;
-		t->zero_val = val;
-		return was;
-	}
-	/* at most 70 % full: grow before looking, so the probe is the last */
-	if (__builtin_expect(mt_livetab_full(t->len, t->cap), 0) && mt_livetab_grow(t) < 0)
+	if (__builtin_expect(mt_livetab_is_odd(addr), 0))
+		return mt_livetab_odd_put(t, addr, val, old);
+	/* at most 80 % full: grow before looking, so the probe is the last */
+	if (__builtin_expect(t->len >= t->grow_at, 0) && mt_livetab_grow(t) < 0)
 		return -1;
-	mask = t->cap - 1;
 	/* One probe: the block's slot if it is live, else where it goes. */
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr; i = (i + 1) & mask) {
-		if (t->slots[i].addr == addr) {
-			*old = t->slots[i].val;
-			t->slots[i].val = val;
+	for (s = t->slots + mt_livetab_home(addr, t->cap) * MT_LIVETAB_SLOT;
+	     (lo = mt_livetab_lo(s)) & MT_LIVETAB_ADDR_MASK; s += MT_LIVETAB_SLOT)
+		if ((lo & MT_LIVETAB_ADDR_MASK) == addr) {
+			*old = mt_livetab_val_of(s, lo);
+			mt_livetab_set(s, addr, val);
 			return 1;
 		}
+	/* the last slot stays empty: every probe ends inside the table */
+	if (__builtin_expect(s == t->slots + (t->n - 1) * MT_LIVETAB_SLOT, 0)) {
+		size_t i = (size_t)(s - t->slots) / MT_LIVETAB_SLOT;
+
+		if (mt_livetab_extend(t) < 0)
+			return -1;
+		s = t->slots + i * MT_LIVETAB_SLOT;
 	}
-	t->slots[i].addr = addr;
-	t->slots[i].val = val;
+	mt_livetab_set(s, addr, val);
 	t->len++;
 	return 0;
 }
 
-/* The slot of the live block at addr (not 0), or SIZE_MAX when none. */
-static inline size_t mt_livetab_find(const struct mt_livetab *t, uint64_t addr)
+/* The slot of the live block at addr (not odd), or NULL when none. */
+static inline unsigned char *mt_livetab_slot_of(const struct mt_livetab *t, uint64_t addr)
 {
-	size_t i, mask;
+	unsigned char *s;
+	uint64_t a;
 
 	if (!t->cap)
-		return SIZE_MAX;
-	mask = t->cap - 1;
-	for (i = mt_livetab_home(addr, t->cap); t->slots[i].addr != addr; i = (i + 1) & mask)
-		if (!t->slots[i].addr)
-			return SIZE_MAX;
-	return i;
+		return NULL;
+	for (s = t->slots + mt_livetab_home(addr, t->cap) * MT_LIVETAB_SLOT;
+	     (a = mt_livetab_lo(s) & MT_LIVETAB_ADDR_MASK) != addr; s += MT_LIVETAB_SLOT)
+		if (!a)
+			return NULL;
+	return s;
 }
 
 /* The value of the block at addr, left in place: 1, or 0 when not live. */
-static inline int mt_livetab_get(const struct mt_livetab *t, uint64_t addr, uint64_t *val)
+static inline int mt_livetab_get(const struct mt_livetab *t, uint64_t addr, uint32_t *val)
 {
-	size_t i;
+	const unsigned char *s;
 
-	if (!addr) {
-		*val = t->zero_val;
-		return t->zero_live;
-	}
-	if ((i = mt_livetab_find(t, addr)) == SIZE_MAX)
+	if (__builtin_expect(mt_livetab_is_odd(addr), 0))
+		return mt_livetab_odd_get(t, addr, val);
+	if (!(s = mt_livetab_slot_of(t, addr)))
 		return 0;
-	*val = t->slots[i].val;
+	*val = mt_livetab_val_of(s, mt_livetab_lo(s));
 	return 1;
 }
 
 /* Removes the block at addr: 1 and its value in *val, or 0 when not live. */
-static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint64_t *val)
+static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint32_t *val)
 {
-	size_t i, mask;
+	unsigned char *s;
 
-	if (__builtin_expect(!addr, 0)) {
-		if (!t->zero_live)
-			return 0;
-		*val = t->zero_val;
-		t->zero_live = 0;
-		return 1;
-	}
-	if ((i = mt_livetab_find(t, addr)) == SIZE_MAX)
+	if (__builtin_expect(mt_livetab_is_odd(addr), 0))
+		return mt_livetab_odd_take(t, addr, val);
+	if (!(s = mt_livetab_slot_of(t, addr)))
 		return 0;
-	mask = t->cap - 1;
-	*val = t->slots[i].val;
+	*val = mt_livetab_val_of(s, mt_livetab_lo(s));
 	t->len--;
-	if (t->slots[(i + 1) & mask].addr) {
-		mt_livetab_shift(t, i);
-	} else {
-		t->slots[i].addr = 0;
-		t->slots[i].val = 0;
-	}
+	if (mt_livetab_lo(s + MT_LIVETAB_SLOT) & MT_LIVETAB_ADDR_MASK)
+		mt_livetab_shift(t, s);
+	else
+		mt_livetab_set(s, 0, 0);
 	return 1;
 }
+
+/*
+ * Wide records: one holding w, its index in *idx (0, or -1 when the memory
+ * cannot be had); the record of index idx; and its release.
+ */
+int mt_livetab_wide_new(struct mt_livetab *t, const struct mt_livetab_wide *w, uint32_t *idx);
+
+static inline const struct mt_livetab_wide *mt_livetab_wide_get(const struct mt_livetab *t,
+								 uint32_t idx)
+{
+	return &t->wide[idx];
+}
+
+void mt_livetab_wide_free(struct mt_livetab *t, uint32_t idx);
+
+/*
+ * Every live block's address and value, in no order: fn(ctx, addr, val)
+ * for each until it returns nonzero, which is returned.
+ */
+int mt_livetab_each(const struct mt_livetab *t, int (*fn)(void *ctx, uint64_t addr, uint32_t val),
+		    void *ctx);
+
+/*
+ * For a reader that wants the blocks in address order without an index of
+ * its own (the recorder's leak scan): the blocks held in the slots (not
+ * the odd addresses) are moved to slots 0..len-1 in increasing address
+ * order, with their values (read them with mt_livetab_addr_at and
+ * mt_livetab_val_at). Until mt_livetab_unsort() puts them back at their
+ * homes, the table is only to be read that way. back: unsort will be
+ * called (0: the table will only be cleared or released, and putting the
+ * blocks back, a third of a leak scan's time, is saved). sort: 0, or -1
+ * when its memory (with back, a bitmap of a bit a slot for unsort) cannot
+ * be had (the table is unchanged). unsort: 0, or -1 when a run reached
+ * the table's end and more tail could not be had (odds below 1e-20), as
+ * for a growth (mt_livetab_reserve): the table can then only be released.
+ */
+int mt_livetab_sort(struct mt_livetab *t, int back);
+int mt_livetab_unsort(struct mt_livetab *t);
 
 #endif

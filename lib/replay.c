@@ -83,24 +83,17 @@
 #include "replay.h"
 
 /*
- * A live block is one slot of the live table (lib/livetab.h): its value
- * packs the requested size (low 32 bits), the stack id (next 20) and the
- * index of the thread that allocated it (high 12), so that a free tells
- * whose block it releases. The rare block that does not fit (4 GiB or
- * more, a stack id from 2^20 - 1 up, a thread index from 2^12 - 1 up)
- * gets the escape stack id and the index of an entry in big[], so the
- * table stays 16 bytes a slot however odd the log.
+ * A live block of a log before version 4 (whose frees name the address
+ * only) is one slot of the live table (lib/livetab.h): its value packs
+ * the requested size (low 13 bits), the stack id (next 13) and the index
+ * of the thread that allocated it (next 5), so that a free tells whose
+ * block it releases. A block that does not fit (8 KiB or more, a stack id
+ * from 2^13 up, a thread index from 2^5 up) has a wide record of the
+ * table's instead, so the table stays 10 bytes a slot however odd the log.
  */
-#define SIZE_BITS 32
-#define STACK_BITS 20
-#define STACK_ESC ((1u << STACK_BITS) - 1)
-#define THREAD_ESC ((1u << (64 - SIZE_BITS - STACK_BITS)) - 1)
-struct big {
-	uint64_t size;
-	uint32_t stack;
-	uint32_t thread;
-	uint32_t next;        /* free list, when unused */
-};
+#define SIZE_BITS 13
+#define STACK_BITS 13
+#define THREAD_BITS 5
 
 /*
  * The two stages (see the top comment): the decoder turns records into
@@ -358,9 +351,6 @@ struct mt_replay {
 	struct leakrec *last_leak;  /* the latest check, until the run's end */
 	/* the live blocks (see direct above) */
 	struct mt_livetab live;
-	struct big *big;
-	size_t nbig, bigcap;
-	uint32_t big_free;    /* head of big[]'s free list, UINT32_MAX: none */
 	char apart_end[128];  /* from what the heap puts next */
 };
 
@@ -382,64 +372,40 @@ void mt_replay_owners(struct mt_replay *r, int on)
 void mt_replay_trim(struct mt_replay *r)
 {
 	mt_livetab_fini(&r->live);
-	free(r->big);
-	r->big = NULL;
-	r->nbig = r->bigcap = 0;
-	r->big_free = UINT32_MAX;
 }
 
-/* The value of a block; -1 when out of memory (for big[]). */
+/* The value of a block; -1 when out of memory (for a wide record). */
 static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint32_t thread,
-		uint64_t *val)
+		uint32_t *val)
 {
-	uint32_t i;
-
-	if (size < (1ull << SIZE_BITS) && stack < STACK_ESC && thread < THREAD_ESC) {
-		*val = size | (uint64_t)stack << SIZE_BITS |
-		       (uint64_t)thread << (SIZE_BITS + STACK_BITS);
+	if (size < (1u << SIZE_BITS) && stack < (1u << STACK_BITS) && thread < (1u << THREAD_BITS)) {
+		*val = (uint32_t)size | stack << SIZE_BITS | thread << (SIZE_BITS + STACK_BITS);
 		return 0;
 	}
-	if (r->big_free != UINT32_MAX) {
-		i = r->big_free;
-		r->big_free = r->big[i].next;
-	} else {
-		if (r->nbig == r->bigcap) {
-			size_t cap = r->bigcap ? 2 * r->bigcap : 64;
-			struct big *b = cap < (1ull << SIZE_BITS) ? realloc(r->big, cap * sizeof(*b)) : NULL;
+	struct mt_livetab_wide w = { size, stack, thread };
 
-			if (!b)
-				return -1;
-			r->big = b;
-			r->bigcap = cap;
-		}
-		i = (uint32_t)r->nbig++;
-	}
-	r->big[i].size = size;
-	r->big[i].stack = stack;
-	r->big[i].thread = thread;
-	*val = i | (uint64_t)STACK_ESC << SIZE_BITS;
+	if (mt_livetab_wide_new(&r->live, &w, val) < 0)
+		return -1;
+	*val |= MT_LIVETAB_WIDE;
 	return 0;
 }
 
-/* The size, stack and thread of a value; a big[] entry is released. */
-static void unpack(struct mt_replay *r, uint64_t val, uint64_t *size, uint32_t *stack,
+/* The size, stack and thread of a value; its wide record is released. */
+static void unpack(struct mt_replay *r, uint32_t val, uint64_t *size, uint32_t *stack,
 		   uint32_t *thread)
 {
-	uint32_t st = (uint32_t)(val >> SIZE_BITS) & STACK_ESC;
-	uint32_t i;
+	if (val & MT_LIVETAB_WIDE) {
+		const struct mt_livetab_wide *w = mt_livetab_wide_get(&r->live, val & ~MT_LIVETAB_WIDE);
 
-	if (st != STACK_ESC) {
-		*size = val & ((1ull << SIZE_BITS) - 1);
-		*stack = st;
-		*thread = (uint32_t)(val >> (SIZE_BITS + STACK_BITS));
+		*size = w->size;
+		*stack = w->stack;
+		*thread = w->thread;
+		mt_livetab_wide_free(&r->live, val & ~MT_LIVETAB_WIDE);
 		return;
 	}
-	i = (uint32_t)(val & ((1ull << SIZE_BITS) - 1));
-	*size = r->big[i].size;
-	*stack = r->big[i].stack;
-	*thread = r->big[i].thread;
-	r->big[i].next = r->big_free;
-	r->big_free = i;
+	*size = val & ((1u << SIZE_BITS) - 1);
+	*stack = val >> SIZE_BITS & ((1u << STACK_BITS) - 1);
+	*thread = val >> (SIZE_BITS + STACK_BITS);
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -455,8 +421,7 @@ int mt_replay_open(const char *path, struct mt_replay **out, uint64_t *err_offse
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return MT_E_NOMEM;
-	mt_livetab_init(&r->live, NULL, NULL);
-	r->big_free = UINT32_MAX;
+	mt_livetab_init(&r->live, NULL);
 	r->threads = -1;
 	err = mt_reader_open(path, &r->rd, err_offset);
 	if (err < 0)
@@ -595,7 +560,6 @@ void mt_replay_free(struct mt_replay *r)
 		free(r->names[i]);
 	free(r->names);
 	mt_livetab_fini(&r->live);
-	free(r->big);
 	free(r->leak);
 	free(r->checks);
 	leakrec_free(r->last_leak);
@@ -1183,8 +1147,8 @@ static __attribute__((noinline)) int alloc_v3(struct app a, const struct item *p
 	/* a copy: the caller's never leaves it (see struct app) */
 	const struct app *ap = &a;
 	struct mt_replay *r = ap->r;
-	uint64_t val, old, osize;
-	uint32_t ostack, othread;
+	uint32_t val, old, ostack, othread;
+	uint64_t osize;
 	int rc;
 
 	if (pack(r, p->size, p->stack, r->app_thread, &val) < 0)
@@ -1204,8 +1168,8 @@ HOT int do_alloc(const struct app *ap, const struct item *p, uint64_t seq, int r
 		 int simple)
 {
 	struct mt_replay *r = ap->r;
-	uint64_t old, addr = p->a, time = r->app_time;
-	uint32_t thread = r->app_thread;
+	uint64_t addr = p->a, time = r->app_time;
+	uint32_t old, thread = r->app_thread;
 	int stop = 0;
 
 	if (simple) {
@@ -1239,8 +1203,8 @@ HOT int do_free(const struct app *ap, const struct item *p, uint64_t seq, int re
 		int simple)
 {
 	struct mt_replay *r = ap->r;
-	uint64_t val, size;
-	uint32_t stack, owner, thread = r->app_thread;
+	uint64_t size;
+	uint32_t val, stack, owner, thread = r->app_thread;
 
 	if (simple || __builtin_expect(ap->direct, 1)) {
 		/* the record names the block; only its thread may need the table
@@ -1964,7 +1928,7 @@ static int leak_check(struct mt_replay *r, struct item *it, const struct mt_repl
 		      void *ctx)
 {
 	struct leakrec *lr = it->p;
-	uint64_t val;
+	uint32_t val;
 
 	leakrec_free(r->last_leak);
 	r->last_leak = lr;
@@ -2131,7 +2095,7 @@ static int simple_run(const struct app *ap)
 static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_replay_ops *ops,
 		       void *ctx, int *fin)
 {
-	int ahead = !r->tail && r->live.cap * sizeof(*r->live.slots) >= PREFETCH_FROM;
+	int ahead = !r->tail && r->live.cap * MT_LIVETAB_SLOT >= PREFETCH_FROM;
 	struct app ap = {
 		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free,
 		.ctx = ops->event_ctx ? ops->event_ctx : ctx,
@@ -2385,8 +2349,6 @@ static void reset_run(struct mt_replay *r)
 	r->nmods = 0;
 	r->nthreads = 0;
 	mt_livetab_clear(&r->live);
-	r->nbig = 0;
-	r->big_free = UINT32_MAX;
 	memset(&r->end, 0, sizeof(r->end));
 	r->leak_open = 0;
 	r->nleak = 0;
@@ -2510,8 +2472,7 @@ int mt_replay_end_leaks(struct mt_replay *r, unsigned *how, struct mt_totals *to
 	t->hdr.version = r->hdr.version;
 	t->direct = r->direct;
 	t->state_mask = r->state_mask;
-	mt_livetab_init(&t->live, NULL, NULL);
-	t->big_free = UINT32_MAX;
+	mt_livetab_init(&t->live, NULL);
 	t->ops = &none;
 	t->single = data;
 	t->single_len = len;

@@ -17,6 +17,7 @@
 #include "format.h"
 #include "writer.h"
 
+#define MT_WRITER_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define MT_WRITER_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Room kept past the chunk limit so that any one record fits. */
@@ -26,6 +27,8 @@
 			(MAX_SEGS * 2 + MT_MAX_DEPTH + 32) * MT_MAX_VARINT)
 /* Room for the TIME and SWITCH records that may precede any record. */
 #define PREFIX_MAX     (2 + 2 * MT_MAX_VARINT)
+/* The most bytes of an event (a REALLOC's) and its fields. */
+#define EVENT_MAX      (1 + 8 * MT_MAX_VARINT)
 #define NO_THREAD      UINT32_MAX
 /* A chunk's parts: RECORDS, then each address state's side streams. */
 #define SIDES          (MT_STREAMS - 1)
@@ -36,9 +39,10 @@
 
 /*
  * One address history: n addresses were put since the writer began, the
- * chunk's first at number base; the last MT_ADDR_HISTORY are in ring. The
- * direct-mapped index finds an address's latest number (a collision only
- * costs a miss: any k that names the address decodes right).
+ * chunk's first at number base. The direct-mapped index finds an
+ * address's latest number, from which k follows (a collision only costs
+ * a miss: any k that names the address decodes right); the addresses
+ * themselves are the reader's to keep.
  */
 #define HIST_INDEX     (4 * MT_ADDR_HISTORY)
 struct hist_slot {
@@ -48,17 +52,19 @@ struct hist_slot {
 struct history {
 	uint64_t n, base;
 	uint64_t last;         /* the latest address in this chunk, 0 at its start */
-	uint64_t ring[MT_ADDR_HISTORY];
 	struct hist_slot index[HIST_INDEX];
 };
 
 /*
  * An address state (format.h): the threads whose index mod MT_ADDR_STATES
- * is its number. hist[0] the addresses allocated, hist[1] the addresses
- * freed; the stack and size of each allocation of hist[0], at its place
- * in the ring, tell whether a free may name its block from there.
+ * is its number. at[i]: where its side stream i's next byte goes in the
+ * chunk being built. hist[0] the addresses allocated, hist[1] the
+ * addresses freed; the stack and size of each allocation of hist[0], by
+ * its number mod MT_ADDR_HISTORY, tell whether a free may name its block
+ * from there.
  */
 struct addr_state {
+	uint8_t *at[MT_STREAMS];
 	struct history hist[2];
 	uint32_t astack[MT_ADDR_HISTORY];
 	uint64_t asize[MT_ADDR_HISTORY];
@@ -82,16 +88,15 @@ struct mt_writer {
 	uint8_t *raw;          /* rawbuf[cur] */
 	/* Each address state's side streams (format.h CHUNK), allocated when
 	 * the state is first used: sbuf[set][state][i], i >= 1; side[state][i]
-	 * the current set's, sused[state][i] the bytes in them; cs the
-	 * current thread's state. */
+	 * the current set's (the state's at[i] is where the next byte goes). */
 	uint8_t *sbuf[2][MT_ADDR_STATES][MT_STREAMS];
 	uint8_t *side[MT_ADDR_STATES][MT_STREAMS];
-	size_t sused[MT_ADDR_STATES][MT_STREAMS];
-	unsigned cs;
 	int cur;
 	size_t raw_cap;
 	size_t used;           /* bytes in raw; 0: no chunk open */
-	size_t total;          /* bytes in all streams */
+	/* Events that certainly fit in the chunk (each at most EVENT_MAX bytes)
+	 * before its size must be added up again (chunk_total). */
+	size_t quick;
 	uint64_t chunk_seq;    /* events before the chunk being built */
 	/* Deferred mode (opts->wait set): a full chunk is sealed, not
 	 * compressed; sealed_len > 0 while it waits for
@@ -154,14 +159,12 @@ static void use_set(struct mt_writer *w, int b)
 	w->cur = b;
 	w->raw = w->rawbuf[b];
 	w->used = 0;
-	w->total = 0;
+	w->quick = 0;
 	for (uint32_t m = w->ready; m; m &= m - 1) {
 		int st = __builtin_ctz(m);
 
-		for (int i = 1; i < MT_STREAMS; i++) {
-			w->side[st][i] = w->sbuf[b][st][i];
-			w->sused[st][i] = 0;
-		}
+		for (int i = 1; i < MT_STREAMS; i++)
+			w->side[st][i] = w->states[st].at[i] = w->sbuf[b][st][i];
 	}
 }
 
@@ -360,8 +363,21 @@ static void put_rss(struct mt_writer *w)
 	p = w->raw + w->used;
 	*p++ = MT_REC_RSS;
 	p += mt_put_uv(p, rss);
-	w->total += (size_t)(p - w->raw) - w->used;
 	w->used = (size_t)(p - w->raw);
+}
+
+/* The bytes in all the chunk's streams. */
+static size_t chunk_total(const struct mt_writer *w)
+{
+	size_t n = w->used;
+
+	for (uint32_t m = w->ready; m; m &= m - 1) {
+		int st = __builtin_ctz(m);
+
+		for (int i = 1; i < MT_STREAMS; i++)
+			n += (size_t)(w->states[st].at[i] - w->side[st][i]);
+	}
+	return n;
 }
 
 /* The chunk being built, as compress_write takes it. */
@@ -374,7 +390,8 @@ static void current(const struct mt_writer *w, struct sealed *c)
 			int ready = w->ready >> st & 1;
 
 			c->p[1 + st * SIDES + i - 1] = ready ? w->side[st][i] : NULL;
-			c->n[1 + st * SIDES + i - 1] = ready ? w->sused[st][i] : 0;
+			c->n[1 + st * SIDES + i - 1] = ready ?
+				(size_t)(w->states[st].at[i] - w->side[st][i]) : 0;
 		}
 	}
 	c->seq = w->chunk_seq;
@@ -459,7 +476,7 @@ static int seal(struct mt_writer *w)
 		return set_err(w, MT_E_ARG);   /* wait() broke its contract */
 	put_rss(w);
 	current(w, &w->sealed);
-	size_t total = w->total;
+	size_t total = chunk_total(w);
 	use_set(w, w->cur ^ 1);
 	__atomic_store_n(&w->sealed_len, total, __ATOMIC_RELEASE);
 	w->seals++;
@@ -507,8 +524,10 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 		w->next_tick = tq + q;
 	}
 	max += PREFIX_MAX;
+	/* the caller's record goes in next: the events' count starts again */
+	w->quick = 0;
 	if (w->used > 0 &&
-	    (w->total + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
+	    (chunk_total(w) + max > w->chunk_bytes || tq - w->chunk_t >= w->chunk_ns)) {
 		if ((w->wait ? seal(w) : mt_writer_flush(w)) < 0)
 			return NULL;
 	}
@@ -535,14 +554,12 @@ static uint8_t *begin(struct mt_writer *w, uint64_t t, size_t max)
 				*p++ = MT_REC_RSS;
 				p += mt_put_uv(p, rss);
 				w->used = (size_t)(p - w->raw);
-				w->total += w->used;
 			}
 		}
 	} else if (tq != w->time) {
 		uint8_t *p = w->raw + w->used;
 		*p++ = MT_REC_TIME;
 		p += mt_put_uv(p, tq - w->time);
-		w->total += (size_t)(p - w->raw) - w->used;
 		w->used = (size_t)(p - w->raw);
 		w->time = tq;
 	}
@@ -561,18 +578,24 @@ static int state_init(struct mt_writer *w, unsigned st)
 			if (!(w->sbuf[b][st][i] = w->mem.alloc(w->mem.opaque, w->raw_cap)))
 				return set_err(w, MT_E_NOMEM);
 	memset(&w->states[st], 0, sizeof(w->states[st]));
-	for (int i = 1; i < MT_STREAMS; i++) {
-		w->side[st][i] = w->sbuf[w->cur][st][i];
-		w->sused[st][i] = 0;
-	}
+	for (int i = 1; i < MT_STREAMS; i++)
+		w->side[st][i] = w->states[st].at[i] = w->sbuf[w->cur][st][i];
 	w->ready |= 1u << st;
 	return 0;
 }
 
-/* An event's prefix: SWITCH when the thread changed, which takes the
- * thread's address state. NULL when that state could not be made. */
-static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thread)
+/*
+ * An event's prefix, out of line: begin() (a new chunk, TIME), then SWITCH
+ * when the thread changed, which takes the thread's address state; the
+ * prefix is counted in, so the event's type byte goes at the position
+ * returned. NULL with w->err set (the state could not be made).
+ */
+static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
 {
+	uint8_t *p = begin(w, t, max);
+
+	if (!p)
+		return NULL;
 	if (thread != w->thread) {
 		unsigned st = thread & (MT_ADDR_STATES - 1);
 
@@ -581,10 +604,32 @@ static inline uint8_t *put_thread(struct mt_writer *w, uint8_t *p, uint32_t thre
 		*p++ = MT_REC_SWITCH;
 		p += mt_put_uv(p, thread);
 		w->thread = thread;
-		w->cs = st;
 		w->as = &w->states[st];
 	}
+	w->used = (size_t)(p - w->raw);
+	/* this event and the next quick ones fit (begin_event) */
+	size_t total = chunk_total(w) + PREFIX_MAX + 2 * EVENT_MAX;
+	w->quick = total <= w->chunk_bytes ? (w->chunk_bytes - total) / EVENT_MAX : 0;
 	return p;
+}
+
+/*
+ * Where an event of at most max bytes by thread goes: inline when the
+ * quantized clock has not moved, the thread is the last event's and the
+ * chunk certainly has room, the case of nearly every event. The room is
+ * counted in events of EVENT_MAX bytes (quick) from the last time the
+ * chunk's bytes were added up, so that they are not at every event; once
+ * the count runs out, begin() tests the bytes themselves, as always: the
+ * chunks end where they did.
+ */
+static inline uint8_t *begin_event(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
+{
+	(void)max;
+	if (MT_WRITER_LIKELY(t < w->next_tick && thread == w->thread && w->quick && !werr(w))) {
+		w->quick--;
+		return w->raw + w->used;
+	}
+	return begin_event_slow(w, t, max, thread);
 }
 
 static inline size_t hist_slot_of(uint64_t addr)
@@ -592,55 +637,79 @@ static inline size_t hist_slot_of(uint64_t addr)
 	return (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (HIST_INDEX - 1);
 }
 
-static inline void hist_put(struct history *h, uint64_t addr)
+/* An uv at p; the byte after it. */
+static inline uint8_t *uv_at(uint8_t *p, uint64_t v)
 {
-	struct hist_slot *s = &h->index[hist_slot_of(addr)];
-
-	h->ring[h->n % MT_ADDR_HISTORY] = addr;
-	h->last = addr;
-	s->addr = addr;
-	s->num = h->n++;
-}
-
-/* A field of an event: uv v appended to stream i. */
-static inline void put_field(struct mt_writer *w, int i, uint64_t v)
-{
-	size_t n = mt_put_uv(w->side[w->cs][i] + w->sused[w->cs][i], v);
-
-	w->sused[w->cs][i] += n;
-	w->total += n;
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 /*
- * An address field: k (MT_STREAM_KEYS) when addr is the k-th latest address
- * of history h in this chunk (1 = the latest), else k = 0 and sv (addr - the
- * latest address of history to) in MT_STREAM_DELTAS; addr then joins to.
- * want_k, when not UINT64_MAX, is the k to use (0: none): a free's, which
- * block_key chose.
+ * The k of the address e's slot names in history h (1 = the latest), 0
+ * when it names none in this chunk's last MT_ADDR_HISTORY: e is h's index
+ * slot for addr.
  */
-static inline uint64_t put_addr(struct mt_writer *w, const struct history *h,
-				struct history *to, uint64_t addr, uint64_t want_k)
+static inline uint64_t hist_k(const struct history *h, const struct hist_slot *e, uint64_t addr)
 {
-	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
-	uint64_t k = 0;
+	uint64_t age = h->n - e->num;
 
-	if (want_k != UINT64_MAX) {
-		k = want_k;
-	} else if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY) {
-		k = h->n - s->num;
-	}
-	if (k) {
-		put_field(w, MT_STREAM_KEYS, k);
-	} else {
-		put_field(w, MT_STREAM_KEYS, 0);
+	return e->addr == addr && e->num >= h->base && age <= MT_ADDR_HISTORY ? age : 0;
+}
+
+/* addr joins history h (slot: its index slot). */
+static inline void hist_put(struct history *h, size_t slot, uint64_t addr)
+{
+	h->last = addr;
+	h->index[slot].addr = addr;
+	h->index[slot].num = h->n++;
+}
+
+/*
+ * The k that names, in the allocated history, the block a free ends at
+ * addr (slot: its index slot), 0 when none does. The entry must carry the
+ * block's very stack and size, since the reader takes them from it: the
+ * thread's latest allocation at addr may be an older block than the one
+ * being freed, which another thread allocated there after it was freed.
+ */
+static inline uint64_t block_key(const struct addr_state *as, size_t slot, uint64_t addr,
+				 uint64_t size, uint32_t stack)
+{
+	const struct hist_slot *e = &as->hist[0].index[slot];
+	uint64_t k = hist_k(&as->hist[0], e, addr);
+	size_t i = (size_t)(e->num % MT_ADDR_HISTORY);
+
+	return k && as->astack[i] == stack && as->asize[i] == size ? k : 0;
+}
+
+/* A field of an event: uv v appended to side stream i of state as. */
+static inline void put_field(struct addr_state *as, int i, uint64_t v)
+{
+	as->at[i] = uv_at(as->at[i], v);
+}
+
+/*
+ * An address field (format.h ADDR): k, else 0 and the delta from the
+ * latest address of history to, which addr then joins (slot: its index
+ * slot). Returns k.
+ */
+static inline uint64_t put_addr(struct addr_state *as, struct history *to, size_t slot,
+				uint64_t addr, uint64_t k)
+{
+	put_field(as, MT_STREAM_KEYS, k);
+	if (!k) {
 		int64_t d = (int64_t)(addr - to->last);
-		put_field(w, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+
+		put_field(as, MT_STREAM_DELTAS, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
 	}
-	hist_put(to, addr);
+	hist_put(to, slot, addr);
 	return k;
 }
 
-/* The allocation just put: its stack and size, at its place in the ring. */
+/* The allocation just put in as's allocated history: its stack and size. */
 static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t size)
 {
 	size_t i = (size_t)((as->hist[0].n - 1) % MT_ADDR_HISTORY);
@@ -649,38 +718,11 @@ static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t si
 	as->asize[i] = size;
 }
 
-/*
- * The k that names the block a free ends at addr from the allocated
- * history, 0 when none does. The entry must carry the block's very stack
- * and size, since the reader takes them from it: the thread's latest
- * allocation at addr may be an older block than the one being freed,
- * which another thread allocated there after it was freed.
- */
-static inline uint64_t block_key(const struct addr_state *as, uint64_t addr, uint64_t size,
-				 uint32_t stack)
+/* The end of an event whose type byte is at p. */
+static inline void end_event(struct mt_writer *w, uint8_t *p)
 {
-	const struct history *h = &as->hist[0];
-	const struct hist_slot *s = &h->index[hist_slot_of(addr)];
-	size_t i = (size_t)(s->num % MT_ADDR_HISTORY);
-
-	if (s->addr == addr && s->num >= h->base && h->n - s->num <= MT_ADDR_HISTORY &&
-	    as->astack[i] == stack && as->asize[i] == size)
-		return h->n - s->num;
-	return 0;
-}
-
-/*
- * The block a free ends, [STACKS stack, SIZES size], unless its address
- * was named from the allocated history (k > 0): the reader then has them
- * from that allocation (block_key made sure they are the same). Most
- * frees follow their allocation closely and cost no more than an address.
- */
-static inline void put_block(struct mt_writer *w, uint64_t k, uint64_t size, uint32_t stack)
-{
-	if (k)
-		return;
-	put_field(w, MT_STREAM_STACKS, stack);
-	put_field(w, MT_STREAM_SIZES, size);
+	w->used = (size_t)(p + 1 - w->raw);
+	w->events++;
 }
 
 static size_t put_str(uint8_t *p, const char *s, size_t len)
@@ -692,11 +734,7 @@ static size_t put_str(uint8_t *p, const char *s, size_t len)
 	return n + len;
 }
 
-#define END_RECORD(w, p) do { \
-	size_t end_ = (size_t)((p) - (w)->raw); \
-	(w)->total += end_ - (w)->used; \
-	(w)->used = end_; \
-} while (0)
+#define END_RECORD(w, p) ((w)->used = (size_t)((p) - (w)->raw))
 
 int mt_writer_stack(struct mt_writer *w, uint64_t t, uint32_t id, unsigned fn, uint32_t tag,
 		    const uint64_t *ips, unsigned n)
@@ -753,38 +791,39 @@ int mt_writer_sample(struct mt_writer *w, uint64_t t, uint64_t mean)
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
+	uint8_t *p = begin_event(w, t, 1 + 4 * MT_MAX_VARINT, thread);
+
 	if (!p)
 		return werr(w);
-	p = put_thread(w, p, thread);
-	if (!p)
-		return werr(w);
-	*p++ = MT_REC_ALLOC;
-	END_RECORD(w, p);
-	put_field(w, MT_STREAM_STACKS, stack);
-	put_field(w, MT_STREAM_SIZES, size);
-	put_addr(w, &w->as->hist[1], &w->as->hist[0], addr, UINT64_MAX);
-	put_joined(w->as, stack, size);
-	w->events++;
+	struct addr_state *as = w->as;
+	size_t slot = hist_slot_of(addr);
+
+	*p = MT_REC_ALLOC;
+	put_field(as, MT_STREAM_STACKS, stack);
+	put_field(as, MT_STREAM_SIZES, size);
+	put_addr(as, &as->hist[0], slot, addr, hist_k(&as->hist[1], &as->hist[1].index[slot], addr));
+	put_joined(as, stack, size);
+	end_event(w, p);
 	return 0;
 }
 
 int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 			 uint32_t stack, uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 4 * MT_MAX_VARINT);
-	if (!p)
-		return werr(w);
-	p = put_thread(w, p, thread);
-	if (!p)
-		return werr(w);
-	*p++ = MT_REC_FREE;
-	END_RECORD(w, p);
-	struct addr_state *as = w->as;
+	uint8_t *p = begin_event(w, t, 1 + 4 * MT_MAX_VARINT, thread);
 
-	put_block(w, put_addr(w, &as->hist[0], &as->hist[1], addr,
-			      block_key(as, addr, size, stack)), size, stack);
-	w->events++;
+	if (!p)
+		return werr(w);
+	struct addr_state *as = w->as;
+	size_t slot = hist_slot_of(addr);
+
+	*p = MT_REC_FREE;
+	/* BLOCK unless the address named its allocation (format.h FREE) */
+	if (!put_addr(as, &as->hist[1], slot, addr, block_key(as, slot, addr, size, stack))) {
+		put_field(as, MT_STREAM_STACKS, stack);
+		put_field(as, MT_STREAM_SIZES, size);
+	}
+	end_event(w, p);
 	return 0;
 }
 
@@ -792,23 +831,27 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 		      uint32_t old_stack, uint64_t new_addr, uint64_t size, uint32_t stack,
 		      uint32_t thread)
 {
-	uint8_t *p = begin(w, t, 1 + 8 * MT_MAX_VARINT);
+	uint8_t *p = begin_event(w, t, 1 + 8 * MT_MAX_VARINT, thread);
+
 	if (!p)
 		return werr(w);
-	p = put_thread(w, p, thread);
-	if (!p)
-		return werr(w);
-	*p++ = MT_REC_REALLOC;
-	END_RECORD(w, p);
-	put_field(w, MT_STREAM_STACKS, stack);
-	put_field(w, MT_STREAM_SIZES, size);
 	struct addr_state *as = w->as;
-	uint64_t k = put_addr(w, &as->hist[0], &as->hist[1], old_addr,
-			      block_key(as, old_addr, old_size, old_stack));
-	put_addr(w, &as->hist[1], &as->hist[0], new_addr, UINT64_MAX);
+	size_t os = hist_slot_of(old_addr), ns = hist_slot_of(new_addr);
+
+	*p = MT_REC_REALLOC;
+	put_field(as, MT_STREAM_STACKS, stack);
+	put_field(as, MT_STREAM_SIZES, size);
+	/* the old block's key is chosen before the new address joins */
+	uint64_t k = put_addr(as, &as->hist[1], os, old_addr,
+			      block_key(as, os, old_addr, old_size, old_stack));
+	put_addr(as, &as->hist[0], ns, new_addr,
+		 hist_k(&as->hist[1], &as->hist[1].index[ns], new_addr));
 	put_joined(as, stack, size);
-	put_block(w, k, old_size, old_stack);
-	w->events++;
+	if (!k) {
+		put_field(as, MT_STREAM_STACKS, old_stack);
+		put_field(as, MT_STREAM_SIZES, old_size);
+	}
+	end_event(w, p);
 	return 0;
 }
 
@@ -920,13 +963,13 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
 }
 
 int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
-		   const struct mt_leak_totals *tot)
+		   int more, const struct mt_leak_totals *tot)
 {
 	size_t i = 0;
 
 	do {
 		size_t k = n - i > MT_LEAK_PER_RECORD ? MT_LEAK_PER_RECORD : n - i;
-		int last = i + k == n;
+		int last = i + k == n && !more;
 		uint64_t prev = 0;
 		uint8_t *p = begin(w, t, 1 + (3 * k + 2 + 2 * MT_LEAK_KINDS) * MT_MAX_VARINT);
 
@@ -1012,7 +1055,7 @@ uint64_t mt_writer_events(const struct mt_writer *w)
 
 size_t mt_writer_pending(const struct mt_writer *w)
 {
-	return w->total;
+	return chunk_total(w);
 }
 
 int mt_writer_error(const struct mt_writer *w)

@@ -132,7 +132,10 @@ int mt_writer_end(struct mt_writer *w, uint64_t t, unsigned how, int64_t code,
  * A leak check (format.h LEAK): lost[0..n) are the blocks that are not
  * reachable, by increasing address, each address | its enum mt_leak_kind
  * (addresses are at least 4-aligned), with its stack and size; tot the
- * totals per kind. Written as as many LEAK records as it takes.
+ * totals per kind. Written as as many LEAK records as it takes. A long
+ * list may come in parts: more != 0 when another call goes on with the
+ * next blocks (n is then a multiple of MT_LEAK_PER_RECORD: the records
+ * are those of one call); tot is read by the last part only.
  */
 struct mt_leak_entry {
 	uint64_t addr_kind;
@@ -140,7 +143,7 @@ struct mt_leak_entry {
 	uint32_t stack;
 };
 int mt_writer_leak(struct mt_writer *w, uint64_t t, const struct mt_leak_entry *lost, size_t n,
-		   const struct mt_leak_totals *tot);
+		   int more, const struct mt_leak_totals *tot);
 int mt_writer_stop(struct mt_writer *w, uint64_t t, const char *reason);
 /*
  * A segment's BASE (format.h): the n stacks with live blocks (bytes,

@@ -293,7 +293,7 @@ uint64_t mt_rec_stamp(void)
  * the anchor now() last set: the drainer calls now() first, so readings
  * are at most a drain's age from it (an older one is scaled back).
  */
-static uint64_t stamp_ns(uint64_t raw)
+static inline __attribute__((always_inline)) uint64_t stamp_ns(uint64_t raw)
 {
 	if (!clk.tsc)
 		return raw;
@@ -360,7 +360,7 @@ static void io_give(void)
 /* END's figures as of now (log lock held). */
 static const struct mt_totals *end_totals(void)
 {
-	S.tot.leaked_bytes = mt_live_bytes(S.live);
+	S.tot.leaked_bytes = S.live->bytes;
 	S.tot.leaked_blocks = mt_live_blocks(S.live);
 	return &S.tot;
 }
@@ -402,12 +402,12 @@ static void stop_with_record(const char *why)
  * chunk and ended with STOP and END (usually a few dozen bytes, and the cut
  * gave back the failed chunk's room), so the log says why it stops there.
  */
-static void check(int err)
+static __attribute__((noinline)) void check_failed(int err)
 {
 	static char why[160];
 	uint64_t off;
 
-	if (err >= 0 || !mt_rec_active)
+	if (!mt_rec_active)
 		return;
 	const char *e = err == MT_E_IO ?
 		strerror(S.w && mt_writer_errno(S.w) ? mt_writer_errno(S.w) : errno) :
@@ -427,6 +427,12 @@ static void check(int err)
 	}
 	if (took)
 		io_give();
+}
+
+static inline void check(int err)
+{
+	if (MT_UNLIKELY(err < 0))
+		check_failed(err);
 }
 
 /*
@@ -459,16 +465,21 @@ static void thread_remember(uint32_t idx, pid_t tid)
  * THREAD when new (log lock held): numbered in the order of their first
  * recorded event, as the merged stream has it.
  */
-static uint32_t thread_index(struct mt_tbuf_thread *th, uint64_t t)
+static __attribute__((noinline)) uint32_t thread_index_new(struct mt_tbuf_thread *th, uint64_t t)
 {
-	if (MT_LIKELY(th->gen == S.gen && th->idx1))
-		return th->idx1 - 1;
 	uint32_t idx = S.nthreads++;
 	th->gen = S.gen;
 	th->idx1 = idx + 1;
 	check(mt_writer_thread(S.w, t, idx, (uint32_t)th->tid));
 	thread_remember(idx, th->tid);
 	return idx;
+}
+
+static inline uint32_t thread_index(struct mt_tbuf_thread *th, uint64_t t)
+{
+	if (MT_LIKELY(th->gen == S.gen && th->idx1))
+		return th->idx1 - 1;
+	return thread_index_new(th, t);
 }
 
 /* A thread takes its first ring: the exit key's destructor will name it
@@ -740,7 +751,7 @@ static void thread_exit(void *v)
  */
 static inline void count_alloc(uint64_t size)
 {
-	uint64_t live = mt_live_bytes(S.live);
+	uint64_t live = S.live->bytes;
 	S.tot.allocations++;
 	S.tot.bytes_allocated += size;
 	if (live > S.tot.peak_bytes) {
@@ -756,21 +767,26 @@ static inline void count_alloc(uint64_t size)
  * (freed behind the hooks' back): its FREE is written first, so the log's
  * frees carry every block they end and a reader needs no table of its own.
  */
-static int live_add(uint64_t t, uint32_t idx, uint64_t addr, uint64_t size, uint32_t stack)
+static __attribute__((noinline)) int live_add_odd(int rc, uint64_t t, uint32_t idx,
+						    uint64_t addr, struct mt_block old)
 {
-	struct mt_block b = { size, stack }, old;
-	int rc = mt_live_add(S.live, addr, b, &old);
-
 	if (rc < 0) {
 		stop_with_record("out of memory for the live-block table");
 		return -1;
 	}
-	if (rc == 1) {
-		check(mt_writer_free_block(S.w, t, addr, old.size, old.stack, idx));
-		S.tot.frees++;
-		mt_sample_forget((void *)(uintptr_t)addr);
-	}
+	check(mt_writer_free_block(S.w, t, addr, old.size, old.stack, idx));
+	S.tot.frees++;
+	mt_sample_forget((void *)(uintptr_t)addr);
 	return 0;
+}
+
+static inline __attribute__((always_inline)) int live_add(uint64_t t, uint32_t idx, uint64_t addr,
+							 uint64_t size, uint32_t stack)
+{
+	struct mt_block b = { size, stack }, old = { 0, 0 };
+	int rc = mt_live_add(S.live, addr, b, &old);
+
+	return MT_LIKELY(rc == 0) ? 0 : live_add_odd(rc, t, idx, addr, old);
 }
 
 void mt_rec_alloc(const struct mt_capture *c, void *p, size_t size)
@@ -844,7 +860,7 @@ static void split_pending(uint64_t addr, struct mt_tbuf_thread *self, uint64_t t
  */
 static uint64_t live_bytes_logged(void)
 {
-	uint64_t n = mt_live_bytes(S.live);
+	uint64_t n = S.live->bytes;
 	for (struct mt_tbuf_thread *p = pending; p; p = p->pnext)
 		if (p->pwas && !p->pfreed)
 			n += p->pblk.size;
@@ -861,85 +877,99 @@ static void pending_drop(struct mt_tbuf_thread *th)
 	th->pending = 0;
 }
 
-int mt_rec_prefetch_pays(void)
+const struct mt_livetab *mt_rec_prefetch_table(void)
 {
-	return S.live && mt_live_large(S.live);
+	/* 1 MiB and more: beyond the L2 cache */
+	return S.live && S.live->tab.cap * MT_LIVETAB_SLOT >= (1u << 20) ? &S.live->tab : NULL;
 }
 
-void mt_rec_prefetch(uint64_t addr)
+/*
+ * The events of the merged stream. Recording stopped, they are dropped
+ * (and a realloc's pending free half with them).
+ */
+void mt_rec_emit_stack(struct mt_tbuf_thread *th, uint32_t lid, const struct mt_capture *c)
 {
-	if (S.live)
-		mt_live_prefetch(S.live, addr);
+	if (mt_rec_active && (lid >= th->gid_cap || !th->gid[lid]))
+		gid_set(th, lid, stack_id(c, stamp_ns(0)));
 }
 
-void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e)
+void mt_rec_emit_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr, uint64_t size,
+		       uint32_t lid)
+{
+	if (MT_UNLIKELY(!mt_rec_active))
+		return;
+	uint64_t t = stamp_ns(time);
+	int64_t id = gid_of(th, lid);
+	uint32_t idx = thread_index(th, t);
+
+	if (MT_UNLIKELY(pending != NULL))
+		split_pending(addr, th, t);
+	if (id >= 0 && live_add(t, idx, addr, size, (uint32_t)id) == 0) {
+		check(mt_writer_alloc(S.w, t, addr, size, (uint32_t)id, idx));
+		count_alloc(size);
+	}
+}
+
+void mt_rec_emit_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr)
+{
+	struct mt_block b;
+
+	if (MT_UNLIKELY(!mt_rec_active))
+		return;
+	if (mt_live_remove(S.live, addr, &b)) {
+		uint64_t t = stamp_ns(time);
+		uint32_t idx = thread_index(th, t);
+
+		mt_sample_forget((void *)(uintptr_t)addr);
+		check(mt_writer_free_block(S.w, t, addr, b.size, b.stack, idx));
+		S.tot.frees++;
+	}
+}
+
+void mt_rec_emit_realloc_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr)
+{
+	(void)time;
+	if (MT_UNLIKELY(!mt_rec_active))
+		return;
+	th->pwas = mt_live_remove(S.live, addr, &th->pblk);
+	if (th->pwas)
+		mt_sample_forget((void *)(uintptr_t)addr);
+	th->pold = addr;
+	th->pfreed = 0;
+	th->pending = 1;
+	th->pnext = pending;
+	pending = th;
+}
+
+void mt_rec_emit_realloc_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t p,
+			       uint64_t r, uint64_t size, uint32_t lid)
 {
 	if (MT_UNLIKELY(!mt_rec_active)) {
 		if (th->pending)
 			pending_drop(th);
 		return;
 	}
-	uint64_t t = stamp_ns(e->time);
-	switch (e->kind) {
-	case MT_TB_STACK:
-		if (e->lid >= th->gid_cap || !th->gid[e->lid])
-			gid_set(th, e->lid, stack_id(e->stack, t));
-		break;
-	case MT_TB_ALLOC: {
-		int64_t id = gid_of(th, e->lid);
-		uint32_t idx = thread_index(th, t);
-		if (MT_UNLIKELY(pending != NULL))
-			split_pending(e->addr, th, t);
-		if (id >= 0 && live_add(t, idx, e->addr, e->size, (uint32_t)id) == 0) {
-			check(mt_writer_alloc(S.w, t, e->addr, e->size, (uint32_t)id, idx));
-			count_alloc(e->size);
-		}
-		break;
-	}
-	case MT_TB_FREE: {
-		struct mt_block b;
-		if (mt_live_remove(S.live, e->addr, &b)) {
-			uint32_t idx = thread_index(th, t);
-			mt_sample_forget((void *)(uintptr_t)e->addr);
-			check(mt_writer_free_block(S.w, t, e->addr, b.size, b.stack, idx));
-			S.tot.frees++;
-		}
-		break;
-	}
-	case MT_TB_REALLOC_FREE:
-		th->pwas = mt_live_remove(S.live, e->addr, &th->pblk);
-		if (th->pwas)
-			mt_sample_forget((void *)(uintptr_t)e->addr);
-		th->pold = e->addr;
-		th->pfreed = 0;
-		th->pending = 1;
-		th->pnext = pending;
-		pending = th;
-		break;
-	case MT_TB_REALLOC_ALLOC: {
-		int was = th->pending && th->pwas && !th->pfreed;
-		struct mt_block old = th->pblk;
-		uint64_t r = e->addr2, p = e->addr;
-		if (th->pending)
-			pending_drop(th);
-		uint32_t idx = thread_index(th, t);
-		int64_t id = r && e->lid != MT_TB_NO_STACK ? gid_of(th, e->lid) : -1;
-		if (r && MT_UNLIKELY(pending != NULL))
-			split_pending(r, th, t);
-		if (id >= 0 && live_add(t, idx, r, e->size, (uint32_t)id) == 0) {
-			if (was)
-				check(mt_writer_realloc(S.w, t, p, old.size, old.stack,
-							r, e->size, (uint32_t)id, idx));
-			else
-				check(mt_writer_alloc(S.w, t, r, e->size, (uint32_t)id, idx));
-			S.tot.frees += (uint64_t)was;
-			count_alloc(e->size);
-		} else if (was && mt_rec_active) {
-			check(mt_writer_free_block(S.w, t, p, old.size, old.stack, idx));
-			S.tot.frees++;
-		}
-		break;
-	}
+	uint64_t t = stamp_ns(time);
+	int was = th->pending && th->pwas && !th->pfreed;
+	struct mt_block old = th->pblk;
+
+	if (th->pending)
+		pending_drop(th);
+	uint32_t idx = thread_index(th, t);
+	int64_t id = r && lid != MT_TB_NO_STACK ? gid_of(th, lid) : -1;
+	if (r && MT_UNLIKELY(pending != NULL))
+		split_pending(r, th, t);
+	if (id >= 0 && live_add(t, idx, r, size, (uint32_t)id) == 0) {
+		if (was)
+			check(mt_writer_realloc(S.w, t, p, old.size, old.stack, r, size, (uint32_t)id,
+						idx));
+		else
+			check(mt_writer_alloc(S.w, t, r, size, (uint32_t)id, idx));
+		S.tot.frees += (uint64_t)was;
+		count_alloc(size);
+	} else if (was && mt_rec_active) {
+		check(mt_writer_free_block(S.w, t, p, old.size, old.stack, idx));
+		S.tot.frees++;
 	}
 }
 
@@ -1211,6 +1241,16 @@ static long helper_id(void)
 	return helper ? helper : -1;
 }
 
+/* The LEAK records of a check (mt_leakscan's lost), all at the time the
+ * first is written (*t, 0 before it): the scan's end. */
+static void put_leak(void *t, const struct mt_leak_entry *e, size_t n, int more,
+		     const struct mt_leak_totals *tot)
+{
+	if (!*(uint64_t *)t)
+		*(uint64_t *)t = now();
+	check(mt_writer_leak(S.w, *(uint64_t *)t, e, n, more, tot));
+}
+
 /*
  * A snapshot that also classifies what is live then (leakscan.c), as
  * valgrind's VALGRIND_DO_LEAK_CHECK does: SNAPSHOT, then the LEAK
@@ -1226,7 +1266,8 @@ static void take_check(const char *label, uintptr_t own_sp)
 	uint64_t seals, live;
 	uint32_t idx;
 	long helper = 0;
-	int ok;
+	uint64_t t = 0;
+	int ok, rc;
 
 	mt_tls.guard++;
 	pthread_mutex_lock(&log_lock);
@@ -1245,15 +1286,16 @@ static void take_check(const char *label, uintptr_t own_sp)
 	check(mt_writer_snapshot(S.w, now(), idx, label ? label : ""));
 	if (own_sp)
 		helper = helper_id();
-	ok = helper >= 0 && mt_leakscan(S.live, own_sp, helper,
-					mt_real.malloc_usable_size, &res) == 0;
+	rc = helper >= 0 ? mt_leakscan(S.live, own_sp, helper, mt_real.malloc_usable_size,
+				       put_leak, &t, 1, &res) : -1;
+	ok = rc == 0;
 	if (ok) {
-		check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
 		for (int i = 0; i < MT_LEAK_KINDS; i++)
 			mt_fmt_i64(k[i], (int64_t)res.tot.bytes[i]);
-		mt_leakscan_done(&res);
 	}
 	io_give();
+	if (rc == -2)
+		stop_with_record("out of memory for the live-block table");
 	pthread_mutex_unlock(&log_lock);
 	if (S.w && mt_writer_seals(S.w) != seals)
 		write_sealed();
@@ -1421,12 +1463,13 @@ static void leak_check(void)
 {
 	struct mt_leakscan_result res;
 	long helper = helper_id();
+	uint64_t t = 0;
 
-	if (helper < 0 || mt_leakscan(S.live, S.exit_sp, helper,
-				      mt_real.malloc_usable_size, &res) < 0)
-		return;
-	check(mt_writer_leak(S.w, now(), res.lost, res.nlost, &res.tot));
-	mt_leakscan_done(&res);
+	/* the table is left in address order: END, next, only reads its
+	 * counts, and recording ends there */
+	if (helper >= 0)
+		(void)mt_leakscan(S.live, S.exit_sp, helper, mt_real.malloc_usable_size, put_leak,
+				  &t, 0, &res);
 }
 
 static void finish(unsigned how, int64_t code, int blocking, uint64_t wait_ns)

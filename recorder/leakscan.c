@@ -102,8 +102,8 @@
 #define READ_PIECE           65536
 
 enum { ST_UNREACHED = 0, ST_INDIRECT, ST_POSSIBLE, ST_REACHABLE };
-
-struct block { uint64_t start, size; uint32_t stack; };
+static const uint8_t kind_of[] = { MT_LEAK_DEFINITE, MT_LEAK_INDIRECT, MT_LEAK_POSSIBLE,
+				   MT_LEAK_REACHABLE };
 
 /* A thread to park: the handler finds its slot by tid. */
 struct park_slot {
@@ -439,35 +439,6 @@ static void unpark_all(int sig, const struct sigaction *old)
 
 /* ---- blocks ----------------------------------------------------------------- */
 
-/*
- * LSD radix sort of blocks by start, 12 bits a pass: bits 4..51 (blocks
- * are 16-aligned with glibc, and user addresses stay below 2^52), then
- * whatever the addresses still differ in. A pass whose digit is the same
- * for every block is skipped. Returns the sorted array: a or tmp.
- */
-static struct block *sort_blocks(struct block *a, struct block *tmp, size_t n, size_t *count)
-{
-	uint64_t lowbits = 0;
-	for (size_t i = 0; i < n; i++)
-		lowbits |= a[i].start;
-	int shift = lowbits & 15 ? 0 : 4;
-	for (; shift < 64; shift += 12) {
-		memset(count, 0, 4097 * sizeof(size_t));
-		for (size_t i = 0; i < n; i++)
-			count[((a[i].start >> shift) & 4095) + 1]++;
-		if (count[1 + ((a[0].start >> shift) & 4095)] == n)
-			continue;
-		for (size_t b = 0; b < 4096; b++)
-			count[b + 1] += count[b];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[(a[i].start >> shift) & 4095]++] = a[i];
-		struct block *t = a;
-		a = tmp;
-		tmp = t;
-	}
-	return a;
-}
-
 #define CLUSTER_GAP (64u << 10)  /* a wider gap between blocks starts a cluster */
 
 /*
@@ -488,7 +459,7 @@ struct scan {
 	uint32_t *gran;       /* per granule of each cluster: its first block */
 	size_t ngran;
 	unsigned shift;       /* log2 of a granule's size */
-	struct block *b;
+	const struct mt_livetab *tab;  /* the blocks, by address (mt_livetab_sort) */
 	uint8_t *st;
 	uint32_t *stack;
 	size_t n, sp, cap;
@@ -503,6 +474,25 @@ struct scan {
 	uint64_t vt_addr[VT_CACHE];  /* vtable tests made, and their answers */
 	uint8_t vt_is[VT_CACHE];
 };
+
+/* Block i, in address order: its start and requested size. */
+static inline uint64_t start_of(const struct scan *s, size_t i)
+{
+	return mt_livetab_addr_at(s->tab, i);
+}
+
+static inline uint64_t size_of(const struct scan *s, size_t i)
+{
+	return mt_live_block(s->tab, mt_livetab_val_at(s->tab, i)).size;
+}
+
+/* One past block i's last byte (a block of size 0 holds its start). */
+static inline uint64_t end_of(const struct scan *s, size_t i)
+{
+	uint64_t size = size_of(s, i);
+
+	return start_of(s, i) + size + (size == 0);
+}
 
 /*
  * Finding the block a word points into, in two steps so that scan_words
@@ -540,39 +530,35 @@ static long resolve(const struct scan *s, uint64_t p, size_t g, size_t first)
 	 * small ones) made the granules wide */
 	while (j - i > 8) {
 		size_t mid = i + (j - i) / 2;
-		if (s->b[mid].start <= p)
+		if (start_of(s, mid) <= p)
 			i = mid;
 		else
 			j = mid;
 	}
-	while (j > i && s->b[j - 1].start > p)
+	while (j > i && start_of(s, j - 1) > p)
 		j--;
 	/* j - 1: the last block starting at or before p */
 	if (j == 0 || j - 1 < first)
 		return -1;
-	const struct block *b = &s->b[j - 1];
-	if (p - b->start < b->size || (b->size == 0 && p == b->start))
-		return (long)(j - 1);
-	return -1;
+	return p < end_of(s, j - 1) ? (long)(j - 1) : -1;
 }
 
 /*
  * The clusters and their granule entries, on the sorted blocks. The
  * granule is the smallest power of two from 16 B up for which the
- * entries are at most twice the blocks (plus a few per cluster): one or
- * two blocks start in a granule where blocks are densest.
+ * entries are at most the blocks (plus a few per cluster): a block or two
+ * start in a granule where blocks are densest.
  */
 static int make_clusters(struct scan *s)
 {
 	size_t ncl = 0;
 	uint64_t span = 0, lo = 0, hi = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		const struct block *b = &s->b[i];
-		uint64_t end = b->start + b->size + (b->size == 0);
-		if (i == 0 || b->start > hi + CLUSTER_GAP) {
+		uint64_t start = start_of(s, i), end = end_of(s, i);
+		if (i == 0 || start > hi + CLUSTER_GAP) {
 			if (i)
 				span += hi - lo;
-			lo = b->start;
+			lo = start;
 			hi = end;
 			ncl++;
 		} else if (end > hi)
@@ -580,7 +566,7 @@ static int make_clusters(struct scan *s)
 	}
 	span += hi - lo;
 	s->shift = 4;
-	while (s->shift < 30 && (span >> s->shift) > 2 * s->n)
+	while (s->shift < 30 && (span >> s->shift) > s->n)
 		s->shift++;
 	s->cl = scratch(ncl * sizeof(*s->cl));
 	if (!s->cl)
@@ -594,12 +580,12 @@ static int make_clusters(struct scan *s)
 	size_t k = 0, base = 0;
 	for (size_t i = 0; i < s->n;) {
 		struct cluster *c = &s->cl[k++];
-		c->lo = s->b[i].start;
-		c->hi = s->b[i].start + s->b[i].size + (s->b[i].size == 0);
+		c->lo = start_of(s, i);
+		c->hi = end_of(s, i);
 		c->first = i;
 		size_t j = i + 1;
-		for (; j < s->n && s->b[j].start <= c->hi + CLUSTER_GAP; j++) {
-			uint64_t end = s->b[j].start + s->b[j].size + (s->b[j].size == 0);
+		for (; j < s->n && start_of(s, j) <= c->hi + CLUSTER_GAP; j++) {
+			uint64_t end = end_of(s, j);
 			if (end > c->hi)
 				c->hi = end;
 		}
@@ -610,7 +596,7 @@ static int make_clusters(struct scan *s)
 		size_t m = i;
 		for (size_t g = 0; g <= ng; g++) {
 			uint64_t at = c->lo + ((uint64_t)g << s->shift);
-			while (m < j && s->b[m].start < at)
+			while (m < j && start_of(s, m) < at)
 				m++;
 			s->gran[base + g] = (uint32_t)m;
 		}
@@ -628,7 +614,7 @@ static void push(struct scan *s, size_t i)
 	}
 	s->stack[s->sp++] = (uint32_t)i;
 	/* popped soon (last in, first out): its words on their way */
-	__builtin_prefetch((const void *)(uintptr_t)s->b[i].start);
+	__builtin_prefetch((const void *)(uintptr_t)start_of(s, i));
 }
 
 /* The file mapping holding a, or NULL. */
@@ -687,15 +673,15 @@ static int is_vtable(struct scan *s, uint64_t a)
 }
 
 /*
- * Does w, a word pointing inside b but not at its start, count as a
- * pointer to its start under one of memcheck's heuristics? (The rules
- * are at the top of the file; the order is memcheck's.)
+ * Does w, a word pointing inside the block at start but not at its start,
+ * count as a pointer to its start under one of memcheck's heuristics?
+ * (The rules are at the top of the file; the order is memcheck's.)
  */
-static int heuristic(struct scan *s, const struct block *b, uint64_t w)
+static int heuristic(struct scan *s, uint64_t start, uint64_t size, uint64_t w)
 {
-	const uint64_t *d = (const uint64_t *)(uintptr_t)b->start;
-	uint64_t off = w - b->start, size = b->size;
-	if (!b->start || (b->start & 7))
+	const uint64_t *d = (const uint64_t *)(uintptr_t)start;
+	uint64_t off = w - start;
+	if (!start || (start & 7))
 		return 0;
 	/* stdstring: the word after the length must be in the block */
 	if (off == 24 && size >= 16 && 3 * 8 + d[1] + 1 == size && d[0] <= d[1])
@@ -719,12 +705,12 @@ static int heuristic(struct scan *s, const struct block *b, uint64_t w)
  */
 static void word(struct scan *s, uint64_t w, long i, int prior, long clique)
 {
-	struct block *b = &s->b[i];
-	if (w != b->start && s->usable) {
+	uint64_t start = start_of(s, (size_t)i);
+	if (w != start && s->usable) {
 		/* The next chunk's header, inside a block that uses its first
 		 * field: the allocator's link, not the program's pointer. */
-		uint64_t u = s->usable((void *)(uintptr_t)b->start);
-		if (u >= 8 && w == b->start + u - 8)
+		uint64_t u = s->usable((void *)(uintptr_t)start);
+		if (u >= 8 && w == start + u - 8)
 			return;
 	}
 	uint8_t *st = &s->st[i];
@@ -737,7 +723,7 @@ static void word(struct scan *s, uint64_t w, long i, int prior, long clique)
 	}
 	if (*st == ST_REACHABLE)
 		return;
-	if (prior == ST_REACHABLE && (w == b->start || heuristic(s, b, w))) {
+	if (prior == ST_REACHABLE && (w == start || heuristic(s, start, size_of(s, (size_t)i), w))) {
 		*st = ST_REACHABLE;
 		push(s, (size_t)i);
 	} else if (*st == ST_UNREACHED) {
@@ -772,7 +758,7 @@ static void scan_words(struct scan *s, const uint64_t *p, size_t nw, int prior, 
 		for (size_t x = 0; x < m; x++) {
 			uint32_t j = s->gran[gs[x] + 1];
 			if (j)
-				__builtin_prefetch(&s->b[j - 1]);
+				__builtin_prefetch(s->tab->slots + (j - 1) * MT_LIVETAB_SLOT);
 		}
 		for (size_t x = 0; x < m; x++) {
 			long i = resolve(s, ws[x], gs[x], fs[x]);
@@ -788,12 +774,12 @@ static void drain(struct scan *s, long clique)
 {
 	while (s->sp && !s->over) {
 		size_t i = s->stack[--s->sp];
-		const struct block *b = &s->b[i];
+		uint64_t start = start_of(s, i);
 		/* the blocks popped next, unless this one pushes others */
 		for (size_t d = 1; d <= 4 && d <= s->sp; d++)
-			__builtin_prefetch((const void *)(uintptr_t)s->b[s->stack[s->sp - d]].start);
-		uint64_t a = (b->start + 7) & ~7ull;
-		uint64_t e = (b->start + b->size) & ~7ull;
+			__builtin_prefetch((const void *)(uintptr_t)start_of(s, s->stack[s->sp - d]));
+		uint64_t a = (start + 7) & ~7ull;
+		uint64_t e = (start + size_of(s, i)) & ~7ull;
 		int prior = clique >= 0 ? ST_UNREACHED : s->st[i];
 		if (e > a)
 			scan_words(s, (const uint64_t *)(uintptr_t)a, (size_t)((e - a) / 8), prior,
@@ -863,12 +849,12 @@ static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->b[mid].start < a)
+		if (start_of(s, mid) < a)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < s->n && s->b[lo].start < e;
+	return lo < s->n && start_of(s, lo) < e;
 }
 
 /* Is [a, e) one of glibc's per-thread arena heaps (its heap_info)? */
@@ -925,20 +911,22 @@ static void say_stats(int rc, uint64_t blocks, uint64_t bytes, uint64_t words, u
 	       " bytes, ", b[2], " words read, ", t[0], " ns wall, ", t[1], " ns cpu", NULL);
 }
 
-int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
-		size_t (*usable)(void *), struct mt_leakscan_result *res)
+int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
+		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
+			     const struct mt_leak_totals *tot),
+		void *ctx, int keep, struct mt_leakscan_result *res)
 {
-	const struct mt_livetab *tab = mt_live_table(l);
+	struct mt_livetab *tab = &l->tab;
 	uint64_t t0 = mono(), cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), heap = 0;
-	size_t n = (size_t)mt_livetab_count(tab);
+	size_t n = tab->len;
 	struct scan s = { 0 };
-	struct block *tmp = NULL;
-	size_t *count = NULL;
+	int sorted = 0;
 	char *maps = NULL;
 	size_t maps_cap = 1 << 20, maps_len = 0;
 	struct range *ex = NULL;
 	size_t nex = 0, ex_cap = 0, fm_cap = 0;
 	uint64_t *buf = NULL;
+	struct mt_leak_entry *part = NULL;
 	int sig = 0, rc = -1;
 	struct sigaction old;
 	long self = syscall(SYS_gettid);
@@ -955,56 +943,43 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 	 * would look lost. Such a log says "not classified". */
 	if (mt_sample_mean)
 		return -1;
+	/* Blocks from 2^48 up (5-level paging, on the program's request) are
+	 * kept beside the table's slots, out of its address order: such a
+	 * heap is not classified. */
+	if (tab->oddlen)
+		return -1;
 	s.n = n;
 	s.cap = 3 * n + 16;
 	s.deadline = t0 + MT_LEAKSCAN_LIMIT_NS;
 	s.usable = usable;
-	s.b = scratch((n + 1) * sizeof(struct block));
-	tmp = scratch((n + 1) * sizeof(struct block));
+	s.tab = tab;
 	s.st = scratch(n + 1);
 	s.stack = scratch(s.cap * sizeof(uint32_t));
-	count = scratch(4097 * sizeof(size_t));
 	buf = scratch(READ_PIECE);
 	maps = scratch(maps_cap);
-	if (!s.b || !tmp || !s.st || !s.stack || !count || !buf || !maps)
+	part = scratch(MT_LEAK_PER_RECORD * sizeof(*part));
+	if (!s.st || !s.stack || !buf || !maps || !part)
 		goto out;
 
-	/* The blocks, sorted by address. */
-	size_t k = 0;
-	for (size_t i = 0; i < tab->cap; i++)
-		if (tab->slots[i].addr) {
-			struct mt_block b = mt_live_slot(l, tab->slots[i].addr, tab->slots[i].val);
-
-			s.b[k].start = tab->slots[i].addr;
-			s.b[k].size = b.size;
-			s.b[k].stack = b.stack;
-			k++;
-		}
-	if (tab->zero_live) {
-		struct mt_block b = mt_live_slot(l, 0, tab->zero_val);
-
-		s.b[k].start = 0;
-		s.b[k].size = b.size;
-		s.b[k].stack = b.stack;
-		k++;
-	}
-	if (k != n)
+	/*
+	 * The blocks in address order: the live table's own slots, sorted in
+	 * place for the scan and, if kept, put back after it (a copy would
+	 * take more memory than the table: 24 bytes a block and as much again
+	 * to sort it, 100 MiB for python's two million blocks).
+	 */
+	if (mt_livetab_sort(tab, keep) < 0)
 		goto out;
-	if (n && sort_blocks(s.b, tmp, n, count) == tmp) {
-		struct block *t = s.b;
-		s.b = tmp;
-		tmp = t;
-	}
-	unscratch(tmp, (n + 1) * sizeof(struct block));
-	tmp = NULL;
+	sorted = keep;
 	for (size_t i = 0; i < n; i++) {
-		if (s.b[i].start & 3)
+		uint64_t start = start_of(&s, i), end = end_of(&s, i);
+
+		if (start & 3)
 			goto out;     /* the record packs the kind in two low bits */
-		heap += s.b[i].size;
-		if (i == 0 || s.b[i].start < s.lo)
-			s.lo = s.b[i].start;
-		if (s.b[i].start + s.b[i].size + (s.b[i].size == 0) > s.hi)
-			s.hi = s.b[i].start + s.b[i].size + (s.b[i].size == 0);
+		heap += size_of(&s, i);
+		if (i == 0)
+			s.lo = start;
+		if (end > s.hi)
+			s.hi = end;
 	}
 
 	if (n && make_clusters(&s) < 0)
@@ -1151,42 +1126,46 @@ int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
 	if (s.over)
 		goto out;
 
-	/* The result: kinds per block; the lost ones listed in address order. */
+	/*
+	 * The result: the totals per kind, then the lost blocks in address
+	 * order, a record's worth at a time (a list of them all would take 24
+	 * bytes a block, 20 MiB for the million python holds possibly lost).
+	 */
 	{
-		size_t nl = 0;
-		for (size_t i = 0; i < n; i++)
-			if (s.st[i] != ST_REACHABLE)
-				nl++;
-		res->lost = scratch((nl + 1) * sizeof(*res->lost));
-		if (!res->lost)
-			goto out;
-		res->lost_len = (nl + 1) * sizeof(*res->lost);
-		for (size_t i = 0; i < n; i++) {
-			unsigned kind = s.st[i] == ST_UNREACHED ? MT_LEAK_DEFINITE
-				: s.st[i] == ST_INDIRECT ? MT_LEAK_INDIRECT
-				: s.st[i] == ST_POSSIBLE ? MT_LEAK_POSSIBLE : MT_LEAK_REACHABLE;
-			res->tot.bytes[kind] += s.b[i].size;
-			res->tot.blocks[kind]++;
-			if (kind != MT_LEAK_REACHABLE) {
-				struct mt_leak_entry *e = &res->lost[res->nlost++];
+		uint64_t nl = 0, done = 0;
+		size_t k = 0;
 
-				e->addr_kind = s.b[i].start | kind;
-				e->size = s.b[i].size;
-				e->stack = s.b[i].stack;
+		for (size_t i = 0; i < n; i++) {
+			res->tot.bytes[kind_of[s.st[i]]] += size_of(&s, i);
+			res->tot.blocks[kind_of[s.st[i]]]++;
+		}
+		for (int kind = 0; kind < MT_LEAK_KINDS; kind++)
+			if (kind != MT_LEAK_REACHABLE)
+				nl += res->tot.blocks[kind];
+		for (size_t i = 0; i < n; i++) {
+			if (s.st[i] == ST_REACHABLE)
+				continue;
+			struct mt_block b = mt_live_block(tab, mt_livetab_val_at(tab, i));
+
+			part[k].addr_kind = start_of(&s, i) | kind_of[s.st[i]];
+			part[k].size = b.size;
+			part[k].stack = b.stack;
+			if (++k == MT_LEAK_PER_RECORD && ++done * k < nl) {
+				lost(ctx, part, k, 1, &res->tot);
+				k = 0;
 			}
 		}
+		lost(ctx, part, k, 0, &res->tot);
 	}
 	res->words = s.words;
 	rc = 0;
 out:
 	if (sig || P.slots)
 		unpark_all(sig, &old);
+	if (sorted && mt_livetab_unsort(tab) < 0)
+		rc = -2;
 	res->ns = mono() - t0;
 	say_stats(rc, n, heap, s.words, res->ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0);
-	if (s.b)
-		unscratch(s.b, (n + 1) * sizeof(struct block));
-	if (tmp)
-		unscratch(tmp, (n + 1) * sizeof(struct block));
 	if (s.st)
 		unscratch(s.st, n + 1);
 	if (s.cl)
@@ -1195,10 +1174,10 @@ out:
 		unscratch(s.gran, s.ngran * sizeof(uint32_t));
 	if (s.stack)
 		unscratch(s.stack, s.cap * sizeof(uint32_t));
-	if (count)
-		unscratch(count, 4097 * sizeof(size_t));
 	if (buf)
 		unscratch(buf, READ_PIECE);
+	if (part)
+		unscratch(part, MT_LEAK_PER_RECORD * sizeof(*part));
 	if (maps)
 		unscratch(maps, maps_cap);
 	if (ex)
@@ -1206,11 +1185,4 @@ out:
 	if (s.fm)
 		unscratch(s.fm, fm_cap * sizeof(*s.fm));
 	return rc;
-}
-
-void mt_leakscan_done(struct mt_leakscan_result *res)
-{
-	if (res->lost)
-		unscratch(res->lost, res->lost_len);
-	res->lost = NULL;
 }

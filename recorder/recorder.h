@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "format.h"
+#include "livetab.h"
 
 #define MT_EXPORT __attribute__((visibility("default")))
 #define MT_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -111,9 +112,10 @@ void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t 
 /* A key of its own (after every event that happened before the call). */
 uint64_t mt_tbuf_key(void);
 /*
- * With the log lock: hands every final event to mt_rec_emit in key order;
- * with upto, waits up to wait_ns for every event with a key below it
- * (other threads' events in flight); all: then every complete event too.
+ * With the log lock: hands every final event to core.c (mt_rec_emit_*) in
+ * key order; with upto, waits up to wait_ns for every event with a key
+ * below it (other threads' events in flight); all: then every complete
+ * event too.
  */
 void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all);
 /* The calling thread is exiting (its ring is reused once it is gone). */
@@ -143,16 +145,8 @@ struct mt_tbuf_thread {
 	struct mt_block pblk;
 	struct mt_tbuf_thread *pnext;
 };
-/* One event of the merged stream. */
-enum { MT_TB_STACK, MT_TB_ALLOC, MT_TB_FREE, MT_TB_REALLOC_FREE, MT_TB_REALLOC_ALLOC };
+/* A realloc's local stack id when its new block is not recorded. */
 #define MT_TB_NO_STACK UINT32_MAX
-struct mt_tbuf_ev {
-	unsigned kind;
-	uint32_t lid;             /* the thread's local stack id */
-	uint64_t time;            /* mt_rec_stamp()'s reading */
-	uint64_t addr, addr2, size;
-	const struct mt_capture *stack;   /* MT_TB_STACK */
-};
 
 /* ---- core.c -------------------------------------------------------------- */
 
@@ -164,11 +158,24 @@ struct mt_tbuf_ev {
 uint64_t mt_rec_stamp(void);
 /* Nonzero: mt_rec_stamp() is the TSC (x86-64), read inline by tbuf.c. */
 extern int mt_rec_tsc;
-void mt_rec_emit(struct mt_tbuf_thread *th, const struct mt_tbuf_ev *e);
-/* With the log lock: a hint that an event at addr comes soon (tbuf.c), and
- * whether such hints pay (a live table larger than the caches). */
-void mt_rec_prefetch(uint64_t addr);
-int mt_rec_prefetch_pays(void);
+/*
+ * The merged stream, event by event, of the thread whose ring th is
+ * (log lock held): a local stack id's frames (before any event uses it);
+ * an allocation, a free (time: mt_rec_stamp()'s reading; lid: the local
+ * stack id); a realloc's free half at its first key and its allocation
+ * half at its second (lid MT_TB_NO_STACK: the new block is not recorded).
+ */
+void mt_rec_emit_stack(struct mt_tbuf_thread *th, uint32_t lid, const struct mt_capture *c);
+void mt_rec_emit_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr, uint64_t size,
+		       uint32_t lid);
+void mt_rec_emit_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr);
+void mt_rec_emit_realloc_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr);
+void mt_rec_emit_realloc_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t old,
+			       uint64_t addr, uint64_t size, uint32_t lid);
+/* With the log lock: the live table, for hints that an event at an
+ * address comes soon (mt_livetab_prefetch), when such hints pay (it is
+ * larger than the caches); NULL otherwise. */
+const struct mt_livetab *mt_rec_prefetch_table(void);
 void mt_rec_thread_begin(void);
 void mt_rec_thread_drop(struct mt_tbuf_thread *th);
 void mt_rec_drain_wanted(void);
@@ -290,29 +297,103 @@ int mt_stacks_each(const struct mt_stacks *s,
 /* Stacks so far (ids 0 .. count - 1). */
 size_t mt_stacks_count(const struct mt_stacks *s);
 
-struct mt_live;
+/*
+ * Live blocks: lib/livetab.h's table on pages of our own (tables.c), and
+ * their bytes. A slot's value packs the requested size (low
+ * MT_LIVE_SIZE_BITS bits) and the stack id (the rest, below
+ * MT_LIVE_STACK_LIMIT); a block whose figures do not fit has a wide record
+ * (livetab.h). Public, and the add and remove inline: they run once per
+ * event (core.c's mt_rec_emit_*). The leak scan reads the table in address
+ * order (mt_livetab_sort, then mt_livetab_unsort).
+ */
+#define MT_LIVE_SIZE_BITS 13
+#define MT_LIVE_STACK_LIMIT (1u << (31 - MT_LIVE_SIZE_BITS))
+struct mt_live {
+	struct mt_livetab tab;
+	uint64_t bytes;
+};
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
-void mt_live_prefetch(const struct mt_live *l, uint64_t addr);
-int mt_live_large(const struct mt_live *l);
+
+/* The block whose value in l's table is val. */
+static inline struct mt_block mt_live_block(const struct mt_livetab *t, uint32_t val)
+{
+	struct mt_block b = { val & ((1u << MT_LIVE_SIZE_BITS) - 1), val >> MT_LIVE_SIZE_BITS };
+
+	if (val & MT_LIVETAB_WIDE) {
+		const struct mt_livetab_wide *w = mt_livetab_wide_get(t, val & ~MT_LIVETAB_WIDE);
+
+		b.size = w->size;
+		b.stack = w->stack;
+	}
+	return b;
+}
+
+/* The block of a value taken out of the table: its wide record goes. */
+static inline struct mt_block mt_live_unpack(struct mt_live *l, uint32_t val)
+{
+	struct mt_block b = mt_live_block(&l->tab, val);
+
+	if (MT_UNLIKELY(val & MT_LIVETAB_WIDE))
+		mt_livetab_wide_free(&l->tab, val & ~MT_LIVETAB_WIDE);
+	return b;
+}
+
+/* After the put (rc) of a block of size at addr whose old value was prev:
+ * the bytes, and the block it replaced in *old. */
+static inline int mt_live_added(struct mt_live *l, int rc, uint32_t prev, uint64_t size,
+				struct mt_block *old)
+{
+	if (rc == 1) {
+		*old = mt_live_unpack(l, prev);
+		l->bytes -= old->size;
+	}
+	if (rc >= 0)
+		l->bytes += size;
+	return rc;
+}
+
+/* mt_live_add for a block with a wide record (tables.c). */
+int mt_live_add_wide(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old);
+
 /*
  * Adds a live block. Returns 0; 1 when addr was live already (its free
  * went unseen), *old then the block it replaced; -1 when out of memory
  * (the table is unchanged).
  */
-int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old);
+static inline __attribute__((always_inline)) int mt_live_add(struct mt_live *l, uint64_t addr,
+							     struct mt_block b, struct mt_block *old)
+{
+	uint32_t prev = 0;
+
+	if (MT_UNLIKELY(b.size >= (1u << MT_LIVE_SIZE_BITS) || b.stack >= MT_LIVE_STACK_LIMIT))
+		return mt_live_add_wide(l, addr, b, old);
+	return mt_live_added(l, mt_livetab_put(&l->tab, addr,
+					       b.stack << MT_LIVE_SIZE_BITS | (uint32_t)b.size, &prev),
+			     prev, b.size, old);
+}
+
 /* Removes addr; returns 1 if it was live (and *b), 0 if not. */
-int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b);
-uint64_t mt_live_bytes(const struct mt_live *l);
-uint64_t mt_live_blocks(const struct mt_live *l);
+static inline __attribute__((always_inline)) int mt_live_remove(struct mt_live *l, uint64_t addr,
+								struct mt_block *b)
+{
+	uint32_t val;
+
+	if (!mt_livetab_take(&l->tab, addr, &val))
+		return 0;
+	*b = mt_live_unpack(l, val);
+	l->bytes -= b->size;
+	return 1;
+}
+
+static inline uint64_t mt_live_blocks(const struct mt_live *l)
+{
+	return mt_livetab_count(&l->tab);
+}
+
 /* Adds every live block's size to bytes[stack] and 1 to blocks[stack]
  * (both at least as long as the stack ids in the table). */
 void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks);
-/* The table itself, for the leak scan (read only). */
-struct mt_livetab;
-const struct mt_livetab *mt_live_table(const struct mt_live *l);
-/* The block a slot of that table holds (addr, val), left in place. */
-struct mt_block mt_live_slot(const struct mt_live *l, uint64_t addr, uint64_t val);
 /*
  * The recorder's own pages (every mmap of tables.c), which a leak scan
  * leaves out of its roots: copies up to max (lo, hi) pairs into ranges and
@@ -457,11 +538,9 @@ void mt_freeres_run(void);
 
 /* ---- leakscan.c ----------------------------------------------------------- */
 
+struct mt_leak_entry;
 struct mt_leakscan_result {
 	struct mt_leak_totals tot;
-	struct mt_leak_entry *lost;  /* each lost block (address | kind), by address */
-	size_t nlost;
-	size_t lost_len;      /* bytes mapped at lost */
 	uint64_t words;       /* words scanned */
 	uint64_t ns;          /* time taken */
 };
@@ -470,12 +549,20 @@ struct mt_leakscan_result {
  * threads stopped meanwhile (all but helper, the recorder's thread, 0 if
  * none); the calling thread's stack is a root from own_sp up (0: not at
  * all, the caller is the helper thread itself). usable is
- * the allocator's malloc_usable_size (NULL: unknown). 0 and *res (release
- * with mt_leakscan_done), or -1 when it could not classify.
+ * the allocator's malloc_usable_size (NULL: unknown). The blocks that are
+ * not reachable go to lost(ctx, ...) by increasing address, a LEAK
+ * record's worth at a time, as mt_writer_leak takes them (each address |
+ * its kind; more: another call follows; tot: the totals). The scan reads
+ * the live table sorted in place by address; keep: it is put back after
+ * (0: the exit's scan, after which only END's counts are read of it). 0
+ * and *res, or -1 when it could not classify (lost is not called), or -2
+ * when the live table could not be put back in order after it (out of
+ * memory: it can only be released).
  */
-int mt_leakscan(const struct mt_live *l, uint64_t own_sp, long helper,
-		size_t (*usable)(void *), struct mt_leakscan_result *res);
-void mt_leakscan_done(struct mt_leakscan_result *res);
+int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable)(void *),
+		void (*lost)(void *ctx, const struct mt_leak_entry *e, size_t n, int more,
+			     const struct mt_leak_totals *tot),
+		void *ctx, int keep, struct mt_leakscan_result *res);
 
 /* The in-program API's entry point (include/memtrail.h binds to it), and
  * the same under the API's own names (core.c). */

@@ -271,19 +271,12 @@ int mt_stacks_each(const struct mt_stacks *s,
 /* ---- live blocks ---------------------------------------------------------- */
 
 /*
- * The table is lib/livetab.h's, on pages of our own: bytes beside it. A
- * slot's value packs the requested size (low 32 bits) and the stack id
- * (high 32: ids are 32-bit in the log). A block of 4 GiB - 1 or more has
- * SIZE_ESC there and its size in big, a second table keyed by address
- * (empty in nearly every run), so slots stay 16 bytes.
+ * The table is lib/livetab.h's, on pages of our own (recorder.h: struct
+ * mt_live and the inline add and remove). Most blocks' size and stack fit
+ * a slot's value: a block of 8 KiB or more, or of a stack id from 2^18
+ * up, has a wide record (a few in most runs: sqlite's page cache and
+ * python's objects are under 8 KiB), so slots stay 10 bytes.
  */
-#define SIZE_ESC 0xFFFFFFFFu
-
-struct mt_live {
-	struct mt_livetab tab;
-	struct mt_livetab big;
-	uint64_t bytes;
-};
 
 /*
  * A table of 2 MiB or more is on transparent huge pages where the system
@@ -292,7 +285,9 @@ struct mt_live {
  * a million blocks also missed the TLB (perf on the stl workload: the
  * prefetch ahead of the probes, tbuf.c, was itself 2 % of the run). Such
  * a table is mapped 2 MiB-aligned and in whole 2 MiB units, which it
- * fills anyway: slots are spread evenly over the table.
+ * fills anyway: slots are spread evenly over the table. It grows with
+ * mremap, which moves the pages (the table is never in memory twice), to
+ * a 2 MiB-aligned place reserved first.
  */
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -301,23 +296,58 @@ static size_t live_len(size_t n)
 	return n >= HUGE_PAGE ? (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1) : n;
 }
 
-static void *live_pages(size_t n)
+/* len bytes of address space 2 MiB-aligned, prot; NULL when none. */
+static char *aligned_map(size_t len, int prot)
 {
-	size_t len = live_len(n);
-	char *p, *a;
+	char *p = mmap(NULL, len + HUGE_PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0), *a;
 
-	if (len < HUGE_PAGE)
-		return pages(len);
-	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	if (a > p)
 		munmap(p, (size_t)(a - p));
 	munmap(a + len, (size_t)(p + len + HUGE_PAGE - (a + len)));
+	return a;
+}
+
+static void *live_pages(size_t n)
+{
+	size_t len = live_len(n);
+	char *a;
+
+	if (len < HUGE_PAGE)
+		return pages(len);
+	if (!(a = aligned_map(len, PROT_READ | PROT_WRITE)))
+		return NULL;
 	(void)madvise(a, len, MADV_HUGEPAGE);
 	own_add(a, len);
 	return a;
+}
+
+static void *live_resize(void *p, size_t n, size_t m)
+{
+	size_t ln = live_len(n), lm = live_len(m);
+	char *q;
+
+	if (lm == ln)
+		return p;
+	if (lm < HUGE_PAGE) {
+		q = mremap(p, ln, lm, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED)
+			return NULL;
+	} else {
+		if (!(q = aligned_map(lm, PROT_NONE)))
+			return NULL;
+		if (mremap(p, ln, lm, MREMAP_MAYMOVE | MREMAP_FIXED, q) == MAP_FAILED) {
+			munmap(q, lm);
+			return NULL;
+		}
+		(void)madvise(q, lm, MADV_HUGEPAGE);
+	}
+	own_del(p);
+	own_add(q, lm);
+	return q;
 }
 
 static void live_unpages(void *p, size_t n)
@@ -325,14 +355,15 @@ static void live_unpages(void *p, size_t n)
 	unpages(p, live_len(n));
 }
 
+static const struct mt_livetab_mem live_mem = { live_pages, live_resize, live_unpages };
+
 struct mt_live *mt_live_new(void)
 {
 	struct mt_live *l = pages(sizeof(*l));
 
 	if (!l)
 		return NULL;
-	mt_livetab_init(&l->tab, live_pages, live_unpages);
-	mt_livetab_init(&l->big, live_pages, live_unpages);
+	mt_livetab_init(&l->tab, &live_mem);
 	if (mt_livetab_reserve(&l->tab, 1) < 0) {
 		unpages(l, sizeof(*l));
 		return NULL;
@@ -345,106 +376,43 @@ void mt_live_free(struct mt_live *l)
 	if (!l)
 		return;
 	mt_livetab_fini(&l->tab);
-	mt_livetab_fini(&l->big);
 	unpages(l, sizeof(*l));
 }
 
-/* The block of a slot's value (addr's); its big entry goes. */
-static struct mt_block unpack(struct mt_live *l, uint64_t addr, uint64_t val)
+int mt_live_add_wide(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old)
 {
-	struct mt_block b = { val & SIZE_ESC, (uint32_t)(val >> 32) };
-
-	if (b.size == SIZE_ESC)
-		(void)mt_livetab_take(&l->big, addr, &b.size);
-	return b;
-}
-
-int mt_live_add(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old)
-{
-	int big = b.size >= SIZE_ESC;
-	uint64_t val = (uint64_t)b.stack << 32 | (big ? SIZE_ESC : b.size), prev, ignored;
+	struct mt_livetab_wide w = { b.size, b.stack, 0 };
+	uint32_t val, prev = 0;
 	int rc;
 
-	/* Room for a big entry first: once the slot is taken, nothing fails. */
-	if (big && mt_livetab_reserve(&l->big, mt_livetab_count(&l->big) + 1) < 0)
+	if (mt_livetab_wide_new(&l->tab, &w, &val) < 0)
 		return -1;
-	rc = mt_livetab_put(&l->tab, addr, val, &prev);
+	rc = mt_livetab_put(&l->tab, addr, val | MT_LIVETAB_WIDE, &prev);
 	if (rc < 0)
-		return -1;
-	if (rc == 1) {
-		/* A block we missed the free of (freed behind our back): the
-		 * caller writes its free. Its big entry, if any, goes. */
-		*old = unpack(l, addr, prev);
-		l->bytes -= old->size;
-	}
-	if (big)
-		(void)mt_livetab_put(&l->big, addr, b.size, &ignored);
-	l->bytes += b.size;
-	return rc;
+		mt_livetab_wide_free(&l->tab, val);
+	return mt_live_added(l, rc, prev, b.size, old);
 }
 
-int mt_live_remove(struct mt_live *l, uint64_t addr, struct mt_block *b)
+struct by_stack {
+	const struct mt_live *l;
+	uint64_t *bytes, *blocks;
+};
+
+static int count_block(void *ctx, uint64_t addr, uint32_t val)
 {
-	uint64_t val;
+	struct by_stack *c = ctx;
+	struct mt_block b = mt_live_block(&c->l->tab, val);
 
-	if (!mt_livetab_take(&l->tab, addr, &val))
-		return 0;
-	*b = unpack(l, addr, val);
-	l->bytes -= b->size;
-	return 1;
-}
-
-/* A table of 64 Ki slots (1 MiB) or more: beyond the L2 cache. */
-int mt_live_large(const struct mt_live *l)
-{
-	return l->tab.cap >= 65536;
-}
-
-/* Brings addr's slot into the cache ahead of an add or a remove. */
-void mt_live_prefetch(const struct mt_live *l, uint64_t addr)
-{
-	mt_livetab_prefetch(&l->tab, addr);
-}
-
-uint64_t mt_live_bytes(const struct mt_live *l)
-{
-	return l->bytes;
-}
-
-const struct mt_livetab *mt_live_table(const struct mt_live *l)
-{
-	return &l->tab;
-}
-
-struct mt_block mt_live_slot(const struct mt_live *l, uint64_t addr, uint64_t val)
-{
-	struct mt_block b = { val & SIZE_ESC, (uint32_t)(val >> 32) };
-
-	if (b.size == SIZE_ESC)
-		(void)mt_livetab_get(&l->big, addr, &b.size);
-	return b;
+	(void)addr;
+	c->bytes[b.stack] += b.size;
+	c->blocks[b.stack]++;
+	return 0;
 }
 
 void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks)
 {
-	const struct mt_livetab *tab = &l->tab;
+	struct by_stack c = { l, bytes, blocks };
 
-	for (size_t i = 0; i < tab->cap; i++)
-		if (tab->slots[i].addr) {
-			struct mt_block b = mt_live_slot(l, tab->slots[i].addr, tab->slots[i].val);
-
-			bytes[b.stack] += b.size;
-			blocks[b.stack]++;
-		}
-	if (tab->zero_live) {
-		struct mt_block b = mt_live_slot(l, 0, tab->zero_val);
-
-		bytes[b.stack] += b.size;
-		blocks[b.stack]++;
-	}
+	(void)mt_livetab_each(&l->tab, count_block, &c);
 }
 
-uint64_t mt_live_blocks(const struct mt_live *l)
-{
-	return mt_livetab_count(&l->tab);
-}

@@ -28,8 +28,8 @@
  *    and k2 after it returns (its allocation half). Another thread that
  *    gets the old address once realloc released it gets a key > k1;
  *    another thread that freed the address realloc returns took a key
- *    < k2. core.c (mt_rec_emit) takes the old block out of the live
- *    table at k1 and writes REALLOC at k2; if an allocation of the old
+ *    < k2. core.c (mt_rec_emit_realloc_*) takes the old block out of the
+ *    live table at k1 and writes REALLOC at k2; if an allocation of the old
  *    address comes in between, it first writes the free half on its own
  *    (FREE, then the allocation at k2 is an ALLOC), so no address is
  *    ever allocated twice in the log.
@@ -372,91 +372,109 @@ uint64_t mt_tbuf_key(void)
 /* ---- the drainer (log lock held) ---------------------------------------------- */
 
 /*
- * The record at b's tail, up to head h: pads are skipped and STACK records
- * handed out at once (they only define the thread's local ids, and come
- * before the events that use them). Returns the event's key (the second
- * one for a realloc whose free half was taken), or UINT64_MAX when the
- * ring holds nothing more.
+ * The record at b's tail (*tail: the ring's, or a drainer's copy of it),
+ * up to head h: pads are skipped and STACK records handed out at once
+ * (they only define the thread's local ids, and come before the events
+ * that use them). Returns the event's key (the second one for a realloc
+ * whose free half was taken: stage2), or UINT64_MAX when the ring holds
+ * nothing more.
  */
-static uint64_t peek(struct mt_tbuf *b, uint64_t h)
+static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint64_t h)
 {
-	while (b->tail != h) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
-		if (r->kind == R_PAD) {
-			b->tail += r->len;
-			continue;
-		}
+	while (*tail != h) {
+		const struct rhdr *r = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
+
+		if (MT_LIKELY(r->kind == R_ALLOC || r->kind == R_FREE))
+			return ((const struct r_ev *)r)->key;
+		if (r->kind == R_REALLOC)
+			return stage2 ? ((const struct r_realloc *)r)->key2
+				      : ((const struct r_realloc *)r)->key;
 		if (r->kind == R_STACK) {
-			const struct r_stack *s = (const struct r_stack *)r;
-			struct mt_capture c = { s->ips, s->n, s->fn, s->tag, s->hash };
-			struct mt_tbuf_ev e = { .kind = MT_TB_STACK, .lid = s->lid, .stack = &c };
-			mt_rec_emit(&b->th, &e);
-			b->tail += r->len;
-			continue;
+			const struct r_stack *st = (const struct r_stack *)r;
+			struct mt_capture c = { st->ips, st->n, st->fn, st->tag, st->hash };
+
+			mt_rec_emit_stack(&b->th, st->lid, &c);
 		}
-		const struct r_ev *ev = (const struct r_ev *)r;
-		if (r->kind == R_REALLOC && b->stage2)
-			return ((const struct r_realloc *)r)->key2;
-		return ev->key;
+		*tail += r->len;
 	}
 	return UINT64_MAX;
 }
 
 /* Hands out the event at b's tail (peek() found one). */
-static void take(struct mt_tbuf *b)
+static inline void take(struct mt_tbuf *b, uint64_t *tail, int *stage2)
 {
-	const struct rhdr *h = (const struct rhdr *)(b->ring + b->tail % RING_BYTES);
-	struct mt_tbuf_ev e = { 0 };
+	const struct rhdr *h = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
+	const struct r_ev *e = (const struct r_ev *)h;
+	const struct r_realloc *r = (const struct r_realloc *)h;
 
-	if (h->kind == R_REALLOC) {
-		const struct r_realloc *r = (const struct r_realloc *)h;
-		e.kind = b->stage2 ? MT_TB_REALLOC_ALLOC : MT_TB_REALLOC_FREE;
-		e.time = r->time;
-		e.addr = r->addr;
-		e.addr2 = r->addr2;
-		e.size = r->size;
-		e.lid = r->lid;
-		mt_rec_emit(&b->th, &e);
-		b->stage2 = !b->stage2;
-		if (b->stage2)
+	switch (h->kind) {
+	case R_ALLOC:
+		mt_rec_emit_alloc(&b->th, e->time, e->addr, e->size, e->lid);
+		break;
+	case R_FREE:
+		mt_rec_emit_free(&b->th, e->time, e->addr);
+		break;
+	default:
+		if (!*stage2) {
+			mt_rec_emit_realloc_free(&b->th, r->time, r->addr);
+			*stage2 = 1;
 			return;
-	} else {
-		const struct r_ev *r = (const struct r_ev *)h;
-		e.kind = h->kind == R_ALLOC ? MT_TB_ALLOC : MT_TB_FREE;
-		e.time = r->time;
-		e.addr = r->addr;
-		e.size = r->size;
-		e.lid = r->lid;
-		mt_rec_emit(&b->th, &e);
+		}
+		mt_rec_emit_realloc_alloc(&b->th, r->time, r->addr, r->addr2, r->size, r->lid);
+		*stage2 = 0;
 	}
-	b->tail += h->len;
+	*tail += h->len;
 }
 
 /*
- * Prefetches the live-table slots of up to n records past b's tail, where
- * it left off (never past h). On a table of millions of blocks the probe
- * of a free or an allocation misses the cache (perf: 11 % of the stl
- * workload's time, a third of the recorder's, in mt_live_remove and
- * mt_live_add); asked for 16 events before their turn, the line is there.
- * A table that fits the caches gains nothing (churn: 3 % more CPU with
- * the hints), so they are given only past 1 MiB (mt_rec_prefetch_pays).
+ * Asks for the live-table slot of b's next record not asked for yet
+ * (*ahead, never past h nor behind tail): the probe of a table of
+ * millions of blocks misses the cache (perf: 11 % of the stl workload's
+ * time, a third of the recorder's, in the live table's add and remove);
+ * asked for AHEAD events before their turn, the line is there (python3
+ * bench, 5 interleaved runs: 2.62 s CPU without, 2.28 s with). A table
+ * that fits the caches gains nothing (churn: 3 % more CPU with the
+ * hints), so t is NULL below 1 MiB (mt_rec_prefetch_table).
  */
 enum { AHEAD = 16 };
 
-static void prefetch_ahead(struct mt_tbuf *b, uint64_t h, int n)
+static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_t *ahead,
+				 uint64_t h, const struct mt_livetab *t)
 {
-	if (b->ahead < b->tail)
-		b->ahead = b->tail;
-	for (; n > 0 && b->ahead != h; n--) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + b->ahead % RING_BYTES);
-		if (r->kind == R_ALLOC || r->kind == R_FREE) {
-			mt_rec_prefetch(((const struct r_ev *)r)->addr);
-		} else if (r->kind == R_REALLOC) {
-			mt_rec_prefetch(((const struct r_realloc *)r)->addr);
-			mt_rec_prefetch(((const struct r_realloc *)r)->addr2);
-		}
-		b->ahead += r->len;
+	if (*ahead < tail)
+		*ahead = tail;
+	if (*ahead == h)
+		return;
+	const struct rhdr *r = (const struct rhdr *)(b->ring + *ahead % RING_BYTES);
+
+	if (r->kind == R_ALLOC || r->kind == R_FREE) {
+		mt_livetab_prefetch(t, ((const struct r_ev *)r)->addr);
+	} else if (r->kind == R_REALLOC) {
+		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr);
+		mt_livetab_prefetch(t, ((const struct r_realloc *)r)->addr2);
 	}
+	*ahead += r->len;
+}
+
+/*
+ * One ring's events alone (most programs have one thread), in order while
+ * their keys are below lim, up to head h: no choosing, and the ring's
+ * cursors in locals (each event's call to core.c would have them read
+ * from memory again).
+ */
+static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct mt_livetab *pf)
+{
+	uint64_t tail = b->tail, ahead = b->ahead;
+	int stage2 = b->stage2;
+
+	while (peek(b, &tail, stage2, h) < lim) {
+		take(b, &tail, &stage2);
+		if (pf)
+			prefetch_next(b, tail, &ahead, h, pf);
+	}
+	b->tail = tail;
+	b->ahead = ahead;
+	b->stage2 = stage2;
 }
 
 /* The bound below which every key is final (module comment), own thread's
@@ -513,7 +531,7 @@ static void merge(uint64_t lim)
 {
 	size_t n = 0, want = 0;
 	struct mt_tbuf *b;
-	int pf = mt_rec_prefetch_pays() ? AHEAD : 0;
+	const struct mt_livetab *pf = mt_rec_prefetch_table();
 
 	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next)
 		want++;
@@ -527,20 +545,14 @@ static void merge(uint64_t lim)
 			continue;
 		act.b[n] = b;
 		act.head[n] = h;
-		if (pf)
-			prefetch_ahead(b, h, AHEAD);
-		act.key[n] = peek(b, h);
+		for (int k = 0; pf && k < AHEAD; k++)
+			prefetch_next(b, b->tail, &b->ahead, h, pf);
+		act.key[n] = peek(b, &b->tail, b->stage2, h);
 		if (act.key[n] < lim)
 			n++;
 	}
 	if (n == 1) {
-		/* one thread's events: no choosing */
-		while (act.key[0] < lim) {
-			take(act.b[0]);
-			if (pf)
-				prefetch_ahead(act.b[0], act.head[0], 1);
-			act.key[0] = peek(act.b[0], act.head[0]);
-		}
+		drain_one(act.b[0], act.head[0], lim, pf);
 		n = 0;
 	}
 	for (;;) {
@@ -550,10 +562,11 @@ static void merge(uint64_t lim)
 				m = i;
 		if (m == n)
 			break;
-		take(act.b[m]);
+		b = act.b[m];
+		take(b, &b->tail, &b->stage2);
 		if (pf)
-			prefetch_ahead(act.b[m], act.head[m], 1);
-		act.key[m] = peek(act.b[m], act.head[m]);
+			prefetch_next(b, b->tail, &b->ahead, act.head[m], pf);
+		act.key[m] = peek(b, &b->tail, b->stage2, act.head[m]);
 	}
 	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
 		__atomic_store_n(&b->asked, 0, __ATOMIC_RELAXED);

@@ -1,10 +1,13 @@
 /*
  * test_livetab.c - the live-block table (lib/livetab.h) against a plain
- * array that knows every block: random puts and takes over addresses that
- * crowd a few groups (long probe runs, wrap-around at the table's end,
- * backward shifts), growth, reservation, clearing and address 0.
+ * array that knows every block: random puts and takes, addresses that
+ * crowd the last homes (runs into the tail, which grows), growth in place
+ * (also when its memory fails), reservation, clearing, odd addresses (0
+ * and from 2^48 up), wide records, and the address order the leak scan
+ * reads (sort, then unsort).
  *
- * Not for: the replay's packing of values (test_replay.c).
+ * Not for: the replay's packing of values (test_replay.c), the recorder's
+ * (its e2e tests).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,50 +31,92 @@ static uint64_t rnd(void)
 static void test_basic(void **state)
 {
 	struct mt_livetab t;
-	uint64_t v = 0;
+	uint32_t v = 0;
 
 	(void)state;
-	mt_livetab_init(&t, NULL, NULL);
+	mt_livetab_init(&t, NULL);
 	assert_int_equal(mt_livetab_count(&t), 0);
 	assert_int_equal(mt_livetab_take(&t, 0x1000, &v), 0);
+	assert_int_equal(mt_livetab_get(&t, 0x1000, &v), 0);
 	assert_int_equal(mt_livetab_put(&t, 0x1000, 7, &v), 0);
 	assert_int_equal(mt_livetab_put(&t, 0x1000, 8, &v), 1);
 	assert_int_equal(v, 7);
+	assert_int_equal(mt_livetab_get(&t, 0x1000, &v), 1);
+	assert_int_equal(v, 8);
 	assert_int_equal(mt_livetab_count(&t), 1);
-	/* address 0 is a block like any other, kept beside the slots */
-	assert_int_equal(mt_livetab_put(&t, 0, 9, &v), 0);
-	assert_int_equal(mt_livetab_count(&t), 2);
+	/* odd addresses are blocks like any other, kept beside the slots */
+	uint64_t odd[] = { 0, 1ull << 48, UINT64_MAX, 0x7fffffffffff0000ull };
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(mt_livetab_put(&t, odd[i], 9 + (uint32_t)i, &v), 0);
+		assert_int_equal(mt_livetab_count(&t), 2 + i);
+	}
 	assert_int_equal(mt_livetab_put(&t, 0, 10, &v), 1);
 	assert_int_equal(v, 9);
 	assert_int_equal(mt_livetab_take(&t, 0, &v), 1);
 	assert_int_equal(v, 10);
 	assert_int_equal(mt_livetab_take(&t, 0, &v), 0);
+	assert_int_equal(mt_livetab_get(&t, UINT64_MAX, &v), 1);
+	assert_int_equal(v, 11);
+	for (size_t i = 1; i < 4; i++)
+		assert_int_equal(mt_livetab_take(&t, odd[i], &v), 1);
+	/* the full 32 bits of a value */
+	assert_int_equal(mt_livetab_put(&t, 0xfffffffffff0ull, UINT32_MAX, &v), 0);
+	assert_int_equal(mt_livetab_take(&t, 0xfffffffffff0ull, &v), 1);
+	assert_int_equal(v, UINT32_MAX);
 	assert_int_equal(mt_livetab_take(&t, 0x1000, &v), 1);
 	assert_int_equal(v, 8);
 	assert_int_equal(mt_livetab_count(&t), 0);
 	mt_livetab_fini(&t);
 }
 
+/* An address below 2^48 whose home is in the last 64th of any table. */
+static uint64_t crowded(void)
+{
+	for (;;) {
+		uint64_t a = rnd() & MT_LIVETAB_ADDR_MASK & ~15ull;
+
+		if (a && a * 0x9E3779B97F4A7C15ull >= ~0ull - (~0ull >> 6))
+			return a;
+	}
+}
+
 /* Every block the reference holds is found with its value; no other is. */
 #define N 20000
+static uint64_t addr[N];
+static uint32_t val[N];
+static int live[N];
+
+static void check_all(struct mt_livetab *t)
+{
+	size_t nlive = 0;
+	uint32_t v = 0;
+
+	for (size_t k = 0; k < N; k++) {
+		assert_int_equal(mt_livetab_get(t, addr[k], &v), live[k]);
+		if (live[k]) {
+			assert_int_equal(v, val[k]);
+			nlive++;
+		}
+	}
+	assert_int_equal(mt_livetab_count(t), nlive);
+}
+
 static void test_random_against_reference(void **state)
 {
-	static uint64_t addr[N], val[N];
-	static int live[N];
 	struct mt_livetab t;
 	size_t nlive = 0;
-	uint64_t v = 0;
+	uint32_t v = 0;
 
 	(void)state;
-	mt_livetab_init(&t, NULL, NULL);
+	memset(live, 0, sizeof(live));
+	/* neighbours, blocks that crowd the last homes, odd addresses */
+	for (size_t i = 0; i < N; i++)
+		addr[i] = i % 5 == 0 ? crowded() : i % 97 == 0 ? (rnd() | 1ull << 48)
+			: 0x555555550000ull + i * 48;
+	mt_livetab_init(&t, NULL);
 	for (int round = 0; round < 400000; round++) {
 		size_t i = rnd() % N;
 
-		/* a block per i, its address fixed by i: whole 1 KiB regions
-		 * of neighbours (full groups that overflow into the next),
-		 * half of them near the top of the hash range */
-		addr[i] = ((uint64_t)(i >> 6) << 10) + ((i & 63) << 4) + 16 +
-			  ((i & 1) ? 0x7fff00000000ull : 0);
 		if (live[i]) {
 			if (rnd() % 3) {
 				assert_int_equal(mt_livetab_take(&t, addr[i], &v), 1);
@@ -79,59 +124,134 @@ static void test_random_against_reference(void **state)
 				live[i] = 0;
 				nlive--;
 			} else {
-				uint64_t nv = rnd();
+				uint32_t nv = (uint32_t)rnd();
 
 				assert_int_equal(mt_livetab_put(&t, addr[i], nv, &v), 1);
 				assert_int_equal(v, val[i]);
 				val[i] = nv;
 			}
 		} else {
-			val[i] = rnd();
+			val[i] = (uint32_t)rnd();
 			assert_int_equal(mt_livetab_put(&t, addr[i], val[i], &v), 0);
 			live[i] = 1;
 			nlive++;
 		}
 		assert_int_equal(mt_livetab_count(&t), nlive);
 		if (round % 50000 == 0)
-			for (size_t k = 0; k < N; k++)
-				if (live[k]) {
-					/* found, and found again after a put back */
-					assert_int_equal(mt_livetab_take(&t, addr[k], &v), 1);
-					assert_int_equal(v, val[k]);
-					assert_int_equal(mt_livetab_put(&t, addr[k], v, &v), 0);
-				}
+			check_all(&t);
 	}
-	for (size_t k = 0; k < N; k++)
-		if (live[k]) {
-			assert_int_equal(mt_livetab_take(&t, addr[k], &v), 1);
-			assert_int_equal(v, val[k]);
-		}
-	assert_int_equal(mt_livetab_count(&t), 0);
+	check_all(&t);
+	/* the crowded homes' runs went past the first tail, which grew; a
+	 * probe never leaves the table: its last slot is empty */
+	assert_true(t.n > t.cap + 64);
+	assert_int_equal(mt_livetab_addr_at(&t, t.n - 1), 0);
 	mt_livetab_fini(&t);
+}
+
+/* Growth keeps every block, and a table past 4 MiB stays 64-80 % full. */
+static void test_growth(void **state)
+{
+	struct mt_livetab t;
+	uint32_t v = 0;
+	size_t n = 2000000;
+
+	(void)state;
+	mt_livetab_init(&t, NULL);
+	for (size_t i = 1; i <= n; i++) {
+		assert_int_equal(mt_livetab_put(&t, i * 32, (uint32_t)i, &v), 0);
+		if (t.cap * MT_LIVETAB_SLOT > (5u << 20))
+			assert_true(t.len * 100 >= t.cap * 63 && t.len * 100 <= t.cap * 80);
+	}
+	/* at most 16 bytes a block at the peak */
+	assert_true(mt_livetab_bytes(&t) <= 16 * n);
+	for (size_t i = 1; i <= n; i++) {
+		assert_int_equal(mt_livetab_get(&t, i * 32, &v), 1);
+		assert_int_equal(v, (uint32_t)i);
+	}
+	mt_livetab_fini(&t);
+}
+
+/* Memory that fails from the nth request on (resize or alloc): a growth
+ * asks for its bitmap, then for the slots. */
+static int mem_left;
+
+static void *fail_alloc(size_t n)
+{
+	return mem_left-- > 0 ? calloc(1, n) : NULL;
+}
+
+static void *fail_resize(void *p, size_t n, size_t m)
+{
+	void *q;
+
+	if (mem_left-- <= 0 || !(q = realloc(p, m)))
+		return NULL;
+	memset((char *)q + n, 0, m - n);
+	return q;
+}
+
+static void fail_release(void *p, size_t n)
+{
+	(void)n;
+	free(p);
+}
+
+static const struct mt_livetab_mem failing = { fail_alloc, fail_resize, fail_release };
+
+/* A growth whose memory cannot be had leaves the table as it was. */
+static void test_growth_fails(void **state)
+{
+	struct mt_livetab t;
+	uint32_t v = 0;
+	uint64_t i;
+
+	(void)state;
+	for (int left = 1; left <= 2; left++) {
+		mem_left = 1000000;
+		mt_livetab_init(&t, &failing);
+		for (i = 1; t.len + 1 < t.grow_at || !t.cap; i++)
+			assert_int_equal(mt_livetab_put(&t, i * 64, (uint32_t)i, &v), 0);
+		mem_left = left - 1;
+		assert_int_equal(mt_livetab_put(&t, i * 64, (uint32_t)i, &v), 0);
+		assert_int_equal(mt_livetab_put(&t, (i + 1) * 64, 1, &v), -1);
+		for (uint64_t k = 1; k <= i; k++) {
+			assert_int_equal(mt_livetab_get(&t, k * 64, &v), 1);
+			assert_int_equal(v, (uint32_t)k);
+		}
+		assert_int_equal(mt_livetab_get(&t, (i + 1) * 64, &v), 0);
+		mem_left = 1000000;
+		assert_int_equal(mt_livetab_put(&t, (i + 1) * 64, 1, &v), 0);
+		mt_livetab_fini(&t);
+	}
 }
 
 /* Reserved room is not rehashed on the way; clear keeps the slots. */
 static void test_reserve_and_clear(void **state)
 {
 	struct mt_livetab t;
-	struct mt_livetab_slot *slots;
-	uint64_t v = 0;
+	unsigned char *slots;
+	uint32_t v = 0, idx;
+	struct mt_livetab_wide w = { 1, 2, 3 };
 
 	(void)state;
-	mt_livetab_init(&t, NULL, NULL);
+	mt_livetab_init(&t, NULL);
 	assert_int_equal(mt_livetab_reserve(&t, 100000), 0);
 	slots = t.slots;
-	assert_true(t.cap * 7 >= 100001 * 10);
+	assert_true(t.grow_at > 100000);
 	for (uint64_t i = 1; i <= 100000; i++)
-		assert_int_equal(mt_livetab_put(&t, i * 48, i, &v), 0);
+		assert_int_equal(mt_livetab_put(&t, i * 48, (uint32_t)i, &v), 0);
 	assert_ptr_equal(t.slots, slots);
-	assert_int_equal(mt_livetab_count(&t), 100000);
+	assert_int_equal(mt_livetab_put(&t, 0, 1, &v), 0);
+	assert_int_equal(mt_livetab_wide_new(&t, &w, &idx), 0);
+	assert_int_equal(mt_livetab_count(&t), 100001);
 	mt_livetab_clear(&t);
 	assert_int_equal(mt_livetab_count(&t), 0);
+	assert_int_equal(t.nwide, 0);
 	assert_ptr_equal(t.slots, slots);
 	assert_int_equal(mt_livetab_take(&t, 48, &v), 0);
-	for (size_t i = 0; i < t.cap; i++)
-		assert_int_equal(t.slots[i].addr, 0);
+	assert_int_equal(mt_livetab_take(&t, 0, &v), 0);
+	for (size_t i = 0; i < t.n; i++)
+		assert_int_equal(mt_livetab_addr_at(&t, i), 0);
 	/* a hint past 2^25 blocks is capped */
 	assert_int_equal(mt_livetab_reserve(&t, UINT64_MAX), 0);
 	assert_true(t.cap <= (size_t)1 << 26);
@@ -139,12 +259,118 @@ static void test_reserve_and_clear(void **state)
 	assert_int_equal(t.cap, 0);
 }
 
+/* Wide records: kept, read, released and taken again. */
+static void test_wide(void **state)
+{
+	struct mt_livetab t;
+	uint32_t idx[300];
+
+	(void)state;
+	mt_livetab_init(&t, NULL);
+	for (uint32_t i = 0; i < 300; i++) {
+		struct mt_livetab_wide w = { (uint64_t)i << 40, i, i + 1 };
+
+		assert_int_equal(mt_livetab_wide_new(&t, &w, &idx[i]), 0);
+		assert_true(idx[i] < MT_LIVETAB_WIDE);
+	}
+	for (uint32_t i = 0; i < 300; i++) {
+		const struct mt_livetab_wide *w = mt_livetab_wide_get(&t, idx[i]);
+
+		assert_true(w->size == (uint64_t)i << 40 && w->stack == i && w->thread == i + 1);
+	}
+	mt_livetab_wide_free(&t, idx[7]);
+	mt_livetab_wide_free(&t, idx[9]);
+	struct mt_livetab_wide w = { 5, 6, 7 };
+	uint32_t a, b, c;
+	assert_int_equal(mt_livetab_wide_new(&t, &w, &a), 0);
+	assert_int_equal(mt_livetab_wide_new(&t, &w, &b), 0);
+	assert_int_equal(mt_livetab_wide_new(&t, &w, &c), 0);
+	/* the released ones first */
+	assert_true((a == idx[9] && b == idx[7]) && c == 300);
+	assert_int_equal(mt_livetab_wide_get(&t, a)->size, 5);
+	mt_livetab_fini(&t);
+}
+
+static int seen_sum(void *ctx, uint64_t a, uint32_t v)
+{
+	uint64_t *sum = ctx;
+
+	*sum += a ^ v;
+	return 0;
+}
+
+/* Sorted, the slots list the blocks by address; unsorted, all are found
+ * (put back in order of home, or, without memory for that, rehashed). */
+static void sort_and_back(int memory)
+{
+	struct mt_livetab t;
+	uint32_t v = 0;
+	uint64_t sum = 0, sum2 = 0;
+
+	memset(live, 0, sizeof(live));
+	mem_left = 1000000;
+	mt_livetab_init(&t, &failing);
+	for (size_t i = 0; i < N; i++) {
+		/* the heap's spread: small and large gaps, some in one 16 bytes */
+		addr[i] = i % 3 ? 0x555555550000ull + (rnd() % 4000000) * 16 + (i % 7 == 0 ? 8 : 0)
+			: 0x7f0000000000ull + (rnd() & 0xffffffffff0ull);
+		val[i] = (uint32_t)rnd();
+		assert_true(mt_livetab_put(&t, addr[i], val[i], &v) >= 0);
+		live[i] = 1;
+	}
+	/* each address's latest value wins (a repeat replaced the earlier) */
+	for (size_t i = 0; i < N; i++)
+		for (size_t k = i + 1; k < N && live[i]; k++)
+			if (live[k] && addr[k] == addr[i])
+				live[i] = 0;
+	(void)mt_livetab_each(&t, seen_sum, &sum);
+	size_t n = t.len;
+	assert_int_equal(mt_livetab_sort(&t, 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		sum2 += mt_livetab_addr_at(&t, i) ^ mt_livetab_val_at(&t, i);
+		if (i)
+			assert_true(mt_livetab_addr_at(&t, i - 1) < mt_livetab_addr_at(&t, i));
+	}
+	assert_true(sum == sum2);
+	assert_int_equal(mt_livetab_addr_at(&t, n), 0);
+	mem_left = memory ? 1000000 : 0;
+	assert_int_equal(mt_livetab_unsort(&t), 0);
+	size_t nlive = 0;
+	for (size_t i = 0; i < N; i++)
+		if (live[i]) {
+			assert_int_equal(mt_livetab_get(&t, addr[i], &v), 1);
+			assert_int_equal(v, val[i]);
+			nlive++;
+		}
+	assert_int_equal(mt_livetab_count(&t), nlive);
+	/* and the table goes on as before */
+	mem_left = 1000000;
+	for (size_t i = 0; i < N; i++)
+		if (live[i])
+			assert_int_equal(mt_livetab_take(&t, addr[i], &v), 1);
+	assert_int_equal(mt_livetab_count(&t), 0);
+	for (size_t i = 0; i < t.n; i++)
+		assert_int_equal(mt_livetab_addr_at(&t, i), 0);
+	mt_livetab_fini(&t);
+}
+
+static void test_sort(void **state)
+{
+	(void)state;
+	sort_and_back(1);
+	sort_and_back(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_random_against_reference),
+		cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_growth_fails),
 		cmocka_unit_test(test_reserve_and_clear),
+		cmocka_unit_test(test_wide),
+		cmocka_unit_test(test_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1391,7 +1391,7 @@ static void test_writer_leak_check(void **state)
 	et.leaked_bytes = et.peak_bytes = et.bytes_allocated;
 	et.leaked_blocks = et.peak_blocks = N;
 	assert_int_equal(nlost, 2500);
-	assert_int_equal(mt_writer_leak(w, N, lost, nlost, &tot), 0);
+	assert_int_equal(mt_writer_leak(w, N, lost, nlost, 0, &tot), 0);
 	assert_int_equal(mt_writer_end(w, N, MT_END_EXIT, 0, &et), 0);
 	assert_int_equal(mt_writer_flush(w), 0);
 	mt_writer_free(w);

@@ -854,13 +854,14 @@ END {
 				(erx > 0 ? sprintf("%.0f", trx / erx) : "n/a"), \
 				((emx > 0 && ehx > 0) ? ratio(tmx / emx, thx / ehx) : "n/a"), \
 				((emx > 0 && erx > 0) ? ratio(tmx / emx, trx / erx) : "n/a")
-		# python3's workload asks for a leak check mid-run, under memtrail
-		# only: its cost is in memtrail's column, and beside it without.
+		# The python3 workload asks for a leak check mid-run, under
+		# memtrail only: its cost is in the memtrail column, and beside it
+		# without. (No quote marks here: the awk program is in single ones.)
 		for (k = 1; k <= n; k++) {
 			w = wls[k]; e = evs[k]; sc = med(w, "scan-memtrail", "cpu")
 			if (w != "python3" || mo[k] == "" || sc == "" || e == "" || e == 0)
 				continue
-			printf "  %s: memtrail's column includes the leak check the workload makes mid-run (%.2f s CPU, %.0f ns/ev); without it %.0f ns/ev, %s of heaptrack -r'"'"'s\n", \
+			printf "  %s: memtrail'"'"'s column includes the leak check the workload makes mid-run (%.2f s CPU, %.0f ns/ev); without it %.0f ns/ev, %s of heaptrack -r'"'"'s\n", \
 				w, sc, sc * 1e9 / e, mo[k] - sc * 1e9 / e, ratio(mo[k] - sc * 1e9 / e, ro[k])
 		}
 
