@@ -130,17 +130,58 @@ static uint64_t counter __attribute__((aligned(64))) = 1;   /* the next key (a l
 
 /* ---- the producer ------------------------------------------------------------ */
 
+/*
+ * b's thread exited, every event of it is drained and the thread is gone
+ * (its tid no longer answers in process pid): b may serve another thread.
+ * The drainer publishes tail once it has taken the events, so a ring seen
+ * drained here has nothing the drainer still reads.
+ */
+static int reusable(struct mt_tbuf *b, pid_t pid)
+{
+	if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != B_EXITED ||
+	    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&b->stage2, __ATOMIC_ACQUIRE))
+		return 0;
+	int saved = errno;
+	long r = syscall(SYS_tgkill, pid, b->th.tid, 0);
+	int gone = r < 0 && errno == ESRCH;
+	errno = saved;
+	return gone;
+}
+
+/* Moves b from state from to to; 0 when another thread moved it first. */
+static int claim(struct mt_tbuf *b, int from, int to)
+{
+	return __atomic_compare_exchange_n(&b->state, &from, to, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
+/* How many rings of exited threads a new thread tries before making one. */
+#define REUSE_TRIES 16
+
 static struct mt_tbuf *ring_new(void)
 {
 	struct mt_tbuf *b;
+	int tries = 0;
 
-	/* a ring whose thread is gone first */
-	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
-		int fr = B_FREE;
+	/* a ring whose thread is gone first: freed by the helper (every
+	 * 0.2 s), or one this thread finds so itself, so that a program that
+	 * starts thousands of short threads a second keeps a few rings, not
+	 * one a thread (memory, and every drain goes through the list) */
+	for (b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next)
 		if (__atomic_load_n(&b->state, __ATOMIC_RELAXED) == B_FREE &&
-		    __atomic_compare_exchange_n(&b->state, &fr, B_USED, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
+		    claim(b, B_FREE, B_USED))
 			break;
+	for (struct mt_tbuf *o = b ? NULL : __atomic_load_n(&rings, __ATOMIC_ACQUIRE);
+	     o && tries < REUSE_TRIES; o = o->next) {
+		if (__atomic_load_n(&o->state, __ATOMIC_RELAXED) != B_EXITED)
+			continue;
+		tries++;
+		if (reusable(o, getpid()) && claim(o, B_EXITED, B_USED)) {
+			o->th.idx1 = 0;
+			b = o;
+			break;
+		}
 	}
 	if (!b) {
 		b = mt_mem_alloc(sizeof(*b));
@@ -605,19 +646,12 @@ void mt_tbuf_exited(void)
 
 void mt_tbuf_recycle(pid_t pid)
 {
-	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
-		if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != B_EXITED ||
-		    b->tail != __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) || b->stage2)
-			continue;
-		int saved = errno;
-		long r = syscall(SYS_tgkill, pid, b->th.tid, 0);
-		int gone = r < 0 && errno == ESRCH;
-		errno = saved;
-		if (gone) {
+	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next)
+		if (reusable(b, pid)) {
+			/* idx1 first: a new thread may take it once FREE */
 			b->th.idx1 = 0;
-			__atomic_store_n(&b->state, B_FREE, __ATOMIC_RELEASE);
+			(void)claim(b, B_EXITED, B_FREE);
 		}
-	}
 }
 
 struct mt_tbuf_thread *mt_tbuf_thread_of_self(void)

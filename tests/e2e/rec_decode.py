@@ -285,6 +285,7 @@ def main():
             elif ty == 15:
                 rss = uv(); assert ver >= 3 and rss > 0, ("rss", rss)
                 st["rss"] = st.get("rss", 0) + 1
+                st["max_rss"] = max(st.get("max_rss", 0), rss)
                 if verbose: print("RSS", rss)
             elif ty == 16:
                 # LEAK: the lost blocks by address with their kinds; the

@@ -47,6 +47,22 @@ got="$(mt_val exe_allocs t.dec) $(mt_val exe_frees t.dec) $(mt_val exe_bytes t.d
 	mt_ok "threads: every FREE follows its ALLOC, no address live twice (valid order)" ||
 	mt_fail "threads: $(mt_val ignored_frees t.dec) stray frees, $(mt_val double_allocs t.dec) double allocs"
 [ "$(mt_val threads t.dec)" = 9 ] && mt_ok "threads: 9 thread indexes" || mt_fail "threads: $(mt_val threads t.dec) threads"
+# Short threads (8,000, four at a time): figures exact, one thread index
+# each, and the recorder's memory stays small: a thread's ring (64 KiB and
+# its stack table) is reused by the next thread once the first is gone,
+# not kept until the helper frees it (without that: 33 MiB of peak RSS).
+MEMTRAIL_OUTPUT=$MT_TMP/st.data LD_PRELOAD=$REC ./rec_prog shortthreads >st.out 2>&1
+$DEC st.data >st.dec
+want=$(expect st.out)
+got="$(mt_val exe_allocs st.dec) $(mt_val exe_frees st.dec) $(mt_val exe_bytes st.dec) $(mt_val exe_live st.dec) $(mt_val exe_live_blocks st.dec) "
+[ "$got" = "$want" ] && [ "$(mt_val ignored_frees st.dec) $(mt_val double_allocs st.dec)" = "0 0" ] &&
+	mt_ok "short threads: allocs frees bytes live blocks = $want, valid order" ||
+	mt_fail "short threads: log '$got', program '$want', stray frees/double allocs $(mt_val ignored_frees st.dec)/$(mt_val double_allocs st.dec)"
+[ "$(mt_val threads st.dec)" = 8001 ] && mt_ok "short threads: 8001 thread indexes" ||
+	mt_fail "short threads: $(mt_val threads st.dec) thread indexes"
+rss=$(mt_val max_rss st.dec)
+[ -n "$rss" ] && [ "$rss" -lt $((20 << 20)) ] && mt_ok "short threads: peak RSS $rss B (< 20 MiB)" ||
+	mt_fail "short threads: peak RSS '$rss' B (rings not reused?)"
 if [ $have_vg = 1 ]; then
 	MEMTRAIL_FREERES=0 MEMTRAIL_OUTPUT=$MT_TMP/tk.data LD_PRELOAD=$REC ./rec_prog threads >tk.out 2>&1
 	$DEC tk.data >tk.dec

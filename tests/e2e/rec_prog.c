@@ -155,6 +155,42 @@ static void threads(void)
 	expect();
 }
 
+/*
+ * Short threads, as a thread-per-task program makes them: ROUNDS rounds of
+ * NT threads started and joined; each allocates 8 blocks (16..23 bytes)
+ * and frees 7, the main thread frees the eighth after the join (a free
+ * from another thread). Nothing is live at the end.
+ */
+#define ROUNDS 2000
+static void *shortlived(void *arg)
+{
+	void *p[8];
+	(void)arg;
+	for (int i = 0; i < 8; i++)
+		p[i] = malloc((size_t)(16 + i));
+	for (int i = 1; i < 8; i++)
+		free(p[i]);
+	return p[0];
+}
+
+static void shortthreads(void)
+{
+	for (int r = 0; r < ROUNDS; r++) {
+		pthread_t th[NT];
+		void *kept;
+		for (long t = 0; t < NT; t++)
+			pthread_create(&th[t], NULL, shortlived, NULL);
+		for (long t = 0; t < NT; t++) {
+			pthread_join(th[t], &kept);
+			free(kept);
+		}
+	}
+	allocs = frees = (long)ROUNDS * NT * 8;
+	bytes = (long)ROUNDS * NT * (16 + 17 + 18 + 19 + 20 + 21 + 22 + 23);
+	live = blocks = 0;
+	expect();
+}
+
 /* Threads churning while the main thread forks, execs and takes signals. */
 static volatile int stop_churn;
 
@@ -489,6 +525,8 @@ int main(int argc, char **argv)
 		basic();
 	} else if (!strcmp(mode, "threads")) {
 		threads();
+	} else if (!strcmp(mode, "shortthreads")) {
+		shortthreads();
 	} else if (!strcmp(mode, "snap")) {
 		snapshots();
 	} else if (!strcmp(mode, "kill")) {
