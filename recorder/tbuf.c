@@ -131,22 +131,24 @@ static uint64_t counter __attribute__((aligned(64))) = 1;   /* the next key (a l
 /* ---- the producer ------------------------------------------------------------ */
 
 /*
- * b's thread exited, every event of it is drained and the thread is gone
- * (its tid no longer answers in process pid): b may serve another thread.
- * The drainer publishes tail once it has taken the events, so a ring seen
+ * b's thread exited and is gone (its tid no longer answers in process pid),
+ * and every event of it is drained: b may serve another thread. Gone is
+ * asked first: a thread frees a little after its exit key's destructor
+ * (glibc's own teardown), so only once it is gone is its ring final. The
+ * drainer publishes tail once it has taken the events, so a ring seen
  * drained here has nothing the drainer still reads.
  */
 static int reusable(struct mt_tbuf *b, pid_t pid)
 {
-	if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != B_EXITED ||
-	    __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&b->stage2, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != B_EXITED)
 		return 0;
 	int saved = errno;
 	long r = syscall(SYS_tgkill, pid, b->th.tid, 0);
 	int gone = r < 0 && errno == ESRCH;
 	errno = saved;
-	return gone;
+	return gone &&
+	       __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&b->head, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&b->stage2, __ATOMIC_ACQUIRE);
 }
 
 /* Moves b from state from to to; 0 when another thread moved it first. */
