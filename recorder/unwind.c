@@ -811,7 +811,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 		while (c >= 0 && f[c].sp < sp)
 			c--;
 		if (c >= 0 && f[c].sp == sp && f[c].ip == ip && (f[c].bp == bp || !f[c].needbp) &&
-		    MT_LIKELY(nseg + 2 <= UW_SEGS)) {
+		    MT_LIKELY(nseg + 3 <= UW_SEGS)) {
 			/* This frame is kept frame c: the kept steps outward from
 			 * it are checked word by word, down to frame v. A saved
 			 * rbp that no step outward of its frame depends on need

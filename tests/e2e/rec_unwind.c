@@ -14,6 +14,11 @@
  *   rec_unwind threads    threads that allocate and end by returning or
  *                         by pthread_exit from deep frames, one after the
  *                         other and four at once
+ *   rec_unwind alternate  recursion 40 deep whose every level calls down
+ *                         from one of two call sites, the pattern changing
+ *                         at every other level and between allocations:
+ *                         each walk keeps many short runs of the last one
+ *                         (more than the walker's table of runs holds)
  *   rec_unwind reload A B dlopens A and B in turn, allocating in their
  *                         deep frames, and dlcloses each: B's code lands
  *                         where A's was, with other frame layouts, so a
@@ -232,6 +237,54 @@ NOIPA static int run_reload(const char *a, const char *b)
 	return 0;
 }
 
+/* ---- alternate ---------------------------------------------------------------- */
+
+/* The leaves: two allocating functions with frames of other sizes, so
+ * that the innermost frames are new at every allocation. */
+NOIPA static int leaf_a(void)
+{
+	alloc_here(8);
+	return 0;
+}
+
+NOIPA static int leaf_b(void)
+{
+	volatile char pad[96];
+	pad[0] = 0;
+	alloc_here(9);
+	return pad[0];
+}
+
+/* d levels down to a leaf (leaf_b if which); bit i of pat picks level i's
+ * call site. */
+NOIPA static int level(int d, unsigned long pat, int which)
+{
+	int x;
+	if (d == 0) {
+		if (which) {
+			x = leaf_b();
+			return x + 1;
+		}
+		x = leaf_a();
+		return x + 2;
+	}
+	if (pat & 1) {
+		x = level(d - 1, pat >> 1, which);
+		return x + 1;
+	}
+	x = level(d - 1, pat >> 1, which);
+	return x * 3 + 1;
+}
+
+static void run_alternate(void)
+{
+	unsigned long s = 0;
+	for (int i = 0; i < 1000; i++)
+		s += (unsigned long)level(40, (i & 1) ? 0x5555555555555555ul : 0, i & 1);
+	if (!s)
+		exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -243,11 +296,13 @@ int main(int argc, char **argv)
 		run_signal();
 	else if (strcmp(mode, "threads") == 0)
 		run_threads();
+	else if (strcmp(mode, "alternate") == 0)
+		run_alternate();
 	else if (strcmp(mode, "reload") == 0 && argc == 4) {
 		if (run_reload(argv[2], argv[3]) < 0)
 			return 1;
 	} else {
-		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads|reload A B\n");
+		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads|alternate|reload A B\n");
 		return 2;
 	}
 	printf("%s: %lu allocations\n", mode, allocs);

@@ -113,7 +113,7 @@ for b in "$MT_SAMPLES"/*; do
 	one "sample_${b##*/}" 0 "$b"
 done
 one cxx 1 ./rec_unwind_cxx
-for m in longjmp context signal threads; do
+for m in longjmp context signal threads alternate; do
 	one "$m" 1 ./rec_unwind "$m"
 done
 one reload 1 ./rec_unwind reload "$MT_TMP/plug_a.so" "$MT_TMP/plug_b.so"
