@@ -2081,7 +2081,7 @@ static const uint64_t *full_backtrace(void *fp, unsigned max, uint64_t *scratch,
 	while (i < k && scratch[i] >= mt_self_lo && scratch[i] < mt_self_hi)
 		i++;
 	unsigned m = (unsigned)(k - i) < max ? (unsigned)(k - i) : max;
-	for (unsigned a = (unsigned)i, b = (unsigned)i + m - 1; a < b; a++, b--) {
+	for (unsigned a = (unsigned)i, b = (unsigned)i + m - 1; m > 1 && a < b; a++, b--) {
 		uint64_t x = scratch[a];
 		scratch[a] = scratch[b];
 		scratch[b] = x;

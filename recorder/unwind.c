@@ -158,7 +158,7 @@ static int64_t rd_sleb(struct rd *r)
 		return 0;
 	}
 	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
+		v |= (int64_t)(~0ull << shift);
 	return v;
 }
 
@@ -209,11 +209,24 @@ static uint64_t rd_enc(struct rd *r, unsigned enc, uint64_t datarel)
 }
 
 /* The extent of a CIE or FDE at p: its content in *r; 0, or -1. */
+/* A product of factors read from the tables, wrapping as the unsigned one
+ * does (a damaged table must not be undefined behaviour; r_make's range
+ * checks reject what comes of it). */
+static inline int64_t mulw(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
+}
+
+/* An entry longer than any real CIE or FDE (they are tens of bytes): a
+ * damaged table, not read (its end is not known to be mapped). */
+#define ENTRY_MAX (64u << 10)
+
 static int rd_entry(const uint8_t *p, struct rd *r)
 {
 	uint32_t len32;
 	memcpy(&len32, p, 4);
-	if (len32 == 0 || len32 == 0xffffffffu)     /* a terminator; 64-bit DWARF */
+	if (len32 == 0 || len32 == 0xffffffffu ||   /* a terminator; 64-bit DWARF */
+	    len32 > ENTRY_MAX)
 		return -1;
 	r->p = p + 4;
 	r->end = p + 4 + len32;
@@ -312,7 +325,7 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *row, const str
 			goto advance;
 		case 2:         /* DW_CFA_offset */
 			reg = op & 0x3f;
-			off = (int64_t)rd_uleb(r) * c->data_align;
+			off = mulw((int64_t)rd_uleb(r), c->data_align);
 			rule = RULE_OFFSET;
 			goto set;
 		case 3:         /* DW_CFA_restore */
@@ -327,7 +340,7 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *row, const str
 		case 0x04: adv = rd_fixed(r, 4); goto advance;
 		case 0x05:      /* offset_extended */
 			reg = rd_uleb(r);
-			off = (int64_t)rd_uleb(r) * c->data_align;
+			off = mulw((int64_t)rd_uleb(r), c->data_align);
 			rule = RULE_OFFSET;
 			goto set;
 		case 0x06:      /* restore_extended */
@@ -388,16 +401,16 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *row, const str
 			goto set;
 		case 0x11:      /* offset_extended_sf */
 			reg = rd_uleb(r);
-			off = rd_sleb(r) * c->data_align;
+			off = mulw(rd_sleb(r), c->data_align);
 			rule = RULE_OFFSET;
 			goto set;
 		case 0x12:      /* def_cfa_sf */
 			row->cfa_reg = (int)rd_uleb(r);
-			row->cfa_off = rd_sleb(r) * c->data_align;
+			row->cfa_off = mulw(rd_sleb(r), c->data_align);
 			row->cfa_expr = 0;
 			continue;
 		case 0x13:      /* def_cfa_offset_sf */
-			row->cfa_off = rd_sleb(r) * c->data_align;
+			row->cfa_off = mulw(rd_sleb(r), c->data_align);
 			continue;
 		case 0x14:      /* val_offset */
 			reg = rd_uleb(r);
@@ -414,7 +427,7 @@ static int run_cfa(struct rd *r, const struct cie *c, struct row *row, const str
 			continue;
 		case 0x2f:      /* GNU_negative_offset_extended */
 			reg = rd_uleb(r);
-			off = -(int64_t)rd_uleb(r) * c->data_align;
+			off = mulw((int64_t)(0 - rd_uleb(r)), c->data_align);
 			rule = RULE_OFFSET;
 			goto set;
 		default:
@@ -711,10 +724,15 @@ static int uw_mode;
 static pthread_key_t uw_key;
 static __thread struct uw_state *uw_cur __attribute__((tls_model("initial-exec")));
 
+/* Set once the thread's state is freed at its exit: the last destructors'
+ * allocations are walked in full rather than given a state nobody frees. */
+static __thread int uw_gone __attribute__((tls_model("initial-exec")));
+
 static void uw_thread_exit(void *p)
 {
 	if (uw_cur == p)
 		uw_cur = NULL;
+	uw_gone = 1;
 	mt_mem_free(p);
 }
 
@@ -723,6 +741,8 @@ static struct uw_state *state(void)
 	struct uw_state *st = uw_cur;
 	if (MT_LIKELY(st != NULL))
 		return st;
+	if (uw_gone)
+		return NULL;
 	st = mt_mem_alloc(sizeof(*st));
 	if (!st)
 		return NULL;
