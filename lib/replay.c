@@ -11,7 +11,8 @@
  * and keeps the tables of stacks, modules and threads; what the consumer is
  * to hear of it writes as items into slices (arrays of SLICE items). The
  * applier takes the slices in order, keeps the live table (version 3 logs,
- * or owners) and calls the consumer, always from the caller's thread. A
+ * or owners) and calls the consumer, always from the caller's thread (a
+ * run of the simplest events in one call, to a consumer with on_run). A
  * log of 64 KiB or more is decoded on a thread of its own, up to NSLICE
  * slices ahead, so that on two cores zstd and the decoding overlap the
  * consumer's work (mt_replay_threads); a smaller one alternates the two
@@ -132,7 +133,12 @@ enum {
 				 MT_E_*, size: the file offset of the problem */
 };
 /* An event item's type: a REALLOC is two items, its halves. */
-enum { EV_ALLOC, EV_FREE, EV_REALLOC_FREE, EV_REALLOC_ALLOC };
+enum {
+	EV_ALLOC = MT_RUN_ALLOC,
+	EV_FREE = MT_RUN_FREE,
+	EV_REALLOC_FREE = MT_RUN_REALLOC_FREE,
+	EV_REALLOC_ALLOC = MT_RUN_REALLOC_ALLOC,
+};
 /*
  * 24 bytes, every one crossing from one core's cache to the other's when
  * threaded: an event's seq is not here (events and snapshots are numbered
@@ -153,6 +159,13 @@ struct item {
 		void *p;
 	};
 };
+/* An event item is what on_run hands out (struct mt_run_event), in place. */
+_Static_assert(sizeof(struct item) == sizeof(struct mt_run_event) &&
+	       offsetof(struct item, type) == offsetof(struct mt_run_event, type) &&
+	       offsetof(struct item, stack) == offsetof(struct mt_run_event, stack) &&
+	       offsetof(struct item, size) == offsetof(struct mt_run_event, size) &&
+	       offsetof(struct item, a) == offsetof(struct mt_run_event, addr),
+	       "an event item is a struct mt_run_event");
 struct endrec {
 	int how;
 	int64_t code;
@@ -1103,6 +1116,7 @@ struct app {
 	struct mt_replay *r;
 	int (*on_alloc)(void *ctx, const struct mt_event *ev);
 	int (*on_free)(void *ctx, const struct mt_event *ev);
+	int (*on_run)(void *ctx, const struct mt_run *run, size_t *done);
 	void *ctx;
 	uint64_t sample;
 	int direct, owners;
@@ -2087,6 +2101,44 @@ static int simple_run(const struct app *ap)
 }
 
 /*
+ * Offers the run of n events at it to the consumer's on_run; seq, the
+ * first's, moves past those it took (*k of them; after: past them all).
+ * Returns 0, or 1 when event *k stopped the consumer (*seq then its seq):
+ * a REALLOC's free half that stops has its alloc half applied still, as
+ * apply does.
+ */
+static int offer_run(const struct app *ap, struct item *it, size_t n, uint64_t after,
+		     uint64_t *seq, size_t *k)
+{
+	struct mt_replay *r = ap->r;
+	struct mt_run run = {
+		.ev = (const struct mt_run_event *)it, .n = n, .seq = *seq,
+		.time_ns = r->app_time, .thread = r->app_thread,
+	};
+	size_t done = 0;
+	int rc = ap->on_run(ap->ctx, &run, &done);
+
+	/* a stop is at one of the events */
+	if (done > n || (rc && done == n))
+		done = n - !!rc;
+	/* a REALLOC's halves are one event */
+	for (size_t j = 0; done < n && j < done; j++)
+		*seq += it[j].type != EV_REALLOC_FREE;
+	if (done == n)
+		*seq = after;
+	*k = done;
+	if (!rc)
+		return 0;
+	if (it[done].type == EV_REALLOC_FREE && done + 1 < n) {
+		/* the alloc half, which reports the stop (r->re_stop) */
+		r->re_stop = 1;
+		(void)apply(ap, &it[done + 1], *seq, 1);
+		*k = done + 1;
+	}
+	return 1;
+}
+
+/*
  * The applier: the items of sl in order. Returns 0 with *fin set once
  * FINISH is applied, 1 when the consumer stops (the run's counters then go
  * back to the stopping item, as if decoding had stopped there), or
@@ -2097,7 +2149,7 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 {
 	int ahead = !r->tail && r->live.cap * MT_LIVETAB_SLOT >= PREFETCH_FROM;
 	struct app ap = {
-		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free,
+		.r = r, .on_alloc = ops->on_alloc, .on_free = ops->on_free, .on_run = ops->on_run,
 		.ctx = ops->event_ctx ? ops->event_ctx : ctx,
 		.sample = r->app_sample, .direct = r->direct, .owners = r->owners,
 	};
@@ -2113,8 +2165,32 @@ static int apply_slice(struct mt_replay *r, struct slice *sl, const struct mt_re
 
 		if (simple && it->kind == IT_EVENT) {
 			/* a run of such events in a loop of its own: no table
-			 * to look ahead in */
+			 * to look ahead in; the consumer's on_run takes what
+			 * it can of them at once */
+			size_t end = i + 1;
+			/* the seq after the run (a REALLOC's halves are one) */
+			uint64_t after = seq + (it->type != EV_REALLOC_FREE);
+
+			for (; ap.on_run && end < n && sl->it[end].kind == IT_EVENT; end++)
+				after += sl->it[end].type != EV_REALLOC_FREE;
 			for (;;) {
+				if (ap.on_run) {
+					size_t k = 0;
+
+					rc = offer_run(&ap, it, end - i, after, &seq, &k);
+					if (rc > 0) {
+						/* seq: the stopping event's */
+						at = seq++;
+						break;
+					}
+					if (k == end - i) {
+						/* the outer loop steps past the run */
+						i = end - 1;
+						break;
+					}
+					it += k;
+					i += k;
+				}
 				at = seq;
 				rc = apply(&ap, it, seq, 1);
 				/* a REALLOC's halves are one event */

@@ -48,6 +48,32 @@ struct mt_event {
 	uint64_t asked;       /* the size the program asked for (= size unless sampled) */
 };
 
+/*
+ * A run of allocations and frees (on_run): events of one thread at one
+ * time, numbered on from seq. Each is read in place, in the replay's own
+ * memory: type says what it is (MT_RUN_*: a REALLOC is two, its free half
+ * then its alloc half, which share one seq), stack and size the block's
+ * (a free's: the block it ends), addr its address. Such a run comes only
+ * where every event is as simple as it gets: a log of version 4 on, not
+ * sampled (count 1, asked = size), the block's thread the event's
+ * (alloc_thread = thread), both on_alloc and on_free set.
+ */
+enum { MT_RUN_ALLOC, MT_RUN_FREE, MT_RUN_REALLOC_FREE, MT_RUN_REALLOC_ALLOC };
+struct mt_run_event {
+	uint16_t own;         /* the replay's */
+	uint16_t type;
+	uint32_t stack;
+	uint64_t size;
+	uint64_t addr;
+};
+struct mt_run {
+	const struct mt_run_event *ev;
+	size_t n;
+	uint64_t seq;         /* of ev[0] */
+	uint64_t time_ns;
+	uint32_t thread;
+};
+
 /* A distinct call stack (see format.h STACK). Owned by the replay. */
 struct mt_stack {
 	uint32_t id;
@@ -197,8 +223,20 @@ struct mt_replay_ops {
 	 * when the time moves needs no test per event. */
 	void (*on_time)(void *ctx, uint64_t time_ns);
 	/*
-	 * When not NULL, the ctx on_alloc and on_free get instead of the
-	 * run's: a consumer whose events go to another's (the session's to
+	 * Optional: a run of events (struct mt_run) offered whole, for a
+	 * consumer that counts many at less than a call each. It takes them
+	 * in order as on_alloc and on_free would have, one by one, and
+	 * returns 0 with *done the number it took (all of them, or fewer:
+	 * the replay then hands the next to on_alloc or on_free and offers
+	 * the rest again), or 1 when event *done stopped it as a return of 1
+	 * from on_alloc or on_free would have (a REALLOC's free half: the
+	 * replay still applies the alloc half, through on_alloc, as it does
+	 * after on_free). Gets event_ctx as they do.
+	 */
+	int (*on_run)(void *ctx, const struct mt_run *run, size_t *done);
+	/*
+	 * When not NULL, the ctx on_alloc, on_free and on_run get instead
+	 * of the run's: a consumer whose events go to another's (the session's to
 	 * its aggregator) gives that one's callbacks, with no call between.
 	 */
 	void *event_ctx;

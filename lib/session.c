@@ -540,13 +540,15 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 }
 
 /* The pass's callbacks: the events go straight to the aggregator (its
- * ctx), which hands those after the time moved to pass_event. */
+ * ctx), a run of them at a time (on_run), which hands those after the
+ * time moved to pass_event. */
 static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 {
 	memset(ops, 0, sizeof(*ops));
 	ops->on_base = pass_base;
 	ops->on_alloc = agg_ops.on_alloc;
 	ops->on_free = agg_ops.on_free;
+	ops->on_run = agg_ops.on_run;
 	ops->event_ctx = s->agg;
 	/* with mt_agg_hook set (see mt_session_open) */
 	if (s->series || s->o.time_marks)

@@ -514,6 +514,167 @@ static void test_profile_add_total(void **state)
 	mt_agg_free(NULL);
 }
 
+/* Two profiles cost the same for every stack. */
+static void assert_same_profile(const struct mt_profile *a, const struct mt_profile *b)
+{
+	size_t n = mt_profile_nstacks(a) > mt_profile_nstacks(b) ? mt_profile_nstacks(a) :
+								    mt_profile_nstacks(b);
+
+	assert_non_null(a);
+	assert_non_null(b);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mt_cost x = mt_profile_get(a, i), y = mt_profile_get(b, i);
+
+		assert_int_equal(x.bytes, y.bytes);
+		assert_int_equal(x.blocks, y.blocks);
+		assert_int_equal(x.allocs, y.allocs);
+	}
+	assert_int_equal(mt_profile_events(a), mt_profile_events(b));
+	assert_int_equal(mt_profile_time(a), mt_profile_time(b));
+}
+
+/*
+ * Runs of events (replay.h on_run) count as the same events one by one:
+ * pseudo-random allocations, frees and reallocs in runs of one time, new
+ * stacks within runs, a mark after some, with a point requested within a
+ * run or none (the fast loop, and the events it leaves to the callbacks).
+ */
+static void test_runs(void **state)
+{
+	(void)state;
+	for (int req = 0; req < 2; req++) {
+		struct mt_agg *one = mt_agg_new(), *run = mt_agg_new();
+		struct mt_replay_ops ops;
+		struct mt_run_event ev[64];
+		struct mt_at at[2] = { { MT_AT_SEQ, 700 }, { MT_AT_END, 0 } };
+		uint64_t live[256] = { 0 }, sizes[256] = { 0 };
+		uint32_t stacks[256] = { 0 };
+		uint64_t seq = 0, time = 0, x = 12345;
+		uint32_t nst = 1;
+		struct mt_profile *o1[2], *o2[2], *p1, *p2;
+		int64_t b1, k1, b2, k2;
+
+		assert_non_null(one);
+		assert_non_null(run);
+		mt_agg_ops(&ops);
+		for (int j = 0; j < 2; j++) {
+			struct mt_agg *a = j ? run : one;
+
+			mt_agg_skip(a, MT_TALLY_NO_THREADS | MT_TALLY_NO_TEMPORARY |
+					       MT_TALLY_NO_CALLS);
+			mt_agg_journal(a, 1);
+			assert_int_equal(mt_agg_request(a, at, req ? 2 : 1, 0), 0);
+			if (!req)
+				assert_int_equal(mt_agg_request(a, &at[1], 1, 0), 0);
+		}
+		for (int r = 0; r < 60; r++) {
+			size_t n = 0;
+			struct mt_run rn = { ev, 0, seq, time += 100, 0 };
+			size_t done = 99;
+
+			while (n < sizeof(ev) / sizeof(ev[0]) - 1) {
+				unsigned slot, kind;
+
+				x = x * 6364136223846793005u + 1442695040888963407u;
+				slot = (unsigned)(x >> 33) % 256;
+				kind = (unsigned)(x >> 20) % 8;
+				if (kind == 0 && nst < 40)
+					nst++;
+				if (!live[slot]) {
+					live[slot] = 0x1000 + 0x10 * (uint64_t)slot;
+					sizes[slot] = 1 + (x >> 40) % 500;
+					stacks[slot] = (uint32_t)((x >> 50) % nst);
+					ev[n++] = (struct mt_run_event){ 0, MT_RUN_ALLOC, stacks[slot],
+									 sizes[slot], live[slot] };
+				} else if (kind < 6) {
+					ev[n++] = (struct mt_run_event){ 0, MT_RUN_FREE, stacks[slot],
+									 sizes[slot], live[slot] };
+					live[slot] = 0;
+				} else {
+					ev[n++] = (struct mt_run_event){ 0, MT_RUN_REALLOC_FREE,
+									 stacks[slot], sizes[slot],
+									 live[slot] };
+					sizes[slot] = 1 + (x >> 40) % 900;
+					stacks[slot] = (uint32_t)((x >> 50) % nst);
+					ev[n++] = (struct mt_run_event){ 0, MT_RUN_REALLOC_ALLOC,
+									 stacks[slot], sizes[slot],
+									 live[slot] };
+				}
+				if ((x >> 12) % 16 == 0)
+					break;
+			}
+			rn.n = n;
+			assert_int_equal(ops.on_run(run, &rn, &done), 0);
+			assert_int_equal(done, n);
+			for (size_t i = 0; i < n; i++) {
+				int fr = ev[i].type == MT_RUN_FREE || ev[i].type == MT_RUN_REALLOC_FREE;
+				struct mt_event e = {
+					.seq = seq, .time_ns = time, .addr = ev[i].addr,
+					.size = ev[i].size, .stack = ev[i].stack, .count = 1,
+					.asked = ev[i].size,
+					.realloc = ev[i].type >= MT_RUN_REALLOC_FREE,
+				};
+
+				assert_int_equal((fr ? ops.on_free : ops.on_alloc)(one, &e), 0);
+				seq += ev[i].type != MT_RUN_REALLOC_FREE;
+			}
+			if (r % 7 == 3) {
+				assert_int_equal(mt_agg_mark(one), 0);
+				assert_int_equal(mt_agg_mark(run), 0);
+			}
+		}
+		{
+			struct mt_end e = { .clean = 1, .time_ns = time, .events = seq };
+
+			ops.on_end(one, &e);
+			ops.on_end(run, &e);
+		}
+		{
+			const struct mt_agg_stats *s1 = mt_agg_stats(one), *s2 = mt_agg_stats(run);
+
+			assert_int_equal(s1->events, s2->events);
+			assert_int_equal(s1->allocations, s2->allocations);
+			assert_int_equal(s1->frees, s2->frees);
+			assert_int_equal(s1->bytes_allocated, s2->bytes_allocated);
+			assert_int_equal(s1->peak_bytes, s2->peak_bytes);
+			assert_int_equal(s1->peak_blocks, s2->peak_blocks);
+			assert_int_equal(s1->peak_seq, s2->peak_seq);
+			assert_int_equal(s1->peak_time_ns, s2->peak_time_ns);
+			assert_int_equal(s1->peak_at_start, s2->peak_at_start);
+			assert_int_equal(s1->end_bytes, s2->end_bytes);
+		}
+		mt_agg_live(one, &b1, &k1);
+		mt_agg_live(run, &b2, &k2);
+		assert_int_equal(b1, b2);
+		assert_int_equal(k1, k2);
+		p1 = mt_agg_peak_profile(one);
+		p2 = mt_agg_peak_profile(run);
+		assert_same_profile(p1, p2);
+		mt_profile_free(p1);
+		mt_profile_free(p2);
+		assert_int_equal(mt_agg_nmarks(one), mt_agg_nmarks(run));
+		for (size_t m = 1; m <= mt_agg_nmarks(one); m++) {
+			p1 = mt_profile_new();
+			p2 = mt_profile_new();
+			assert_int_equal(mt_agg_apply_marks(one, p1, 0, m), 0);
+			assert_int_equal(mt_agg_apply_marks(run, p2, 0, m), 0);
+			assert_same_profile(p1, p2);
+			mt_profile_free(p1);
+			mt_profile_free(p2);
+		}
+		for (size_t i = 0; i < (req ? 2u : 1u); i++) {
+			o1[i] = mt_agg_take(one, i);
+			o2[i] = mt_agg_take(run, i);
+			assert_same_profile(o1[i], o2[i]);
+			mt_profile_free(o1[i]);
+			mt_profile_free(o2[i]);
+		}
+		mt_agg_free(one);
+		mt_agg_free(run);
+	}
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +688,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_stats_no_peak, setup, teardown),
 		cmocka_unit_test(test_profile_add_total),
+		cmocka_unit_test(test_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

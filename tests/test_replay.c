@@ -43,6 +43,8 @@ struct rec {
 	uint64_t unload_base;
 	char tags[4][24];     /* on_tag's paths, by id - 1 */
 	uint32_t tag_parent[4];
+	size_t run_take;      /* on_run takes at most this many (0: all) */
+	size_t runs;          /* on_run's calls */
 };
 
 struct fix {
@@ -1163,6 +1165,102 @@ static void test_v4_free_beyond(void **state)
 	}
 }
 
+/* Takes a run's events one by one through on_alloc and on_free, run_take
+ * of them at most. */
+static int on_run(void *ctx, const struct mt_run *run, size_t *done)
+{
+	struct rec *r = ctx;
+	uint64_t seq = run->seq;
+	size_t take = r->run_take && r->run_take < run->n ? r->run_take : run->n;
+
+	r->runs++;
+	for (size_t i = 0; i < take; i++) {
+		const struct mt_run_event *e = &run->ev[i];
+		int free = e->type == MT_RUN_FREE || e->type == MT_RUN_REALLOC_FREE;
+		struct mt_event ev = {
+			.seq = seq, .time_ns = run->time_ns, .addr = e->addr, .size = e->size,
+			.stack = e->stack, .thread = run->thread, .alloc_thread = run->thread,
+			.realloc = e->type == MT_RUN_REALLOC_FREE ||
+				   e->type == MT_RUN_REALLOC_ALLOC,
+			.count = 1, .asked = e->size,
+		};
+
+		if ((free ? on_free : on_alloc)(r, &ev)) {
+			*done = i;
+			return 1;
+		}
+		seq += e->type != MT_RUN_REALLOC_FREE;
+	}
+	*done = take;
+	return 0;
+}
+
+/*
+ * A version 4 log's runs of events (one thread, one time) through on_run:
+ * the same events as one by one, whether on_run takes every event of a run
+ * or some (the rest then one by one), and a stop at any event ends the run
+ * there (a REALLOC's free half with its alloc half still applied).
+ */
+static void test_runs(void **state)
+{
+	struct fix *f = *state;
+	struct mt_replay_ops run_ops = ops;
+	struct testlog *t = new_log_version(4);
+	struct seen *exp;
+	struct mt_end end;
+	size_t nexp;
+
+	run_ops.on_run = on_run;
+	for (uint64_t i = 0; i < 12; i++) {
+		/* a TIME (a new run) every fourth event */
+		tl_alloc(t, i % 4 == 0, 0x1000 + 0x100 * i, 10 + i, (uint32_t)(i & 1), 0);
+		if (i % 3 == 2)
+			tl_realloc(t, 0, 0x1000 + 0x100 * i, 0x9000 + 0x100 * i, 50 + i, 1, 0);
+		if (i % 5 == 4)
+			tl_free_block(t, 0, 0x1000 + 0x100 * i, 0);
+	}
+	tl_end(t, 1, MT_END_EXIT, 0);
+	assert_int_equal(replay(f, t, NULL), 0);
+	nexp = f->rec.n;
+	end = f->rec.end;
+	exp = malloc(nexp * sizeof(*exp));
+	assert_non_null(exp);
+	memcpy(exp, f->rec.v, nexp * sizeof(*exp));
+	for (size_t take = 0; take <= 3; take++) {
+		for (size_t stop = 0; stop <= nexp; stop++) {
+			struct mt_replay *r;
+			size_t n = stop ? stop : nexp;
+
+			assert_int_equal(mt_replay_open(f->path, &r, NULL), 0);
+			rec_reset(&f->rec);
+			f->rec.run_take = take;
+			f->rec.stop_at = (int)stop;
+			/* a stop at a REALLOC's free half comes with its alloc half */
+			if (stop && exp[stop - 1].kind == 'f' && exp[stop - 1].ev.realloc)
+				n++;
+			assert_int_equal(mt_replay_run(r, &run_ops, &f->rec), stop ? 1 : 0);
+			mt_replay_free(r);
+			assert_true(f->rec.runs > 0);
+			assert_int_equal(f->rec.n, n);
+			for (size_t k = 0; k < n; k++) {
+				const struct mt_event *g = &f->rec.v[k].ev, *e = &exp[k].ev;
+
+				assert_int_equal(f->rec.v[k].kind, exp[k].kind);
+				assert_event(&f->rec.v[k], exp[k].kind, e->seq, e->time_ns, e->addr,
+					     e->size, e->stack, e->thread, e->realloc);
+				assert_int_equal(g->alloc_thread, e->alloc_thread);
+				assert_int_equal(g->count, e->count);
+				assert_int_equal(g->asked, e->asked);
+			}
+			assert_int_equal(f->rec.end.events, stop ? exp[n - 1].ev.seq + 1 : end.events);
+			assert_int_equal(f->rec.end.time_ns, stop ? exp[n - 1].ev.time_ns : end.time_ns);
+			assert_int_equal(f->rec.end.stopped, !!stop);
+		}
+	}
+	free(exp);
+	tl_free(t);
+}
+
 /* Writes t (if not NULL) to f->path; returns mt_replay_end_totals()'s result. */
 static int end_totals(struct fix *f, struct testlog *t, unsigned *how, struct mt_totals *tot)
 {
@@ -1443,6 +1541,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v4_free_beyond, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_end_totals_after_run, setup, teardown),
 	};
