@@ -2,7 +2,9 @@
 # view.sh - how fast `memtrail view` answers on a large log, driven in tmux
 # as a user would: the time to the first full screen (graph, the tree at
 # the peak, status line) against `memtrail report --summary` on the same
-# log, then the time each key takes to change the screen: cursor moves
+# log (and, apart, what tmux, the shell and the poll add to it: the time a
+# command that prints the same screen at once takes to show it), then the
+# time each key takes to change the screen: cursor moves
 # (right, left, a jump of ten columns), the peak, the leaks view, back to
 # the live view, a diff from a mark. Medians of MT_VIEW_RUNS (default 3).
 #
@@ -70,22 +72,22 @@ changed_after() {
 	echo -1
 }
 
-: >"$out/view.first"
-: >"$out/view.keys"
-for i in $(seq "$RUNS"); do
+# first_screen CMD: starts a tmux server of its own, types CMD into its
+# shell and waits for the first full screen (the peak's status line and
+# tree rows); appends the ns taken to $out/view.first_ns. The server is
+# left running (T) for the keys.
+first_screen() {
 	[ -n "$T" ] && $T kill-server 2>/dev/null
 	T="tmux -L mt-bench-$$-$i"
 	$T new-session -d -s mt -x 120 -y 40 "sh" || { echo "view.sh: tmux cannot start"; exit 0; }
 	$T set-option -g status off >/dev/null
 	sleep 0.3
-	blank=$(screen)
 	t0=$(now)
-	$T send-keys -t mt "$MEMTRAIL view $log" Enter
-	# the first full screen: the peak's status line and tree rows. The
-	# loop that looks for it runs at the lowest priority, every 50 ms (up
-	# to 10 minutes): on two cores, a poller forking every few ms at full
-	# priority takes CPU from the viewer (whose replay decodes on a second
-	# thread), and what is measured is the viewer, not the poller.
+	$T send-keys -t mt "$1" Enter
+	# The loop that looks for it runs at the lowest priority, every 50 ms
+	# (up to 10 minutes): on two cores, a poller forking every few ms at
+	# full priority takes CPU from the viewer (whose replay decodes on a
+	# second thread), and what is measured is the viewer, not the poller.
 	T="$T" nice -n 19 sh -c '
 		n=0
 		while [ $n -lt 12000 ]; do
@@ -97,7 +99,21 @@ for i in $(seq "$RUNS"); do
 			sleep 0.05
 			n=$((n + 1))
 		done'
-	echo $(( $(now) - t0 )) >>"$out/view.first"
+	echo $(( $(now) - t0 )) >>"$out/view.first_ns"
+}
+
+# What tmux, the shell and the poll take by themselves: a command that
+# prints the same screen at once.
+: >"$out/view.first_ns"
+for i in $(seq "$RUNS"); do
+	first_screen "printf 'Live at peak\\nbytes  %%  blocks\\n'"
+done
+mv "$out/view.first_ns" "$out/view.path"
+
+: >"$out/view.first_ns"
+: >"$out/view.keys"
+for i in $(seq "$RUNS"); do
+	first_screen "$MEMTRAIL view $log"
 	for k in ">" "<" "10 >" p l l m "5 <" d d; do
 		case "$k" in
 		"10 >") set -- ">>>>>>>>>>";;
@@ -112,12 +128,16 @@ for i in $(seq "$RUNS"); do
 	$T send-keys -t mt q
 	sleep 0.3
 done
+mv "$out/view.first_ns" "$out/view.first"
 first=$(median <"$out/view.first")
 events=$("$MEMTRAIL" report --summary --format json "$log" 2>/dev/null |
 	sed -n 's/.*"allocations": *\([0-9]*\).*"frees": *\([0-9]*\).*/\1 \2/p' | awk '{ print $1 + $2 }')
 echo "view bench: $log (${events:-?} allocations + frees)"
 echo "  report --summary           $(ms "$summary") ms"
+path=$(median <"$out/view.path")
 echo "  view, first full screen    $(ms "$first") ms ($(echo "$first $summary" | awk '{ printf "%.2f", $1 / $2 }')x --summary)"
+echo "    of which tmux and the poll $(ms "$path") ms (a command printing the same screen at once);" \
+	"without them $(echo "$first $path $summary" | awk '{ printf "%.2f", ($1 - $2) / $3 }')x --summary"
 for k in ">" "<" "10 >" p l m "5 <" d; do
 	v=$(grep "^$k -\{0,1\}[0-9]" "$out/view.keys" | awk '{ print $NF }' | median)
 	printf '  key %-22s %s ms\n' "$k" "$(ms "$v")"
