@@ -272,6 +272,61 @@ static inline const struct mt_livetab_wide *mt_livetab_wide_get(const struct mt_
 void mt_livetab_wide_free(struct mt_livetab *t, uint32_t idx);
 
 /*
+ * A block's figures as a value, for callers that keep size, stack and
+ * thread: the size in the low MT_LIVETAB_SIZE_BITS bits, the stack id in
+ * the next stack_bits, the thread index in the bits left below
+ * MT_LIVETAB_WIDE (a caller that keeps no thread gives them all to the
+ * stack). mt_livetab_fits: whether they fit; mt_livetab_packed: the value
+ * then; mt_livetab_pack: the value, or a wide record's (-1 when its memory
+ * cannot be had); mt_livetab_block: the figures of a value (its wide
+ * record is kept).
+ */
+#define MT_LIVETAB_SIZE_BITS 13
+
+static inline int mt_livetab_fits(unsigned stack_bits, uint64_t size, uint32_t stack,
+				  uint32_t thread)
+{
+	return size < (1u << MT_LIVETAB_SIZE_BITS) && stack < (1u << stack_bits) &&
+	       thread < (1u << (31 - MT_LIVETAB_SIZE_BITS - stack_bits));
+}
+
+static inline uint32_t mt_livetab_packed(unsigned stack_bits, uint64_t size, uint32_t stack,
+					 uint32_t thread)
+{
+	return (uint32_t)size | stack << MT_LIVETAB_SIZE_BITS |
+	       thread << (MT_LIVETAB_SIZE_BITS + stack_bits);
+}
+
+static inline int mt_livetab_pack(struct mt_livetab *t, unsigned stack_bits, uint64_t size,
+				  uint32_t stack, uint32_t thread, uint32_t *val)
+{
+	if (mt_livetab_fits(stack_bits, size, stack, thread)) {
+		*val = mt_livetab_packed(stack_bits, size, stack, thread);
+		return 0;
+	}
+	struct mt_livetab_wide w = { size, stack, thread };
+
+	if (mt_livetab_wide_new(t, &w, val) < 0)
+		return -1;
+	*val |= MT_LIVETAB_WIDE;
+	return 0;
+}
+
+static inline struct mt_livetab_wide mt_livetab_block(const struct mt_livetab *t,
+						      unsigned stack_bits, uint32_t val)
+{
+	struct mt_livetab_wide b = {
+		val & ((1u << MT_LIVETAB_SIZE_BITS) - 1),
+		val >> MT_LIVETAB_SIZE_BITS & ((1u << stack_bits) - 1),
+		(val & ~MT_LIVETAB_WIDE) >> (MT_LIVETAB_SIZE_BITS + stack_bits),
+	};
+
+	if (val & MT_LIVETAB_WIDE)
+		b = *mt_livetab_wide_get(t, val & ~MT_LIVETAB_WIDE);
+	return b;
+}
+
+/*
  * Every live block's address and value, in no order: fn(ctx, addr, val)
  * for each until it returns nonzero, which is returned.
  */

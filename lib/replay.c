@@ -88,13 +88,12 @@
  * only) is one slot of the live table (lib/livetab.h): its value packs
  * the requested size (low 13 bits), the stack id (next 13) and the index
  * of the thread that allocated it (next 5), so that a free tells whose
- * block it releases. A block that does not fit (8 KiB or more, a stack id
- * from 2^13 up, a thread index from 2^5 up) has a wide record of the
- * table's instead, so the table stays 10 bytes a slot however odd the log.
+ * block it releases (mt_livetab_pack). A block that does not fit (8 KiB or
+ * more, a stack id from 2^13 up, a thread index from 2^5 up) has a wide
+ * record of the table's instead, so the table stays 10 bytes a slot
+ * however odd the log.
  */
-#define SIZE_BITS 13
 #define STACK_BITS 13
-#define THREAD_BITS 5
 
 /*
  * The two stages (see the top comment): the decoder turns records into
@@ -391,34 +390,20 @@ void mt_replay_trim(struct mt_replay *r)
 static int pack(struct mt_replay *r, uint64_t size, uint32_t stack, uint32_t thread,
 		uint32_t *val)
 {
-	if (size < (1u << SIZE_BITS) && stack < (1u << STACK_BITS) && thread < (1u << THREAD_BITS)) {
-		*val = (uint32_t)size | stack << SIZE_BITS | thread << (SIZE_BITS + STACK_BITS);
-		return 0;
-	}
-	struct mt_livetab_wide w = { size, stack, thread };
-
-	if (mt_livetab_wide_new(&r->live, &w, val) < 0)
-		return -1;
-	*val |= MT_LIVETAB_WIDE;
-	return 0;
+	return mt_livetab_pack(&r->live, STACK_BITS, size, stack, thread, val);
 }
 
 /* The size, stack and thread of a value; its wide record is released. */
 static void unpack(struct mt_replay *r, uint32_t val, uint64_t *size, uint32_t *stack,
 		   uint32_t *thread)
 {
-	if (val & MT_LIVETAB_WIDE) {
-		const struct mt_livetab_wide *w = mt_livetab_wide_get(&r->live, val & ~MT_LIVETAB_WIDE);
+	struct mt_livetab_wide b = mt_livetab_block(&r->live, STACK_BITS, val);
 
-		*size = w->size;
-		*stack = w->stack;
-		*thread = w->thread;
+	if (val & MT_LIVETAB_WIDE)
 		mt_livetab_wide_free(&r->live, val & ~MT_LIVETAB_WIDE);
-		return;
-	}
-	*size = val & ((1u << SIZE_BITS) - 1);
-	*stack = val >> SIZE_BITS & ((1u << STACK_BITS) - 1);
-	*thread = val >> (SIZE_BITS + STACK_BITS);
+	*size = b.size;
+	*stack = b.stack;
+	*thread = b.thread;
 }
 
 /* ---- open / close -------------------------------------------------------- */

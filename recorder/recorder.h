@@ -299,15 +299,14 @@ size_t mt_stacks_count(const struct mt_stacks *s);
 
 /*
  * Live blocks: lib/livetab.h's table on pages of our own (tables.c), and
- * their bytes. A slot's value packs the requested size (low
- * MT_LIVE_SIZE_BITS bits) and the stack id (the rest, below
- * MT_LIVE_STACK_LIMIT); a block whose figures do not fit has a wide record
- * (livetab.h). Public, and the add and remove inline: they run once per
- * event (core.c's mt_rec_emit_*). The leak scan reads the table in address
- * order (mt_livetab_sort, then mt_livetab_unsort).
+ * their bytes. A slot's value packs the requested size and the stack id
+ * (mt_livetab_pack, no thread: MT_LIVE_STACK_BITS of stack); a block whose
+ * figures do not fit has a wide record. Public, and the add and remove
+ * inline: they run once per event (core.c's mt_rec_emit_*). The leak scan
+ * reads the table in address order (mt_livetab_sort, then
+ * mt_livetab_unsort).
  */
-#define MT_LIVE_SIZE_BITS 13
-#define MT_LIVE_STACK_LIMIT (1u << (31 - MT_LIVE_SIZE_BITS))
+#define MT_LIVE_STACK_BITS (31 - MT_LIVETAB_SIZE_BITS)
 struct mt_live {
 	struct mt_livetab tab;
 	uint64_t bytes;
@@ -318,14 +317,9 @@ void mt_live_free(struct mt_live *l);
 /* The block whose value in l's table is val. */
 static inline struct mt_block mt_live_block(const struct mt_livetab *t, uint32_t val)
 {
-	struct mt_block b = { val & ((1u << MT_LIVE_SIZE_BITS) - 1), val >> MT_LIVE_SIZE_BITS };
+	struct mt_livetab_wide w = mt_livetab_block(t, MT_LIVE_STACK_BITS, val);
+	struct mt_block b = { w.size, w.stack };
 
-	if (val & MT_LIVETAB_WIDE) {
-		const struct mt_livetab_wide *w = mt_livetab_wide_get(t, val & ~MT_LIVETAB_WIDE);
-
-		b.size = w->size;
-		b.stack = w->stack;
-	}
 	return b;
 }
 
@@ -366,10 +360,11 @@ static inline __attribute__((always_inline)) int mt_live_add(struct mt_live *l, 
 {
 	uint32_t prev = 0;
 
-	if (MT_UNLIKELY(b.size >= (1u << MT_LIVE_SIZE_BITS) || b.stack >= MT_LIVE_STACK_LIMIT))
+	if (MT_UNLIKELY(!mt_livetab_fits(MT_LIVE_STACK_BITS, b.size, b.stack, 0)))
 		return mt_live_add_wide(l, addr, b, old);
 	return mt_live_added(l, mt_livetab_put(&l->tab, addr,
-					       b.stack << MT_LIVE_SIZE_BITS | (uint32_t)b.size, &prev),
+					       mt_livetab_packed(MT_LIVE_STACK_BITS, b.size,
+								 b.stack, 0), &prev),
 			     prev, b.size, old);
 }
 

@@ -381,15 +381,14 @@ void mt_live_free(struct mt_live *l)
 
 int mt_live_add_wide(struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old)
 {
-	struct mt_livetab_wide w = { b.size, b.stack, 0 };
 	uint32_t val, prev = 0;
 	int rc;
 
-	if (mt_livetab_wide_new(&l->tab, &w, &val) < 0)
+	if (mt_livetab_pack(&l->tab, MT_LIVE_STACK_BITS, b.size, b.stack, 0, &val) < 0)
 		return -1;
-	rc = mt_livetab_put(&l->tab, addr, val | MT_LIVETAB_WIDE, &prev);
+	rc = mt_livetab_put(&l->tab, addr, val, &prev);
 	if (rc < 0)
-		mt_livetab_wide_free(&l->tab, val);
+		mt_livetab_wide_free(&l->tab, val & ~MT_LIVETAB_WIDE);
 	return mt_live_added(l, rc, prev, b.size, old);
 }
 
