@@ -551,7 +551,6 @@ static void name_running_threads(void)
 			thread_named(i, name, NAMED_END);
 }
 
-/* The stack id of c, writing STACK when new; -1 on failure (stopped). */
 /* STACK for frames ips[0..n-1], outermost first (the log's are innermost first). */
 static int write_stack(uint64_t t, uint32_t id, unsigned fn, uint32_t tag, const uint64_t *ips,
 		       unsigned n)
@@ -564,6 +563,7 @@ static int write_stack(uint64_t t, uint32_t id, unsigned fn, uint32_t tag, const
 	return mt_writer_stack(S.w, t, id, fn, tag, in, n);
 }
 
+/* The stack id of c, writing STACK when new; -1 on failure (stopped). */
 static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 {
 	int is_new;
