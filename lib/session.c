@@ -539,6 +539,13 @@ static int src_resolve(void *ctx, uint64_t ip, const struct mt_frame **frames, s
 	return mt_symbols_resolve(s->std.symbols, ip, frames, n);
 }
 
+/* The series and the time marks look at the events whose time moves
+ * (pass_event, pass_time); without them the pass is the aggregator's alone. */
+static int watches_time(const struct mt_session *s)
+{
+	return s->series || s->o.time_marks;
+}
+
 /* The pass's callbacks: the events go straight to the aggregator (its
  * ctx), a run of them at a time (on_run), which hands those after the
  * time moved to pass_event. */
@@ -551,7 +558,7 @@ static void pass_ops(struct mt_session *s, struct mt_replay_ops *ops)
 	ops->on_run = agg_ops.on_run;
 	ops->event_ctx = s->agg;
 	/* with mt_agg_hook set (see mt_session_open) */
-	if (s->series || s->o.time_marks)
+	if (watches_time(s))
 		ops->on_time = pass_time;
 	ops->on_snapshot = pass_snapshot;
 	ops->on_end = pass_end;
@@ -606,9 +613,7 @@ int mt_session_open(const char *path, const struct mt_session_opts *o,
 		mt_agg_journal(s->agg, 1);
 	}
 	mt_agg_size_buckets(s->agg, s->o.size_buckets);
-	/* the series and the time marks look at the events whose time moves;
-	 * without them the pass is the aggregator's alone */
-	if (s->series || s->o.time_marks)
+	if (watches_time(s))
 		mt_agg_hook(s->agg, pass_event, s);
 	{
 		/* END knows how many blocks will be live at the peak: the
