@@ -104,7 +104,11 @@ const char cmd_record_usage[] =
 	"                           with --view: PROGRAM's output (default memtrail.out)\n"
 	"  --kill-on-quit           with --view: quitting the viewer ends PROGRAM\n"
 	"                           (SIGTERM), then memtrail closes as usual\n"
-	"  -h, --help               this help\n";
+	"  -h, --help               this help\n"
+	"\n"
+	"MEMTRAIL_UNWIND=incremental|full|check chooses how stacks are captured: the\n"
+	"recorder's own walker reusing unchanged outer frames (the default), libunwind\n"
+	"on every event, or both compared (memtrail(1)).\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
        O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE, O_MAX_SIZE };
