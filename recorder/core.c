@@ -567,7 +567,7 @@ static int write_stack(uint64_t t, uint32_t id, unsigned fn, uint32_t tag, const
 static int64_t stack_id(const struct mt_capture *c, uint64_t t)
 {
 	int is_new;
-	int64_t id = mt_stacks_intern(S.stacks, c, &is_new);
+	int64_t id = mt_stacks_intern(S.stacks, c, &is_new, NULL);
 	if (id < 0) {
 		stop_with_record("out of memory for the stack table");
 		return -1;
@@ -2236,7 +2236,8 @@ static int open_log(void)
 	if (fl >= 0)
 		fcntl(S.fd, F_SETFL, fl & ~O_NONBLOCK);
 	move_fd_high();
-	S.stacks = mt_stacks_new();
+	/* frames: the threads' tables' (tbuf.c), kept while recording */
+	S.stacks = mt_stacks_new(1);
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();
 	struct mt_writer_opts wo = { .wait = wait_sealed, .rss = read_rss };

@@ -277,13 +277,21 @@ void *mt_mem_alloc_cb(void *opaque, size_t size);
 void mt_mem_free_cb(void *opaque, void *p);
 
 struct mt_stacks;
-struct mt_stacks *mt_stacks_new(void);
+/*
+ * A table that copies the frames of each new stack (refs 0: a thread's
+ * own table, tbuf.c), or that keeps a reference to them (refs 1: the log's
+ * table, core.c, whose stacks come from the threads' tables, where frames
+ * stay put and are never freed while recording).
+ */
+struct mt_stacks *mt_stacks_new(int refs);
 void mt_stacks_free(struct mt_stacks *s);
 /*
- * The id of the stack c, adding it if new (*is_new set). Returns -1 when out
- * of memory.
+ * The id of the stack c, adding it if new (*is_new set); *frames (when
+ * not NULL): where the table keeps its frames, which stay there until the
+ * table is freed. Returns -1 when out of memory.
  */
-int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new);
+int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new,
+			 const uint64_t **frames);
 
 /*
  * Calls fn for every stack so far, by increasing id (as STACK records

@@ -4,7 +4,8 @@
  *
  * An allocating thread takes no lock shared with other threads: it
  * interns its stack in a table of its own (a local stack id; the first
- * time, a STACK record with the frames goes into its buffer), takes an
+ * time, a STACK record pointing at the frames in that table goes into its
+ * buffer), takes an
  * order key from one global counter (an atomic increment) and appends a
  * raw event (key, clock reading, address, size, local stack id) to its
  * own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
@@ -58,7 +59,8 @@
  * Rings are never freed while the process records: a thread's exit
  * destructor marks its ring, and once drained and the thread gone (its
  * tid no longer answers) the ring, with its local stack table, serves the
- * next new thread. A forked child drops every ring (they hold the
+ * next new thread. (The log's stack table, core.c's, points at the frames
+ * in those tables: they must stay.) A forked child drops every ring (they hold the
  * parent's events; only the forking thread is left and takes a new one).
  *
  * Not for: encoding, the live table, the stack table of the log (core.c,
@@ -102,7 +104,7 @@ struct r_stack {
 	struct rhdr h;
 	uint32_t lid, n, fn, tag;
 	uint64_t hash;
-	uint64_t ips[];
+	const uint64_t *ips;    /* in the thread's table, where they stay */
 };
 
 enum { B_USED, B_EXITED, B_FREE };
@@ -190,7 +192,7 @@ static struct mt_tbuf *ring_new(void)
 		if (!b)
 			return NULL;
 		memset(b, 0, offsetof(struct mt_tbuf, ring));
-		b->local = mt_stacks_new();
+		b->local = mt_stacks_new(0);
 		if (!b->local) {
 			mt_mem_free(b);
 			return NULL;
@@ -302,14 +304,15 @@ static inline void publish(struct mt_tbuf *b, uint32_t len)
 static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 {
 	int is_new;
-	int64_t lid = mt_stacks_intern(b->local, c, &is_new);
+	const uint64_t *ips;
+	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &ips);
 
 	if (lid < 0) {
 		mt_rec_stop_nomem("out of memory for the stack table", 0);
 		return -1;
 	}
 	if (is_new) {
-		uint32_t len = (uint32_t)(sizeof(struct r_stack) + c->n * sizeof(uint64_t));
+		uint32_t len = (uint32_t)sizeof(struct r_stack);
 		int64_t off = reserve(b, len);
 		if (off < 0)
 			return -1;
@@ -321,7 +324,7 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		r->fn = c->fn;
 		r->tag = c->tag;
 		r->hash = c->hash;
-		memcpy(r->ips, c->ips, c->n * sizeof(uint64_t));
+		r->ips = ips;
 		__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
 	}
 	return lid;
