@@ -47,6 +47,14 @@ struct mt_writer_mem {
 	void *(*alloc)(void *opaque, size_t size);
 	void (*free)(void *opaque, void *ptr);
 	void *opaque;
+	/*
+	 * Optional: the len bytes at ptr, in memory from alloc, are not
+	 * needed until written again, so their pages may be dropped. In
+	 * deferred mode the writer says so of a chunk's buffers once it is
+	 * written: the other set's take the events meanwhile, and only one
+	 * set is full at a time.
+	 */
+	void (*idle)(void *opaque, void *ptr, size_t len);
 };
 
 struct mt_writer_opts {

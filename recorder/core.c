@@ -2202,7 +2202,7 @@ static int open_log(void)
 {
 	struct timespec rt;
 	struct stat st;
-	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL };
+	struct mt_writer_mem mem = { mt_mem_alloc_cb, mt_mem_free_cb, NULL, mt_mem_idle_cb };
 	int fl;
 
 	clock_gettime(CLOCK_REALTIME, &rt);

@@ -275,6 +275,7 @@ void mt_mem_free(void *p);
 /* The same with the (opaque, ...) signature of struct mt_writer_mem. */
 void *mt_mem_alloc_cb(void *opaque, size_t size);
 void mt_mem_free_cb(void *opaque, void *p);
+void mt_mem_idle_cb(void *opaque, void *p, size_t len);
 
 struct mt_stacks;
 /*

@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "livetab.h"
 #include "recorder.h"
@@ -107,6 +108,20 @@ void mt_mem_free_cb(void *opaque, void *p)
 {
 	(void)opaque;
 	mt_mem_free(p);
+}
+
+/* The whole pages among the len bytes at p (mt_mem_alloc's) given back:
+ * read again, they are zeros. */
+void mt_mem_idle_cb(void *opaque, void *p, size_t len)
+{
+	static uintptr_t page;
+	(void)opaque;
+	if (!page)
+		page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t e = ((uintptr_t)p + len) & ~(page - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
 /* Raw anonymous pages, zeroed; for the growing tables. */

@@ -816,27 +816,43 @@ static void wait_sealed(void *ctx)
 	assert_int_equal(mt_writer_write_sealed(deferred_w), 0);
 }
 
+/* mem.idle that ruins what it is given: the writer must not read it again
+ * before writing it. */
+static long idles;
+
+static void poison_idle(void *opaque, void *p, size_t len)
+{
+	(void)opaque;
+	memset(p, 0xa5, len);
+	idles++;
+}
+
 /*
  * The same stream as test_chunk_size_limit, with chunks sealed and written
  * later: every other sealed chunk is written at once, the rest only when the
  * next chunk fills (through wait). The file must be the same sequence.
+ * With idle: the events 1 ms apart, so that chunks begin more than 0.1 s
+ * apart and their buffers go idle once written (poisoned here).
  */
-static void test_deferred(void **state)
+static void deferred_run(void **state, int idle)
 {
 	struct fixture *f = *state;
 	struct mt_writer_opts o = { .level = 3, .chunk_bytes = 4096, .wait = wait_sealed };
 	static const uint64_t ip = 0x1234;
 	struct decoded d;
+	if (idle)
+		f->mem.idle = poison_idle;
+	idles = 0;
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
 	deferred_w = w;
 	waits = 0;
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
 	assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
-	uint64_t seals = 0;
+	uint64_t seals = 0, dt = idle ? 1000000 : 1;
 	for (unsigned i = 0; i < 5000; i++) {
-		assert_int_equal(mt_writer_alloc(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
-		assert_int_equal(mt_writer_free_block(w, i, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
+		assert_int_equal(mt_writer_alloc(w, i * dt, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
+		assert_int_equal(mt_writer_free_block(w, i * dt, 0x10000 + 32 * (uint64_t)i, i, 0, 0), 0);
 		if (mt_writer_seals(w) != seals) {
 			seals = mt_writer_seals(w);
 			assert_true(mt_writer_sealed_pending(w));
@@ -870,6 +886,21 @@ static void test_deferred(void **state)
 	assert_int_equal(events, 10000);
 	free_decoded(&d);
 	assert_int_equal(f->live_allocs, 0);
+	/* without idle, none; with it, most chunks (each spans ~0.1 s) */
+	if (idle)
+		assert_true(idles > (long)seals / 4);
+	else
+		assert_int_equal(idles, 0);
+}
+
+static void test_deferred(void **state)
+{
+	deferred_run(state, 0);
+}
+
+static void test_deferred_idle(void **state)
+{
+	deferred_run(state, 1);
 }
 
 /* A chunk holds at most chunk_ns of events; time never goes back. */
@@ -1097,6 +1128,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_addr_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
