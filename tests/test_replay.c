@@ -1007,7 +1007,7 @@ static void round_trip_check(struct fix *f, const struct seen *exp, size_t nexp,
 static void test_writer_round_trip(void **state)
 {
 	struct fix *f = *state;
-	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL, NULL };
 	const struct mt_writer_opts wo = { .level = 1, .chunk_bytes = 2048, .time_quantum_ns = 1 };
 	static const uint64_t ips[2][2] = { { 0x401000, 0x402000 }, { 0x7f0000000000, 0x401000 } };
 	enum { SLOTS = 64, N = 20000 };
@@ -1125,7 +1125,7 @@ static void test_writer_round_trip(void **state)
 static void test_v4_free_beyond(void **state)
 {
 	struct fix *f = *state;
-	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL, NULL };
 	static const uint64_t ips[] = { 0x401000 };
 	/* the free's size and stack: too big, another stack, right */
 	static const struct { uint64_t size; uint32_t stack; int ok; } cases[] = {
@@ -1448,7 +1448,7 @@ static void leak_seen_cb(void *ctx, const struct mt_leak_check *lc)
 static void test_writer_leak_check(void **state)
 {
 	struct fix *f = *state;
-	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL, NULL };
 	const struct mt_writer_opts wo = { .level = 1, .chunk_bytes = 4096, .time_quantum_ns = 1 };
 	static const uint64_t ips[1] = { 0x401000 };
 	enum { N = 3000 };

@@ -166,7 +166,7 @@ static void segment_end(struct mt_writer *w)
 
 static void write_ring(const char *path)
 {
-	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL, NULL };
 	const struct mt_writer_opts wo = { .level = 1, .time_quantum_ns = 1 };
 	struct mt_totals tot = { 0 };
 	struct mt_base_entry b2[2] = { { 0, 100, 1 }, { 1, 50, 1 } }, b3[1] = { { 1, 120, 2 } };
@@ -408,7 +408,7 @@ static void test_gap(void **state)
 static void test_base_after_events(void **state)
 {
 	struct fix *f = *state;
-	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL };
+	const struct mt_writer_mem mem = { wmem_alloc, wmem_free, NULL, NULL };
 	struct mt_base_entry e = { 0, 10, 1 };
 	struct mt_totals tot = { 0 };
 	struct mt_writer *w = mt_writer_new(-1, &mem, NULL);
