@@ -145,10 +145,11 @@ static void unpages(void *p, size_t len)
 /*
  * Open addressing, linear probing, at most three quarters full. The frames
  * of a thread's table are copied into chunks that never move (a chunk
- * full, the next one is mapped), so that the log's table can point at
- * them instead of holding a second copy: cc1 makes 9,824 stacks of 21
- * frames, 1.6 MiB of frames in each table before (and both tables' slots
- * were at most half full: 1 MiB each).
+ * full, the next one is mapped, each twice the last up to 1 MiB: few
+ * mappings for the leak scan's list of ours), so that the log's table can
+ * point at them instead of holding a second copy: cc1 makes 9,824 stacks
+ * of 21 frames, 1.6 MiB of frames in each table before (and both tables'
+ * slots were at most half full: 1 MiB each).
  */
 struct stack_slot {
 	uint64_t hash;
@@ -165,7 +166,10 @@ struct frames_chunk {
 	size_t bytes;         /* the mapping's */
 };
 
-#define CHUNK_FRAMES 8192     /* 64 KiB; a deeper stack than that has a chunk of its own */
+#define CHUNK_FIRST ((size_t)64 << 10)
+#define CHUNK_MAX   ((size_t)1 << 20)
+_Static_assert(CHUNK_FIRST >= sizeof(struct frames_chunk) + MT_MAX_DEPTH * sizeof(uint64_t),
+	       "a chunk holds the deepest stack");
 
 struct mt_stacks {
 	struct stack_slot *slots;
@@ -175,6 +179,7 @@ struct mt_stacks {
 	struct frames_chunk *chunks;  /* the latest first */
 	uint64_t *free_at;    /* the latest chunk's room */
 	size_t room;          /* in frames */
+	size_t next_bytes;    /* the next chunk's mapping */
 };
 
 struct mt_stacks *mt_stacks_new(int refs)
@@ -183,6 +188,7 @@ struct mt_stacks *mt_stacks_new(int refs)
 	if (!s)
 		return NULL;
 	s->refs = refs;
+	s->next_bytes = CHUNK_FIRST;
 	s->mask = 1023;
 	s->slots = pages((s->mask + 1) * sizeof(struct stack_slot));
 	if (!s->slots) {
@@ -227,15 +233,16 @@ static int stacks_grow(struct mt_stacks *s)
 	return 0;
 }
 
-/* Room for n frames that stay put; NULL when out of memory. */
+/* Room for n (<= MT_MAX_DEPTH) frames that stay put; NULL when out of memory. */
 static uint64_t *frames_room(struct mt_stacks *s, size_t n)
 {
-	if (n > s->room) {
-		size_t k = n > CHUNK_FRAMES ? n : CHUNK_FRAMES;
-		size_t bytes = (sizeof(struct frames_chunk) + k * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+	if (n > s->room || !s->free_at) {
+		size_t bytes = s->next_bytes;
 		struct frames_chunk *c = pages(bytes);
 		if (!c)
 			return NULL;
+		if (bytes < CHUNK_MAX)
+			s->next_bytes = 2 * bytes;
 		c->next = s->chunks;
 		c->bytes = bytes;
 		s->chunks = c;

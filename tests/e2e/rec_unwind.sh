@@ -21,7 +21,8 @@
 # (rec_unwind_cxx.cpp), a program leaving frames by longjmp, swapcontext,
 # signal handlers and exiting threads (rec_unwind.c), one loading and
 # unloading two libraries whose code lands at the same addresses with
-# other unwind rules (rec_unwind.c reload), and python3.
+# other unwind rules (rec_unwind.c reload), and python3. And without
+# libunwind, full mode's stacks have no frames: the same figures.
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3 c++ cc
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
@@ -118,4 +119,36 @@ for m in longjmp context signal threads alternate; do
 done
 one reload 1 ./rec_unwind reload "$MT_TMP/plug_a.so" "$MT_TMP/plug_b.so"
 one python3 1 /usr/bin/python3 py/unwind.py
+
+# Without libunwind's walk (an empty libunwind.so.8 found first), full
+# mode records stacks of no frames: every event all the same (a thread's
+# first such stack once stopped the recording: "out of memory for the
+# stack table"), as many as in the recording with stacks. (Counts of
+# events and blocks: the bytes may differ, as each thread's TLS vector
+# is sized by the libraries loaded.)
+counts() {
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["allocations"], d["frees"], d["peak_blocks"], d["leaked_blocks"], d["threads"],
+      [s["live_blocks"] for s in d["snapshots"]])' "$1"
+}
+mkdir nounwind && cc -shared -fPIC -o nounwind/libunwind.so.8 -x c /dev/null ||
+	mt_skip "cannot build an empty libunwind.so.8"
+for b in sizes threads; do
+	n=nounwind_$b
+	MT_RECORD_ENV="MEMTRAIL_UNWIND=full LD_LIBRARY_PATH=$MT_TMP/nounwind" \
+		mt_record "$n.data" "$n" "$MT_SAMPLES/$b"
+	if grep -q "recording stopped" "$n.err"; then
+		mt_fail "$n: $(grep "recording stopped" "$n.err" | head -n 1)"
+		continue
+	fi
+	mt_summary "$n.data" "$n.json" || { mt_fail "$n: no summary"; continue; }
+	a=$(counts "sample_$b.incremental.json") b=$(counts "$n.json")
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then
+		mt_ok "$n: no frames, the same events and blocks as with them: $b"
+	else
+		mt_fail "$n: events and blocks '$b', with stacks '$a'"
+	fi
+done
 mt_finish
