@@ -60,8 +60,10 @@
  * destructor marks its ring, and once drained and the thread gone (its
  * tid no longer answers) the ring, with its local stack table, serves the
  * next new thread. (The log's stack table, core.c's, points at the frames
- * in those tables: they must stay.) A forked child drops every ring (they hold the
- * parent's events; only the forking thread is left and takes a new one).
+ * in those tables: they must stay.) A forked child drops every ring (they
+ * hold the parent's events; only the forking thread is left and takes a
+ * new one), and with them the frames the log's table points at: the child
+ * then starts a table of its own or stops recording (core.c, fork_child).
  *
  * Not for: encoding, the live table, the stack table of the log (core.c,
  * tables.c); locking beyond the order above (the log lock is core.c's).
