@@ -10,8 +10,10 @@
  * top of those stacks, anonymous mappings the program made, and the
  * general registers of every other thread. Left out: [heap] and glibc's
  * per-thread arenas (their free chunks hold stale user data and the
- * allocator's links), any mapping holding a live block (an mmap'ed
- * chunk: it is scanned as the block it is, when reached), the recorder's
+ * allocator's links), any other mapping holding live blocks but for
+ * glibc's mmap'ed chunks, and those chunks (each is scanned as the block
+ * it is, when reached; the rest of a mapping the kernel merged with a
+ * chunk of the same flags next to it is the program's, and a root), the recorder's
  * own pages (tables.c keeps them listed: the live table holds every
  * block's address), the recorder's helper thread's stack, and the
  * exiting thread's stack below the exit handler's frame (the recorder's
@@ -848,8 +850,8 @@ static uint64_t hexnum(const char **pp)
 	return v;
 }
 
-/* Does [a, e) hold the start of a live block? */
-static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
+/* The first block starting at or after a (s->n: none). */
+static size_t first_from(const struct scan *s, uint64_t a)
 {
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
@@ -859,7 +861,56 @@ static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
 		else
 			hi = mid;
 	}
-	return lo < s->n && start_of(s, lo) < e;
+	return lo;
+}
+
+/* glibc's chunk header before a block: its size field's IS_MMAPPED bit,
+ * and for such a chunk the whole mapping it has, [*lo, *hi). */
+#define CHUNK_IS_MMAPPED 2u
+static int mmapped_chunk(uint64_t start, uint64_t *lo, uint64_t *hi)
+{
+	const uint64_t *h = (const uint64_t *)(uintptr_t)(start - 16);  /* prev_size, size */
+	if (!(h[1] & CHUNK_IS_MMAPPED))
+		return 0;
+	/* prev_size: the offset of an aligned block's chunk in its mapping */
+	*lo = start - 16 - h[0];
+	*hi = start - 16 + (h[1] & ~(uint64_t)7);
+	return 1;
+}
+
+/*
+ * Does [a, e) hold the start of a live block (1), only of blocks that are
+ * mmap'ed chunks (2), or none (0)? The kernel merges a mapping of the
+ * program's with the mapping of a chunk next to it when their flags are
+ * the same: such a line of /proc/self/maps is a root but for the chunks.
+ */
+static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
+{
+	size_t i = first_from(s, a);
+	uint64_t lo, hi;
+	if (i == s->n || start_of(s, i) >= e)
+		return 0;
+	for (; i < s->n && start_of(s, i) < e; i++)
+		if (!mmapped_chunk(start_of(s, i), &lo, &hi) || lo < a || hi > e)
+			return 1;
+	return 2;
+}
+
+/* [a, e) but for the mmap'ed chunks in it (holds_block() said 2). */
+static void scan_but_chunks(struct scan *s, uint64_t a, uint64_t e, const struct range *ex,
+			    size_t nex, uint64_t *buf)
+{
+	uint64_t lo, hi;
+	for (size_t i = first_from(s, a); i < s->n && start_of(s, i) < e && !s->over; i++) {
+		if (!mmapped_chunk(start_of(s, i), &lo, &hi))
+			continue;
+		if (lo > a)
+			scan_minus(s, a, lo, ex, nex, buf);
+		if (hi > a)
+			a = hi;
+	}
+	if (a < e && !s->over)
+		scan_minus(s, a, e, ex, nex, buf);
 }
 
 /* Is [a, e) one of glibc's per-thread arena heaps (its heap_info)? */
@@ -1101,7 +1152,8 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable
 			continue;
 		if (plen >= 5 && !memcmp(path, "/dev/", 5) && !(plen >= 9 && !memcmp(path, "/dev/zero", 9)))
 			continue;
-		if (holds_block(&s, a, e) || arena_heap(a, e))
+		int blocks = holds_block(&s, a, e);
+		if (blocks == 1 || arena_heap(a, e))
 			continue;
 		/* A thread's stack: from its stack pointer (less the red zone) up. */
 		uint64_t from = a;
@@ -1115,7 +1167,11 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable
 		for (size_t j = 0; j < P.n; j++)
 			if (P.slots[j].sp >= a && P.slots[j].sp < e)
 				from = P.slots[j].sp - REDZONE > a ? P.slots[j].sp - REDZONE : a;
-		if (!skip)
+		if (skip)
+			continue;
+		if (blocks)
+			scan_but_chunks(&s, from, e, ex, nex, buf);
+		else
 			scan_minus(&s, from, e, ex, nex, buf);
 	}
 	if (s.over)

@@ -9,7 +9,9 @@
 # stack; leak_check.c: a check during the run, memtrail_leak_check() and
 # VALGRIND_DO_LEAK_CHECK; cxx_new.cpp; leak_cxx.cpp: blocks kept only by
 # the interior pointers memcheck's heuristics accept (std::string, new[],
-# sqlite's length, multiple inheritance), and one they do not; phases.c)
+# sqlite's length, multiple inheritance), and one they do not; phases.c;
+# leak_merged.c: a block kept only in a mapping the kernel merged with a
+# large block's)
 # and on real programs (python3, perl, sqlite3, git, and leak_stl.cpp, a
 # word index on the standard library's containers, built with each of
 # libstdc++'s two std::string ABIs).
@@ -173,6 +175,17 @@ check leak_cxx -- "$MT_SAMPLES/leak_cxx" &&
 	[ "$(kinds "$MT_TMP/leak_cxx.mt.json")" = "8 1 75 1 88 3 293 5" ] &&
 	mt_ok "leak_cxx: the sample's figures, heuristics applied" ||
 	mt_fail "leak_cxx: not the sample's figures 8 1 75 1 88 3 293 5: $(kinds "$MT_TMP/leak_cxx.mt.json")"
+# A block kept only in a mapping of the program's that the kernel merged
+# with a large block's chunk next to it (leak_merged.c): reachable.
+if cc -O0 -o "$MT_TMP/leak_merged" "$MT_TOP/tests/e2e/leak_merged.c"; then
+	check leak_merged -- "$MT_TMP/leak_merged" &&
+		[ "$(kinds "$MT_TMP/leak_merged.mt.json")" = "0 0 0 0 0 0 300100 2" ] &&
+		grep -q merged "$MT_TMP/leak_merged.rec.out" &&
+		mt_ok "leak_merged: 100 B reachable from a mapping merged with a chunk's" ||
+		mt_fail "leak_merged: $(kinds "$MT_TMP/leak_merged.mt.json"), $(cat "$MT_TMP/leak_merged.rec.out")"
+else
+	mt_fail "cannot build leak_merged.c"
+fi
 check phases -- "$MT_SAMPLES/phases" &&
 	[ "$(kinds "$MT_TMP/phases.mt.json")" = "8192 2 0 0 0 0 1024 1" ] &&
 	mt_ok "phases: rows 14, 15 lost, the config reachable" ||
