@@ -864,17 +864,28 @@ static size_t first_from(const struct scan *s, uint64_t a)
 	return lo;
 }
 
-/* glibc's chunk header before a block: its size field's IS_MMAPPED bit,
- * and for such a chunk the whole mapping it has, [*lo, *hi). */
+/*
+ * Is the block at start one of glibc's mmap'ed chunks? Then [*lo, *hi) is
+ * the whole mapping it has. The chunk header before the block (prev_size,
+ * size) is read with process_vm_readv, and believed only when its size
+ * is the one malloc_usable_size gives for such a chunk: under another
+ * allocator (valgrind's, with red zones there) the bytes are not a header.
+ */
 #define CHUNK_IS_MMAPPED 2u
-static int mmapped_chunk(uint64_t start, uint64_t *lo, uint64_t *hi)
+static int mmapped_chunk(const struct scan *s, uint64_t start, uint64_t *lo, uint64_t *hi)
 {
-	const uint64_t *h = (const uint64_t *)(uintptr_t)(start - 16);  /* prev_size, size */
-	if (!(h[1] & CHUNK_IS_MMAPPED))
+	uint64_t h[2];
+	struct iovec l = { h, sizeof(h) }, r = { (void *)(uintptr_t)(start - 16), sizeof(h) };
+	if (!s->usable || start < 16 ||
+	    syscall(SYS_process_vm_readv, (long)getpid(), &l, 1ul, &r, 1ul, 0ul) != (long)sizeof(h) ||
+	    !(h[1] & CHUNK_IS_MMAPPED))
+		return 0;
+	uint64_t size = h[1] & ~(uint64_t)7;
+	if (size < 16 || s->usable((void *)(uintptr_t)start) != size - 16 || h[0] > start - 16)
 		return 0;
 	/* prev_size: the offset of an aligned block's chunk in its mapping */
 	*lo = start - 16 - h[0];
-	*hi = start - 16 + (h[1] & ~(uint64_t)7);
+	*hi = start - 16 + size;
 	return 1;
 }
 
@@ -891,7 +902,7 @@ static int holds_block(const struct scan *s, uint64_t a, uint64_t e)
 	if (i == s->n || start_of(s, i) >= e)
 		return 0;
 	for (; i < s->n && start_of(s, i) < e; i++)
-		if (!mmapped_chunk(start_of(s, i), &lo, &hi) || lo < a || hi > e)
+		if (!mmapped_chunk(s, start_of(s, i), &lo, &hi) || lo < a || hi > e)
 			return 1;
 	return 2;
 }
@@ -902,7 +913,7 @@ static void scan_but_chunks(struct scan *s, uint64_t a, uint64_t e, const struct
 {
 	uint64_t lo, hi;
 	for (size_t i = first_from(s, a); i < s->n && start_of(s, i) < e && !s->over; i++) {
-		if (!mmapped_chunk(start_of(s, i), &lo, &hi))
+		if (!mmapped_chunk(s, start_of(s, i), &lo, &hi))
 			continue;
 		if (lo > a)
 			scan_minus(s, a, lo, ex, nex, buf);
