@@ -287,9 +287,9 @@ struct mt_stacks;
 struct mt_stacks *mt_stacks_new(int refs);
 void mt_stacks_free(struct mt_stacks *s);
 /*
- * The id of the stack c, adding it if new (*is_new set); *frames (when
- * not NULL): where the table keeps its frames, which stay there until the
- * table is freed. Returns -1 when out of memory.
+ * The id of the stack c, adding it if new (*is_new set; then *frames,
+ * when not NULL: where the table keeps its frames, which stay there until
+ * the table is freed). Returns -1 when out of memory.
  */
 int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new,
 			 const uint64_t **frames);

@@ -265,11 +265,8 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 		if (!sl->id1)
 			break;
 		if (sl->hash == c->hash && sl->n == c->n && sl->fn == c->fn && sl->tag == c->tag &&
-		    memcmp(sl->ips, c->ips, c->n * sizeof(uint64_t)) == 0) {
-			if (frames)
-				*frames = sl->ips;
+		    memcmp(sl->ips, c->ips, c->n * sizeof(uint64_t)) == 0)
 			return sl->id1 - 1;
-		}
 		i = (i + 1) & s->mask;
 	}
 	const uint64_t *ips = c->ips;

@@ -5,10 +5,9 @@
  * An allocating thread takes no lock shared with other threads: it
  * interns its stack in a table of its own (a local stack id; the first
  * time, a STACK record pointing at the frames in that table goes into its
- * buffer), takes an
- * order key from one global counter (an atomic increment) and appends a
- * raw event (key, clock reading, address, size, local stack id) to its
- * own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
+ * buffer), takes an order key from one global counter (an atomic
+ * increment) and appends a raw event (key, clock reading, address, size,
+ * local stack id) to its own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
  * ring is half full, when nobody else drains; the helper thread every
  * 0.2 s; a snapshot, an end, a thread's exit) drains the rings: it merges
  * their events and hands them to core.c, which alone keeps the stack
