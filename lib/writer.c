@@ -157,6 +157,31 @@ static void zstd_free(void *opaque, void *ptr)
 }
 
 /* Builds chunks in buffer set b from now on (empty). */
+/*
+ * The compression context. Its output is w->out, which holds a whole
+ * chunk's worst case, so zstd is told to write there directly
+ * (stableOutBuffer) and keeps no output buffer of its own (128 KiB less).
+ * In deferred mode the context is released with the buffers that go idle
+ * (mt_writer_write_sealed) and made again by the next chunk: its window
+ * and tables (0.9 MiB for a 1 MiB chunk at level 1) are then resident only
+ * while a chunk is compressed, and a new context costs less than the
+ * page faults that would bring the old one's pages back.
+ */
+static ZSTD_CCtx *cctx_new(struct mt_writer *w)
+{
+	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
+	ZSTD_CCtx *c = ZSTD_createCCtx_advanced(cm);
+
+	if (c && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, w->level)) ||
+		  ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)) ||
+		  ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1)) ||
+		  ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_stableOutBuffer, 1)))) {
+		ZSTD_freeCCtx(c);
+		c = NULL;
+	}
+	return c;
+}
+
 static void use_set(struct mt_writer *w, int b)
 {
 	w->cur = b;
@@ -200,13 +225,7 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	if (!(w->states = mem->alloc(mem->opaque, MT_ADDR_STATES * sizeof(*w->states))))
 		goto fail;
 	w->out = mem->alloc(mem->opaque, w->out_cap);
-	ZSTD_customMem cm = { zstd_alloc, zstd_free, &w->mem };
-	w->cctx = ZSTD_createCCtx_advanced(cm);
-	if (!w->out || !w->cctx)
-		goto fail;
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)))
+	if (!w->out || !(w->cctx = cctx_new(w)))
 		goto fail;
 	return w;
 fail:
@@ -327,6 +346,8 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	ZSTD_outBuffer out = { w->out + MT_CHUNK_HEADER, w->out_cap - MT_CHUNK_HEADER, 0 };
 	w->fail_off = w->written;
 	w->fail_seq = c->seq;
+	if (!w->cctx && !(w->cctx = cctx_new(w)))
+		return set_err(w, MT_E_NOMEM);
 	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);
@@ -419,6 +440,8 @@ int mt_writer_write_sealed(struct mt_writer *w)
 				w->mem.idle(w->mem.opaque, (void *)(uintptr_t)w->sealed.p[i],
 					    w->sealed.n[i]);
 		w->mem.idle(w->mem.opaque, w->out, w->out_cap);
+		ZSTD_freeCCtx(w->cctx);
+		w->cctx = NULL;
 	}
 	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
 	return err ? err : werr(w);

@@ -51,7 +51,8 @@ struct mt_writer_mem {
 	 * Optional: the len bytes at ptr, in memory from alloc, are not
 	 * needed until written again, so their pages may be dropped. In
 	 * deferred mode the writer says so of a chunk's buffers and of its
-	 * compressed output once it is written, for chunks that begin 0.1 s
+	 * compressed output once it is written (and frees its compression
+	 * context, made again for the next chunk), for chunks that begin 0.1 s
 	 * or more after the last one that did (the pages are faulted in again
 	 * when the set is next filled): the other set takes the events
 	 * meanwhile, and only one set is full at a time.
