@@ -296,8 +296,7 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 
 /*
  * Calls fn for every stack so far, by increasing id (as STACK records
- * list them). Stops at fn's first non-zero return and returns it; -1 when
- * out of memory for the id order.
+ * list them). Stops at fn's first non-zero return and returns it.
  */
 int mt_stacks_each(const struct mt_stacks *s,
 		   int (*fn)(void *ctx, uint32_t id, unsigned efn, uint32_t tag,

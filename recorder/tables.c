@@ -143,18 +143,25 @@ static void unpages(void *p, size_t len)
 /* ---- distinct stacks ------------------------------------------------------ */
 
 /*
- * Open addressing, linear probing, at most three quarters full. The frames
- * of a thread's table are copied into chunks that never move (a chunk
- * full, the next one is mapped, each twice the last up to 1 MiB: few
- * mappings for the leak scan's list of ours), so that the log's table can
- * point at them instead of holding a second copy: cc1 makes 9,824 stacks
- * of 21 frames, 1.6 MiB of frames in each table before (and both tables'
- * slots were at most half full: 1 MiB each).
+ * Open addressing, linear probing, at most three quarters full. A slot is
+ * 8 bytes, 32 bits of the stack's hash and its id + 1; what a stack is
+ * (where its frames are, how many, the entry point and tag path) is kept
+ * by id in an array as long as the stacks, so empty slots cost 8 bytes
+ * and not the 32 of a slot holding it all (cc1: 9,824 stacks, 16,384
+ * slots, 285 KiB a table instead of 512). A hit reads its slot, its id's
+ * record and its frames. The frames of a thread's table are copied into
+ * chunks that never move (a chunk full, the next one is mapped, each
+ * twice the last up to 1 MiB: few mappings for the leak scan's list of
+ * ours), so that the log's table can point at them instead of holding a
+ * second copy (cc1: 1.6 MiB of frames).
  */
 struct stack_slot {
-	uint64_t hash;
-	const uint64_t *ips;  /* the frames: in a chunk, or the caller's (refs) */
+	uint32_t hash;        /* the capture's hash, low 32 bits (the home too) */
 	uint32_t id1;         /* id + 1; 0 = empty */
+};
+
+struct stack_rec {
+	const uint64_t *ips;  /* the frames: in a chunk, or the caller's (refs) */
 	uint16_t n;
 	uint16_t fn;
 	uint32_t tag;         /* tag path: part of the identity (tags.c) */
@@ -175,6 +182,8 @@ struct mt_stacks {
 	struct stack_slot *slots;
 	size_t mask;          /* slots - 1 (power of two) */
 	size_t count;
+	struct stack_rec *recs;   /* by id, room for reccap */
+	size_t reccap;
 	int refs;
 	struct frames_chunk *chunks;  /* the latest first */
 	uint64_t *free_at;    /* the latest chunk's room */
@@ -190,8 +199,10 @@ struct mt_stacks *mt_stacks_new(int refs)
 	s->refs = refs;
 	s->next_bytes = CHUNK_FIRST;
 	s->mask = 1023;
+	s->reccap = 512;
 	s->slots = pages((s->mask + 1) * sizeof(struct stack_slot));
-	if (!s->slots) {
+	s->recs = pages(s->reccap * sizeof(struct stack_rec));
+	if (!s->slots || !s->recs) {
 		mt_stacks_free(s);
 		return NULL;
 	}
@@ -204,6 +215,8 @@ void mt_stacks_free(struct mt_stacks *s)
 		return;
 	if (s->slots)
 		unpages(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+	if (s->recs)
+		unpages(s->recs, s->reccap * sizeof(struct stack_rec));
 	while (s->chunks) {
 		struct frames_chunk *c = s->chunks;
 		s->chunks = c->next;
@@ -233,6 +246,19 @@ static int stacks_grow(struct mt_stacks *s)
 	return 0;
 }
 
+static int recs_grow(struct mt_stacks *s)
+{
+	size_t ncap = s->reccap * 2;
+	struct stack_rec *nr = pages(ncap * sizeof(*nr));
+	if (!nr)
+		return -1;
+	memcpy(nr, s->recs, s->count * sizeof(*nr));
+	unpages(s->recs, s->reccap * sizeof(*nr));
+	s->recs = nr;
+	s->reccap = ncap;
+	return 0;
+}
+
 /* Room for n (<= MT_MAX_DEPTH) frames that stay put; NULL when out of memory. */
 static uint64_t *frames_room(struct mt_stacks *s, size_t n)
 {
@@ -258,17 +284,24 @@ static uint64_t *frames_room(struct mt_stacks *s, size_t n)
 int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new,
 			 const uint64_t **frames)
 {
-	size_t i = c->hash & s->mask;
+	uint32_t h = (uint32_t)c->hash;
+	size_t i = h & s->mask;
 	*is_new = 0;
 	for (;;) {
 		struct stack_slot *sl = &s->slots[i];
 		if (!sl->id1)
 			break;
-		if (sl->hash == c->hash && sl->n == c->n && sl->fn == c->fn && sl->tag == c->tag &&
-		    memcmp(sl->ips, c->ips, c->n * sizeof(uint64_t)) == 0)
-			return sl->id1 - 1;
+		if (sl->hash == h) {
+			const struct stack_rec *r = &s->recs[sl->id1 - 1];
+
+			if (r->n == c->n && r->fn == c->fn && r->tag == c->tag &&
+			    memcmp(r->ips, c->ips, c->n * sizeof(uint64_t)) == 0)
+				return sl->id1 - 1;
+		}
 		i = (i + 1) & s->mask;
 	}
+	if (s->count == s->reccap && recs_grow(s) < 0)
+		return -1;
 	const uint64_t *ips = c->ips;
 	if (!s->refs) {
 		uint64_t *p = frames_room(s, c->n);
@@ -281,16 +314,17 @@ int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *i
 		if (stacks_grow(s) < 0)
 			return -1;
 		/* Find the free slot again in the bigger table. */
-		i = c->hash & s->mask;
+		i = h & s->mask;
 		while (s->slots[i].id1)
 			i = (i + 1) & s->mask;
 	}
+	struct stack_rec *r = &s->recs[s->count];
+	r->ips = ips;
+	r->n = (uint16_t)c->n;
+	r->fn = (uint16_t)c->fn;
+	r->tag = c->tag;
 	struct stack_slot *sl = &s->slots[i];
-	sl->hash = c->hash;
-	sl->ips = ips;
-	sl->n = (uint16_t)c->n;
-	sl->fn = (uint16_t)c->fn;
-	sl->tag = c->tag;
+	sl->hash = h;
 	sl->id1 = (uint32_t)++s->count;
 	*is_new = 1;
 	if (frames)
@@ -308,22 +342,13 @@ int mt_stacks_each(const struct mt_stacks *s,
 			     const uint64_t *ips, unsigned n),
 		   void *ctx)
 {
-	/* the slots are in hash order: an index by id first */
-	size_t bytes = (s->count ? s->count : 1) * sizeof(uint32_t);
-	uint32_t *slot = pages(bytes);
 	int rc = 0;
 
-	if (!slot)
-		return -1;
-	for (size_t i = 0; i <= s->mask; i++)
-		if (s->slots[i].id1)
-			slot[s->slots[i].id1 - 1] = (uint32_t)i;
 	for (size_t id = 0; id < s->count && !rc; id++) {
-		const struct stack_slot *sl = &s->slots[slot[id]];
+		const struct stack_rec *r = &s->recs[id];
 
-		rc = fn(ctx, (uint32_t)id, sl->fn, sl->tag, sl->ips, sl->n);
+		rc = fn(ctx, (uint32_t)id, r->fn, r->tag, r->ips, r->n);
 	}
-	unpages(slot, bytes);
 	return rc;
 }
 
