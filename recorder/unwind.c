@@ -550,7 +550,11 @@ static uint64_t rule_of(uint64_t pc)
  * stores key 0, the rule, then the key, in order). A rule of an older
  * generation is as good as absent, and its slot is taken over in place.
  * Tables grow by doubling into new memory; the old ones stay mapped (a
- * reader may still be in one), which is less than the newest again.
+ * reader may still be in one), but their slots' whole pages are given
+ * back: read again they are zeros, empty slots, so a reader still there
+ * finds no rule (a key that turns 0 under it fails its second read) and
+ * makes it anew, as for any miss. Only the newest table is resident
+ * (cc1: 256 KiB, and 200 KiB less).
  */
 struct rslot {
 	volatile uint64_t key;
@@ -628,6 +632,8 @@ static void rule_keep(uint64_t ip, uint64_t rule)
 				if (t->s[i].key && r_gen(t->s[i].rule) == gen)
 					rtab_put(n, t->s[i].key, t->s[i].rule);
 			__atomic_store_n(&rtab, n, __ATOMIC_RELEASE);
+			/* the header (s, mask) stays: readers still use it */
+			mt_mem_idle_cb(NULL, t->s, (t->mask + 1) * sizeof(struct rslot));
 			t = n;
 		} else if (t->used + 1 > t->mask) {
 			t = NULL;
