@@ -96,6 +96,9 @@ struct mt_capture {
 	unsigned fn;          /* enum mt_fn */
 	uint32_t tag;         /* the thread's innermost tag path (tags.c) */
 	uint64_t hash;        /* of fn, tag and ips */
+	/* The log's table (refs): the record of these frames in the thread's
+	 * table, which the log's keeps instead of frames. */
+	const struct mt_stack_rec *rec;
 };
 
 /* ---- tbuf.c -------------------------------------------------------------- */
@@ -278,21 +281,25 @@ void mt_mem_free_cb(void *opaque, void *p);
 void mt_mem_idle_cb(void *opaque, void *p, size_t len);
 
 struct mt_stacks;
+/* A stack's frames as a thread's table keeps them (tables.c). */
+struct mt_stack_rec;
 /*
- * A table that copies the frames of each new stack (refs 0: a thread's
- * own table, tbuf.c), or that keeps a reference to them (refs 1: the log's
- * table, core.c, whose stacks come from the threads' tables, where frames
- * stay put and are never freed while recording).
+ * A table that keeps a record of the frames of each new stack (refs 0: a
+ * thread's own table, tbuf.c), or that points at such records (refs 1:
+ * the log's table, core.c, whose stacks come from the threads' tables,
+ * where records stay put and are never freed while recording).
  */
 struct mt_stacks *mt_stacks_new(int refs);
 void mt_stacks_free(struct mt_stacks *s);
 /*
- * The id of the stack c, adding it if new (*is_new set; then *frames,
- * when not NULL: where the table keeps its frames, which stay there until
- * the table is freed). Returns -1 when out of memory.
+ * The id of the stack c, adding it if new (*is_new set; then *rec, when
+ * not NULL: its record, which stays put until the table is freed; with
+ * refs, c->rec is the record kept). Returns -1 when out of memory.
  */
 int64_t mt_stacks_intern(struct mt_stacks *s, const struct mt_capture *c, int *is_new,
-			 const uint64_t **frames);
+			 const struct mt_stack_rec **rec);
+/* A record's frames (outermost first) into out, room for MT_MAX_DEPTH. */
+void mt_stack_rec_frames(const struct mt_stack_rec *r, uint64_t *out);
 
 /*
  * Calls fn for every stack so far, by increasing id (as STACK records

@@ -4,7 +4,7 @@
  *
  * An allocating thread takes no lock shared with other threads: it
  * interns its stack in a table of its own (a local stack id; the first
- * time, a STACK record pointing at the frames in that table goes into its
+ * time, a STACK record pointing at the stack's record in that table goes into its
  * buffer), takes an order key from one global counter (an atomic
  * increment) and appends a raw event (key, clock reading, address, size,
  * local stack id) to its own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
@@ -58,10 +58,10 @@
  * Rings are never freed while the process records: a thread's exit
  * destructor marks its ring, and once drained and the thread gone (its
  * tid no longer answers) the ring, with its local stack table, serves the
- * next new thread. (The log's stack table, core.c's, points at the frames
- * in those tables: they must stay.) A forked child drops every ring (they
+ * next new thread. (The log's stack table, core.c's, points at the
+ * records in those tables: they must stay.) A forked child drops every ring (they
  * hold the parent's events; only the forking thread is left and takes a
- * new one), and with them the frames the log's table points at: the child
+ * new one), and with them the records the log's table points at: the child
  * then starts a table of its own or stops recording (core.c, fork_child).
  *
  * Not for: encoding, the live table, the stack table of the log (core.c,
@@ -105,7 +105,7 @@ struct r_stack {
 	struct rhdr h;
 	uint32_t lid, n, fn, tag;
 	uint64_t hash;
-	const uint64_t *ips;    /* in the thread's table, where they stay */
+	const struct mt_stack_rec *rec;  /* in the thread's table, where it stays */
 };
 
 enum { B_USED, B_EXITED, B_FREE };
@@ -305,8 +305,8 @@ static inline void publish(struct mt_tbuf *b, uint32_t len)
 static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 {
 	int is_new;
-	const uint64_t *ips;
-	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &ips);
+	const struct mt_stack_rec *rec;
+	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &rec);
 
 	if (lid < 0) {
 		mt_rec_stop_nomem("out of memory for the stack table", 0);
@@ -325,7 +325,7 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		r->fn = c->fn;
 		r->tag = c->tag;
 		r->hash = c->hash;
-		r->ips = ips;
+		r->rec = rec;
 		__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
 	}
 	return lid;
@@ -437,8 +437,13 @@ static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint6
 			return stage2 ? ((const struct r_realloc *)r)->key2
 				      : ((const struct r_realloc *)r)->key;
 		if (r->kind == R_STACK) {
+			/* the log lock is held: one buffer serves every drain,
+			 * and a hook's stack carries 2 KiB less */
+			static uint64_t ips[MT_MAX_DEPTH];
 			const struct r_stack *st = (const struct r_stack *)r;
-			struct mt_capture c = { st->ips, st->n, st->fn, st->tag, st->hash };
+
+			mt_stack_rec_frames(st->rec, ips);
+			struct mt_capture c = { ips, st->n, st->fn, st->tag, st->hash, st->rec };
 
 			mt_rec_emit_stack(&b->th, st->lid, &c);
 		}
