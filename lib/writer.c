@@ -156,7 +156,6 @@ static void zstd_free(void *opaque, void *ptr)
 		mem->free(mem->opaque, ptr);
 }
 
-/* Builds chunks in buffer set b from now on (empty). */
 /*
  * The compression context. Its output is w->out, which holds a whole
  * chunk's worst case, so zstd is told to write there directly
@@ -182,6 +181,7 @@ static ZSTD_CCtx *cctx_new(struct mt_writer *w)
 	return c;
 }
 
+/* Builds chunks in buffer set b from now on (empty). */
 static void use_set(struct mt_writer *w, int b)
 {
 	w->cur = b;
@@ -346,8 +346,11 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	ZSTD_outBuffer out = { w->out + MT_CHUNK_HEADER, w->out_cap - MT_CHUNK_HEADER, 0 };
 	w->fail_off = w->written;
 	w->fail_seq = c->seq;
+	/* no context: zstd could not have its memory, as when it fails to
+	 * while compressing (MT_E_ZSTD: the chunk can be dropped, and STOP
+	 * and END written after the last chunk whole, mt_writer_recover) */
 	if (!w->cctx && !(w->cctx = cctx_new(w)))
-		return set_err(w, MT_E_NOMEM);
+		return set_err(w, MT_E_ZSTD);
 	if (ZSTD_isError(ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(w->cctx, len)))
 		return set_err(w, MT_E_ZSTD);

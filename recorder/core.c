@@ -409,9 +409,11 @@ static __attribute__((noinline)) void check_failed(int err)
 
 	if (!mt_rec_active)
 		return;
+	/* the writer's MT_E_ZSTD is compression's (mt_strerror says
+	 * decompression, the readers' case) */
 	const char *e = err == MT_E_IO ?
 		strerror(S.w && mt_writer_errno(S.w) ? mt_writer_errno(S.w) : errno) :
-		mt_strerror(err);
+		err == MT_E_ZSTD ? "zstd compression failed (out of memory)" : mt_strerror(err);
 	stop_locked("cannot write the log: ", e);
 	if (err != MT_E_IO && err != MT_E_ZSTD)
 		return;
@@ -2236,7 +2238,7 @@ static int open_log(void)
 	if (fl >= 0)
 		fcntl(S.fd, F_SETFL, fl & ~O_NONBLOCK);
 	move_fd_high();
-	/* frames: the threads' tables' (tbuf.c), kept while recording */
+	/* records: the threads' tables' (tbuf.c), kept while recording */
 	S.stacks = mt_stacks_new(1);
 	S.live = mt_live_new();
 	S.mods = mt_modules_new();

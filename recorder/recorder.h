@@ -303,7 +303,8 @@ void mt_stack_rec_frames(const struct mt_stack_rec *r, uint64_t *out);
 
 /*
  * Calls fn for every stack so far, by increasing id (as STACK records
- * list them). Stops at fn's first non-zero return and returns it.
+ * list them), ips valid during the call only. Stops at fn's first
+ * non-zero return and returns it.
  */
 int mt_stacks_each(const struct mt_stacks *s,
 		   int (*fn)(void *ctx, uint32_t id, unsigned efn, uint32_t tag,

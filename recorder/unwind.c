@@ -550,11 +550,14 @@ static uint64_t rule_of(uint64_t pc)
  * stores key 0, the rule, then the key, in order). A rule of an older
  * generation is as good as absent, and its slot is taken over in place.
  * Tables grow by doubling into new memory; the old ones stay mapped (a
- * reader may still be in one), but their slots' whole pages are given
- * back: read again they are zeros, empty slots, so a reader still there
- * finds no rule (a key that turns 0 under it fails its second read) and
- * makes it anew, as for any miss. Only the newest table is resident
- * (cc1: 256 KiB, and 200 KiB less).
+ * reader may still be in one), but the whole pages of their slots are
+ * given back: read again they are zeros, empty slots, so a reader still
+ * there finds no rule and makes it anew, as for any miss (a key that
+ * turns 0 under it fails its second read; a slot across the first
+ * page's end keeps its key and reads rule 0, whose generation, 0, is
+ * never a current one). Of an old table only its first page (with the
+ * header: s and mask, which readers still use) and its last partial one
+ * stay resident (cc1: 200 KiB less).
  */
 struct rslot {
 	volatile uint64_t key;

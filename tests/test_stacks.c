@@ -86,6 +86,20 @@ static struct mt_capture cap(const struct truth *s, uint64_t hash)
 	return c;
 }
 
+/* The hash a table is given: of `hashes` values (made to collide), or with
+ * hashes 0 a hash of the frames, entry point and tag path spread over 64
+ * bits (the table keeps 32 of them). */
+static uint64_t hash_of(const struct truth *s, unsigned hashes)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull * (s->fn + 1) + s->tag;
+
+	if (hashes)
+		return (uint64_t)(s->n % hashes) * 0x10001;
+	for (unsigned i = 0; i < s->n; i++)
+		h = (h ^ s->ips[i]) * 0xFF51AFD7ED558CCDull;
+	return h ^ h >> 29;
+}
+
 static int same(const struct truth *a, const struct truth *b)
 {
 	return a->n == b->n && a->fn == b->fn && a->tag == b->tag &&
@@ -96,7 +110,7 @@ static int same(const struct truth *a, const struct truth *b)
 static void intern_all(struct mt_stacks *s, struct truth *t, size_t count, unsigned hashes)
 {
 	for (size_t i = 0; i < count; i++) {
-		struct mt_capture c = cap(&t[i], (uint64_t)(t[i].n % hashes) * 0x10001);
+		struct mt_capture c = cap(&t[i], hash_of(&t[i], hashes));
 		int is_new;
 		const struct mt_stack_rec *rec = NULL;
 
@@ -179,13 +193,13 @@ static int each_fn(void *ctx, uint32_t id, unsigned efn, uint32_t tag, const uin
 	return 1;
 }
 
-/* A thread's table: one id per distinct stack, with hashes of 1, 3 and
- * many values (the table grows on the way: 3,000 stacks, 1,024 slots to
- * begin with). */
+/* A thread's table: one id per distinct stack, with hashes of 1, 3 and 40
+ * values and a real one (the table grows on the way: 3,000 stacks, 1,024
+ * slots to begin with). */
 static void test_local(void **state)
 {
 	static struct truth t[NSTACKS];
-	static const unsigned hashes[] = { 1, 3, 1u << 30 };
+	static const unsigned hashes[] = { 1, 3, 40, 0 };
 	(void)state;
 
 	for (size_t h = 0; h < sizeof(hashes) / sizeof(hashes[0]); h++) {
@@ -198,7 +212,7 @@ static void test_local(void **state)
 		/* again, in reverse: every one found, none added */
 		size_t before = mt_stacks_count(s);
 		for (size_t i = NSTACKS; i-- > 0;) {
-			struct mt_capture c = cap(&t[i], (uint64_t)(t[i].n % hashes[h]) * 0x10001);
+			struct mt_capture c = cap(&t[i], hash_of(&t[i], hashes[h]));
 			int is_new;
 
 			assert_int_equal(mt_stacks_intern(s, &c, &is_new, NULL), t[i].id);
@@ -237,7 +251,7 @@ static void test_log(void **state)
 			if (!s->rec)
 				continue;
 			mt_stack_rec_frames(s->rec, ips);
-			struct mt_capture c = { ips, s->n, s->fn, s->tag, s->n % 5 * 0x10001, s->rec };
+			struct mt_capture c = { ips, s->n, s->fn, s->tag, hash_of(s, 5), s->rec };
 			int is_new;
 			s->gid = mt_stacks_intern(log, &c, &is_new, NULL);
 			assert_true(s->gid >= 0);

@@ -32,6 +32,7 @@
 
 static int out;
 static unsigned counter;
+static pthread_barrier_t both;
 
 static void __attribute__((noinline)) node(unsigned depth)
 {
@@ -58,10 +59,14 @@ static void __attribute__((noinline)) node(unsigned depth)
 	}
 }
 
+/* Both threads live from before the first node to after the last: two
+ * rings and two stack tables (a thread gone, its ring serves the next). */
 static void *walk(void *arg)
 {
 	(void)arg;
+	pthread_barrier_wait(&both);
 	node(0);
+	pthread_barrier_wait(&both);
 	return NULL;
 }
 
@@ -72,12 +77,13 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
-	out = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	out = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	if (out < 0)
 		return 2;
 	/* backtrace's first call loads the unwinder (its allocations are
 	 * not nodes') */
 	(void)backtrace(warm, 4);
+	pthread_barrier_init(&both, NULL, 2);
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, walk, NULL))
 			return 2;

@@ -9,7 +9,8 @@
 # (malloc's call site, where the program's is backtrace's), must be the
 # program's; frame 0 one address for all; and two allocations must have
 # one stack id exactly when their backtraces are equal (no two stacks
-# merged, none split: the same path in both threads is one id).
+# merged, none split: the same path in both threads, each with a stack
+# table of its own, is one id in the log's).
 . "$(dirname "$0")/lib.sh"
 mt_need_cmd python3 cc
 mt_have_memtrail || mt_skip "memtrail not built ($MEMTRAIL, $MT_RECORDER)"
@@ -25,7 +26,7 @@ fi
 
 if python3 - st.dump st.truth >st.check 2>&1 <<'PY'; then
 import sys
-stacks, alloc = {}, {}
+stacks, alloc, thread = {}, {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "stack":
@@ -33,6 +34,7 @@ for line in open(sys.argv[1]):
     elif f[0] == "alloc":
         kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
         alloc[int(kv["size"])] = int(kv["stack"])
+        thread[int(kv["size"])] = kv["thread"]
 truth = {}
 for line in open(sys.argv[2]):
     f = line.split()
@@ -56,6 +58,9 @@ for size, bt in sorted(truth.items()):
             size, sid, " ".join(map(hex, frames[1:])), " ".join(map(hex, bt))))
     by_truth.setdefault(bt, set()).add(sid)
     by_id.setdefault(sid, set()).add(bt)
+# two threads at once (rec_stacks.c's barrier): two stack tables
+if len(set(thread[s] for s in truth if s in thread)) != 2:
+    bad.append("the nodes' allocations are by %d threads, not 2" % len(set(thread.values())))
 if len(firsts) != 1:
     bad.append("frame 0 takes %d values, not 1" % len(firsts))
 split = [t for t, ids in by_truth.items() if len(ids) > 1]
