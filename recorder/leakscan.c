@@ -13,9 +13,9 @@
  * allocator's links), any other mapping holding live blocks but for
  * glibc's mmap'ed chunks, and those chunks (each is scanned as the block
  * it is, when reached; the rest of a mapping the kernel merged with a
- * chunk of the same flags next to it is the program's, and a root), the recorder's
- * own pages (tables.c keeps them listed: the live table holds every
- * block's address), the recorder's helper thread's stack, and the
+ * chunk of the same flags next to it is the program's, and a root), the
+ * recorder's own pages (tables.c keeps them listed: the live table holds
+ * every block's address), the recorder's helper thread's stack, and the
  * exiting thread's stack below the exit handler's frame (the recorder's
  * own frames, whose unwritten slots still hold what deeper calls of the
  * program left there; memcheck sees those as undefined and skips them).

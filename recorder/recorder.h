@@ -275,6 +275,9 @@ void mt_rec_modules_sync(void);
 /* mmap-backed memory for the recorder's own needs (never the heap). */
 void *mt_mem_alloc(size_t size);
 void mt_mem_free(void *p);
+/* The whole pages among the len bytes at p (mt_mem_alloc's, or pages
+ * of ours) given back: read again, they are zeros. */
+void mt_mem_idle(void *p, size_t len);
 /* The same with the (opaque, ...) signature of struct mt_writer_mem. */
 void *mt_mem_alloc_cb(void *opaque, size_t size);
 void mt_mem_free_cb(void *opaque, void *p);

@@ -113,18 +113,21 @@ void mt_mem_free_cb(void *opaque, void *p)
 	mt_mem_free(p);
 }
 
-/* The whole pages among the len bytes at p (mt_mem_alloc's) given back:
- * read again, they are zeros. */
-void mt_mem_idle_cb(void *opaque, void *p, size_t len)
+void mt_mem_idle(void *p, size_t len)
 {
 	static uintptr_t page;
-	(void)opaque;
 	if (!page)
 		page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t e = ((uintptr_t)p + len) & ~(page - 1);
 	if (e > a)
 		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+void mt_mem_idle_cb(void *opaque, void *p, size_t len)
+{
+	(void)opaque;
+	mt_mem_idle(p, len);
 }
 
 /* Raw anonymous pages, zeroed; for the growing tables. */
@@ -159,10 +162,10 @@ static void unpages(void *p, size_t len)
  * names an earlier record of the table (its base: of the stack interned
  * last and the STACK_RECENT newest, the one that shares most, at most
  * STACK_DEPTH names deep) whose first k frames, outermost first, are its
- * own first k, and keeps frames k..n-1 only. Comparing a capture with a record is then
- * one comparison a record along the names, at most STACK_DEPTH + 1; and the
- * log's table (refs 1, core.c) keeps a pointer to the thread's record and
- * no frames. cc1 makes 9,824 stacks of 21 frames on average: of the first
+ * own first k, and keeps frames k..n-1 only. Comparing a capture with a
+ * record is then one comparison a record along the names, at most
+ * STACK_DEPTH + 1; and the log's table (refs 1, core.c) keeps a pointer
+ * to the thread's record and no frames. cc1 makes 9,824 stacks of 21 frames on average: of the first
  * 9,000 stacks' 189,134 frames, 42,234 are kept (22 %), and its peak RSS
  * under memtrail went from 61.0 to 59.5 MiB (heaptrack -r: 60.0). The
  * pieces cost time where every stack is a hit: with churn's 19-frame

@@ -4,11 +4,11 @@
  *
  * An allocating thread takes no lock shared with other threads: it
  * interns its stack in a table of its own (a local stack id; the first
- * time, a STACK record pointing at the stack's record in that table goes into its
- * buffer), takes an order key from one global counter (an atomic
- * increment) and appends a raw event (key, clock reading, address, size,
- * local stack id) to its own ring of mmap'ed memory. Whoever holds the log lock (a thread whose
- * ring is half full, when nobody else drains; the helper thread every
+ * time, a STACK record pointing at the stack's record in that table goes
+ * into its buffer), takes an order key from one global counter (an
+ * atomic increment) and appends a raw event (key, clock reading, address,
+ * size, local stack id) to its own ring of mmap'ed memory. Whoever holds
+ * the log lock (a thread whose ring is half full, when nobody else drains; the helper thread every
  * 0.2 s; a snapshot, an end, a thread's exit) drains the rings: it merges
  * their events and hands them to core.c, which alone keeps the stack
  * table, the live table and the writer, as it did under the one lock
@@ -59,10 +59,11 @@
  * destructor marks its ring, and once drained and the thread gone (its
  * tid no longer answers) the ring, with its local stack table, serves the
  * next new thread. (The log's stack table, core.c's, points at the
- * records in those tables: they must stay.) A forked child drops every ring (they
- * hold the parent's events; only the forking thread is left and takes a
- * new one), and with them the records the log's table points at: the child
- * then starts a table of its own or stops recording (core.c, fork_child).
+ * records in those tables: they must stay.) A forked child drops every
+ * ring (they hold the parent's events; only the forking thread is left
+ * and takes a new one), and with them the records the log's table points
+ * at: the child then starts a table of its own or stops recording
+ * (core.c, fork_child).
  *
  * Not for: encoding, the live table, the stack table of the log (core.c,
  * tables.c); locking beyond the order above (the log lock is core.c's).

@@ -636,7 +636,7 @@ static void rule_keep(uint64_t ip, uint64_t rule)
 					rtab_put(n, t->s[i].key, t->s[i].rule);
 			__atomic_store_n(&rtab, n, __ATOMIC_RELEASE);
 			/* the header (s, mask) stays: readers still use it */
-			mt_mem_idle_cb(NULL, t->s, (t->mask + 1) * sizeof(struct rslot));
+			mt_mem_idle(t->s, (t->mask + 1) * sizeof(struct rslot));
 			t = n;
 		} else if (t->used + 1 > t->mask) {
 			t = NULL;
