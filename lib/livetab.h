@@ -157,12 +157,24 @@ static inline void mt_livetab_set(unsigned char *s, uint64_t addr, uint32_t val)
 }
 
 /*
- * Asks the CPU for addr's home slot now, to be probed a few events later.
- * A macro: GCC deems a function whose only effect is a prefetch pure, and
- * drops its calls.
+ * Asks the CPU for addr's home slot now, to be probed a few events later:
+ * its cache line and the next. Between 64 and 80 % full, an insertion
+ * passes 4 to 13 slots on average (linear probing: (1 + 1/(1 - load)^2) /
+ * 2), 40 to 130 bytes, before it finds an empty one, and a removal's
+ * backward shift reads on to the end of the run: with the home line
+ * alone, the probe loop waited for the next one (perf, python3
+ * bench: 56 % of mt_rec_emit_alloc's time on one load of that loop; with
+ * both lines, 9 interleaved runs: 2.116 -> 2.027 s CPU; a third line
+ * gained nothing more). A macro: GCC deems a function whose only effect is
+ * a prefetch pure, and drops its calls.
  */
 #define mt_livetab_prefetch(t, addr) \
-	__builtin_prefetch((t)->slots + mt_livetab_home((addr), (t)->cap) * MT_LIVETAB_SLOT)
+	do { \
+		const unsigned char *pf_ = (t)->slots + \
+			mt_livetab_home((addr), (t)->cap) * MT_LIVETAB_SLOT; \
+		__builtin_prefetch(pf_); \
+		__builtin_prefetch(pf_ + 64); \
+	} while (0)
 
 /* Internal to the inline functions below: the slow paths. */
 int mt_livetab_grow(struct mt_livetab *t);
