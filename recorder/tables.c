@@ -26,36 +26,64 @@
  * Every mapping made here, listed so that a leak scan leaves them out of
  * its roots (the live table holds every block's address). Slots are
  * claimed with a compare-and-swap: the mmap allocator is called under the
- * log lock or the I/O lock, not always the same one. A mapping that finds
- * no slot makes the list incomplete, and the scan then refuses.
+ * log lock or the I/O lock, not always the same one, and by threads
+ * interning stacks in their own tables with no lock at all. Each thread
+ * takes some six mappings (its ring, its stack table's slots, records and
+ * their chunks), so the list grows without bound: a full part gets a next
+ * one, mmap'ed and linked with a compare-and-swap, whose first slot lists
+ * the part itself. Parts are never freed. Only a part that cannot be
+ * mapped makes the list incomplete, and the scan then refuses.
  */
-#define OWN_MAX 4096
-static struct { uint64_t lo, hi; } own[OWN_MAX];
+#define OWN_PART 4096
+struct own_part {
+	struct { uint64_t lo, hi; } s[OWN_PART];
+	struct own_part *next;
+};
+static struct own_part own;
 static int own_lost;
+
+/* The part after p, made if there is none; NULL without memory. */
+static struct own_part *own_next(struct own_part *p)
+{
+	struct own_part *n = __atomic_load_n(&p->next, __ATOMIC_ACQUIRE), *none = NULL;
+	if (n)
+		return n;
+	n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n == MAP_FAILED)
+		return NULL;
+	n->s[0].lo = (uintptr_t)n;
+	n->s[0].hi = (uintptr_t)n + sizeof(*n);
+	if (__atomic_compare_exchange_n(&p->next, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return n;
+	munmap(n, sizeof(*n));
+	return none;      /* another thread's, linked first */
+}
 
 static void own_add(void *p, size_t len)
 {
 	uint64_t lo = (uintptr_t)p;
-	for (size_t i = 0; i < OWN_MAX; i++) {
-		uint64_t zero = 0;
-		if (__atomic_compare_exchange_n(&own[i].lo, &zero, lo, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			__atomic_store_n(&own[i].hi, lo + len, __ATOMIC_RELEASE);
-			return;
+	for (struct own_part *q = &own; q; q = own_next(q))
+		for (size_t i = 0; i < OWN_PART; i++) {
+			uint64_t zero = 0;
+			if (__atomic_compare_exchange_n(&q->s[i].lo, &zero, lo, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				__atomic_store_n(&q->s[i].hi, lo + len, __ATOMIC_RELEASE);
+				return;
+			}
 		}
-	}
 	__atomic_store_n(&own_lost, 1, __ATOMIC_RELEASE);
 }
 
 static void own_del(void *p)
 {
 	uint64_t lo = (uintptr_t)p;
-	for (size_t i = 0; i < OWN_MAX; i++)
-		if (__atomic_load_n(&own[i].lo, __ATOMIC_ACQUIRE) == lo) {
-			__atomic_store_n(&own[i].hi, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&own[i].lo, 0, __ATOMIC_RELEASE);
-			return;
-		}
+	for (struct own_part *q = &own; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
+		for (size_t i = 0; i < OWN_PART; i++)
+			if (__atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE) == lo) {
+				__atomic_store_n(&q->s[i].hi, 0, __ATOMIC_RELEASE);
+				__atomic_store_n(&q->s[i].lo, 0, __ATOMIC_RELEASE);
+				return;
+			}
 }
 
 size_t mt_mem_owned(uint64_t *ranges, size_t max)
@@ -63,17 +91,18 @@ size_t mt_mem_owned(uint64_t *ranges, size_t max)
 	size_t k = 0;
 	if (__atomic_load_n(&own_lost, __ATOMIC_ACQUIRE))
 		return SIZE_MAX;
-	for (size_t i = 0; i < OWN_MAX; i++) {
-		uint64_t lo = __atomic_load_n(&own[i].lo, __ATOMIC_ACQUIRE);
-		uint64_t hi = __atomic_load_n(&own[i].hi, __ATOMIC_ACQUIRE);
-		if (!lo || hi <= lo)
-			continue;
-		if (k < max) {
-			ranges[2 * k] = lo;
-			ranges[2 * k + 1] = hi;
+	for (struct own_part *q = &own; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
+		for (size_t i = 0; i < OWN_PART; i++) {
+			uint64_t lo = __atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE);
+			uint64_t hi = __atomic_load_n(&q->s[i].hi, __ATOMIC_ACQUIRE);
+			if (!lo || hi <= lo)
+				continue;
+			if (k < max) {
+				ranges[2 * k] = lo;
+				ranges[2 * k + 1] = hi;
+			}
+			k++;
 		}
-		k++;
-	}
 	return k;
 }
 

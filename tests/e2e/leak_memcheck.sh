@@ -11,7 +11,7 @@
 # the interior pointers memcheck's heuristics accept (std::string, new[],
 # sqlite's length, multiple inheritance), and one they do not; phases.c;
 # leak_merged.c: a block kept only in a mapping the kernel merged with a
-# large block's)
+# large block's; leak_threads.c: a check after 1,000 threads)
 # and on real programs (python3, perl, sqlite3, git, and leak_stl.cpp, a
 # word index on the standard library's containers, built with each of
 # libstdc++'s two std::string ABIs).
@@ -185,6 +185,16 @@ if cc -O0 -o "$MT_TMP/leak_merged" "$MT_TOP/tests/e2e/leak_merged.c"; then
 		mt_fail "leak_merged: $(kinds "$MT_TMP/leak_merged.mt.json"), $(cat "$MT_TMP/leak_merged.rec.out")"
 else
 	mt_fail "cannot build leak_merged.c"
+fi
+# A check after 1,000 threads, each with mappings of the recorder's own
+# that the scan leaves out (leak_threads.c): 77 B definitely lost.
+if cc -O0 -pthread -o "$MT_TMP/leak_threads" "$MT_TOP/tests/e2e/leak_threads.c"; then
+	check leak_threads --max-threads=1100 -- "$MT_TMP/leak_threads" 1000 &&
+		[ "$(kinds "$MT_TMP/leak_threads.mt.json")" = "77 1 0 0 0 0 0 0" ] &&
+		mt_ok "leak_threads: classified after 1,000 threads, 77 B definitely lost" ||
+		mt_fail "leak_threads: $(kinds "$MT_TMP/leak_threads.mt.json"), $(grep allocations "$MT_TMP/leak_threads.rec.err")"
+else
+	mt_fail "cannot build leak_threads.c"
 fi
 check phases -- "$MT_SAMPLES/phases" &&
 	[ "$(kinds "$MT_TMP/phases.mt.json")" = "8192 2 0 0 0 0 1024 1" ] &&
