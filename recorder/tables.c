@@ -37,6 +37,8 @@
 #define OWN_PART 4096
 struct own_part {
 	struct { uint64_t lo, hi; } s[OWN_PART];
+	uint32_t used;             /* slots claimed (a hint: updated after) */
+	uint32_t hint;             /* where the next search starts */
 	struct own_part *next;
 };
 static struct own_part own;
@@ -53,24 +55,38 @@ static struct own_part *own_next(struct own_part *p)
 		return NULL;
 	n->s[0].lo = (uintptr_t)n;
 	n->s[0].hi = (uintptr_t)n + sizeof(*n);
+	n->used = n->hint = 1;
 	if (__atomic_compare_exchange_n(&p->next, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return n;
 	munmap(n, sizeof(*n));
 	return none;      /* another thread's, linked first */
 }
 
+/*
+ * Full parts are passed over, and a search starts after the slot taken
+ * last: with thousands of threads, a mapping is listed in a few steps,
+ * not after a compare-and-swap on every slot before it.
+ */
 static void own_add(void *p, size_t len)
 {
 	uint64_t lo = (uintptr_t)p;
-	for (struct own_part *q = &own; q; q = own_next(q))
-		for (size_t i = 0; i < OWN_PART; i++) {
+	for (struct own_part *q = &own; q; q = own_next(q)) {
+		if (__atomic_load_n(&q->used, __ATOMIC_RELAXED) >= OWN_PART)
+			continue;
+		uint32_t h = __atomic_load_n(&q->hint, __ATOMIC_RELAXED);
+		for (uint32_t k = 0; k < OWN_PART; k++) {
+			uint32_t i = (h + k) % OWN_PART;
 			uint64_t zero = 0;
-			if (__atomic_compare_exchange_n(&q->s[i].lo, &zero, lo, 0, __ATOMIC_ACQ_REL,
+			if (__atomic_load_n(&q->s[i].lo, __ATOMIC_RELAXED) == 0 &&
+			    __atomic_compare_exchange_n(&q->s[i].lo, &zero, lo, 0, __ATOMIC_ACQ_REL,
 							__ATOMIC_RELAXED)) {
 				__atomic_store_n(&q->s[i].hi, lo + len, __ATOMIC_RELEASE);
+				__atomic_add_fetch(&q->used, 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&q->hint, (i + 1) % OWN_PART, __ATOMIC_RELAXED);
 				return;
 			}
 		}
+	}
 	__atomic_store_n(&own_lost, 1, __ATOMIC_RELEASE);
 }
 
@@ -82,6 +98,7 @@ static void own_del(void *p)
 			if (__atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE) == lo) {
 				__atomic_store_n(&q->s[i].hi, 0, __ATOMIC_RELEASE);
 				__atomic_store_n(&q->s[i].lo, 0, __ATOMIC_RELEASE);
+				__atomic_sub_fetch(&q->used, 1, __ATOMIC_RELAXED);
 				return;
 			}
 }
