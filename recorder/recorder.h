@@ -130,6 +130,9 @@ void mt_tbuf_recycle(pid_t pid);
 struct mt_tbuf_thread *mt_tbuf_thread_of_self(void);
 /* In a forked child: every ring is dropped (the parent's events). */
 void mt_tbuf_child(void);
+/* A forked child whose arena lost the session's ranges: the rings are
+ * forgotten, not freed. */
+void mt_tbuf_forget(void);
 
 /* A live block: what a free of it writes to the log. */
 struct mt_block {
@@ -183,6 +186,12 @@ void mt_rec_thread_begin(void);
 void mt_rec_thread_drop(struct mt_tbuf_thread *th);
 void mt_rec_drain_wanted(void);
 void mt_rec_drain_now(void);
+/* The leak scan's mt_livetab_sort and _unsort (core.c: with a drainer,
+ * it runs them). */
+int mt_rec_live_sort(struct mt_livetab *t, int back);
+int mt_rec_live_unsort(struct mt_livetab *t);
+/* A thread interned a new stack (tbuf.c): checks its frames' modules. */
+void mt_rec_new_stack(const struct mt_capture *c);
 void mt_rec_stop_nomem(const char *why, int locked);
 
 
@@ -273,7 +282,23 @@ void mt_rec_modules_sync(void);
 /* ---- tables.c ------------------------------------------------------------ */
 
 /* mmap-backed memory for the recorder's own needs (never the heap). */
+/*
+ * The arena (tables.c): with it, every page above comes from one
+ * MAP_SHARED mapping, the same in the program and its drainer process
+ * (core.c). mt_arena_init makes it (before the first table); -1: none.
+ * mt_arena_fork, in a forked child: the ranges in use are copied into an
+ * arena of the child's own, shared (a drainer of its own follows) or not;
+ * -1: the arena is empty and the child must stop recording.
+ * mt_mem_remap: len bytes at p become a new mapping, shared or private,
+ * with the same contents.
+ */
+int mt_arena_init(void);
+int mt_arena_on(void);
+int mt_arena_shared(void);
+int mt_arena_fork(int shared);
+int mt_mem_remap(void *p, size_t len, int shared);
 void *mt_mem_alloc(size_t size);
+void *mt_mem_alloc_kept(size_t size);
 void mt_mem_free(void *p);
 /* The whole pages among the len bytes at p (mt_mem_alloc's, or pages
  * of ours) given back: read again, they are zeros. */
@@ -466,6 +491,7 @@ struct mt_config {
 	int follow;               /* MEMTRAIL_FOLLOW_CHILDREN */
 	int freeres;              /* MEMTRAIL_FREERES (default 1; 0: keep the runtimes' memory) */
 	int leak_check;           /* MEMTRAIL_LEAK_CHECK (default 1; 0: no scan at exit) */
+	int drainer;              /* MEMTRAIL_DRAINER (default 1; 0: the program drains) */
 	int unwind;               /* MEMTRAIL_UNWIND: enum mt_unwind_mode (unwind.h) */
 	uint64_t sample;          /* MEMTRAIL_SAMPLE: mean bytes per recorded block; 0: all */
 	long sample_seed;         /* MEMTRAIL_SAMPLE_SEED; -1: none (draws differ per run) */

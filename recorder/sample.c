@@ -130,7 +130,7 @@ int mt_sample_start(uint64_t mean, long seed)
 		return 0;
 	}
 	if (!mt_sample_counts) {
-		mt_sample_counts = mt_mem_alloc(counts);
+		mt_sample_counts = mt_mem_alloc_kept(counts);
 		if (!mt_sample_counts)
 			return -1;
 	} else {

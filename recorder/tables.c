@@ -3,6 +3,9 @@
  * nothing here goes through the malloc hooks or counts as the program's:
  *   - mt_mem_*: a trivial mmap allocator (for the writer and zstd), and the
  *     list of every mapping made here (for the leak scan);
+ *   - the arena: one MAP_SHARED mapping every page above comes from when
+ *     the recording has a drainer process (core.c), and its copy in a
+ *     forked child;
  *   - mt_stacks: distinct stacks (hash table, full comparison: frames,
  *     entry point and tag path), ids 0, 1...;
  *   - mt_live: live blocks, address -> requested size and stack id, in
@@ -10,11 +13,12 @@
  *
  * Not for: locking. core.c holds the log lock around every call here but
  * for a thread's own stack table, which only its thread writes, without
- * a lock; the drainer (log lock held) reads its records, which never
+ * a lock; whoever drains (log lock held) reads its records, which never
  * change once the ring's STACK record has published them (tbuf.c).
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "livetab.h"
@@ -41,24 +45,37 @@ struct own_part {
 	uint32_t hint;             /* where the next search starts */
 	struct own_part *next;
 };
-static struct own_part own;
-static int own_lost;
+struct own_list {
+	struct own_part first;
+	int lost;                  /* a part could not be mapped */
+};
+static struct own_list own;
 
-/* The part after p, made if there is none; NULL without memory. */
-static struct own_part *own_next(struct own_part *p)
+static struct own_list arena_used, arena_kept;
+static void *arena_take(size_t len);
+
+/* The part after p of l, made if there is none; NULL without memory. The
+ * arena's list has its parts in the arena (a forked child copies them). */
+static struct own_part *own_next(struct own_list *l, struct own_part *p)
 {
 	struct own_part *n = __atomic_load_n(&p->next, __ATOMIC_ACQUIRE), *none = NULL;
 	if (n)
 		return n;
-	n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (n == MAP_FAILED)
-		return NULL;
+	if (l == &arena_used || l == &arena_kept) {
+		if (!(n = arena_take(sizeof(*n))))
+			return NULL;
+	} else {
+		n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (n == MAP_FAILED)
+			return NULL;
+	}
 	n->s[0].lo = (uintptr_t)n;
 	n->s[0].hi = (uintptr_t)n + sizeof(*n);
 	n->used = n->hint = 1;
 	if (__atomic_compare_exchange_n(&p->next, &none, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return n;
-	munmap(n, sizeof(*n));
+	if (l != &arena_used && l != &arena_kept)
+		munmap(n, sizeof(*n));   /* (the arena's: its addresses are not reused) */
 	return none;      /* another thread's, linked first */
 }
 
@@ -67,10 +84,10 @@ static struct own_part *own_next(struct own_part *p)
  * last: with thousands of threads, a mapping is listed in a few steps,
  * not after a compare-and-swap on every slot before it.
  */
-static void own_add(void *p, size_t len)
+static void own_add(struct own_list *l, void *p, size_t len)
 {
 	uint64_t lo = (uintptr_t)p;
-	for (struct own_part *q = &own; q; q = own_next(q)) {
+	for (struct own_part *q = &l->first; q; q = own_next(l, q)) {
 		if (__atomic_load_n(&q->used, __ATOMIC_RELAXED) >= OWN_PART)
 			continue;
 		uint32_t h = __atomic_load_n(&q->hint, __ATOMIC_RELAXED);
@@ -87,53 +104,289 @@ static void own_add(void *p, size_t len)
 			}
 		}
 	}
-	__atomic_store_n(&own_lost, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->lost, 1, __ATOMIC_RELEASE);
 }
 
-static void own_del(void *p)
+/* 1 if p was listed in l (and is no more), else 0. */
+static int own_del(struct own_list *l, void *p)
 {
 	uint64_t lo = (uintptr_t)p;
-	for (struct own_part *q = &own; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
+	for (struct own_part *q = &l->first; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
 		for (size_t i = 0; i < OWN_PART; i++)
 			if (__atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE) == lo) {
 				__atomic_store_n(&q->s[i].hi, 0, __ATOMIC_RELEASE);
 				__atomic_store_n(&q->s[i].lo, 0, __ATOMIC_RELEASE);
 				__atomic_sub_fetch(&q->used, 1, __ATOMIC_RELAXED);
-				return;
+				return 1;
 			}
+	return 0;
+}
+
+/* Calls fn on every range of l; stops at its first nonzero. */
+static int own_each(const struct own_list *l, int (*fn)(void *ctx, uint64_t lo, uint64_t hi),
+		    void *ctx)
+{
+	for (const struct own_part *q = &l->first; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
+		for (size_t i = 0; i < OWN_PART; i++) {
+			uint64_t lo = __atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE);
+			uint64_t hi = __atomic_load_n(&q->s[i].hi, __ATOMIC_ACQUIRE);
+			int rc;
+			if (lo && hi > lo && (rc = fn(ctx, lo, hi)) != 0)
+				return rc;
+		}
+	return 0;
+}
+
+struct owned { uint64_t *ranges; size_t max, k; };
+
+static int owned_one(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct owned *o = ctx;
+	if (o->k < o->max) {
+		o->ranges[2 * o->k] = lo;
+		o->ranges[2 * o->k + 1] = hi;
+	}
+	o->k++;
+	return 0;
 }
 
 size_t mt_mem_owned(uint64_t *ranges, size_t max)
 {
-	size_t k = 0;
-	if (__atomic_load_n(&own_lost, __ATOMIC_ACQUIRE))
+	struct owned o = { ranges, max, 0 };
+	if (__atomic_load_n(&own.lost, __ATOMIC_ACQUIRE))
 		return SIZE_MAX;
-	for (struct own_part *q = &own; q; q = __atomic_load_n(&q->next, __ATOMIC_ACQUIRE))
-		for (size_t i = 0; i < OWN_PART; i++) {
-			uint64_t lo = __atomic_load_n(&q->s[i].lo, __ATOMIC_ACQUIRE);
-			uint64_t hi = __atomic_load_n(&q->s[i].hi, __ATOMIC_ACQUIRE);
-			if (!lo || hi <= lo)
-				continue;
-			if (k < max) {
-				ranges[2 * k] = lo;
-				ranges[2 * k + 1] = hi;
-			}
-			k++;
-		}
-	return k;
+	(void)own_each(&own, owned_one, &o);
+	return o.k;
 }
 
+/* ---- the arena: memory shared with the drainer process ----------------------- */
+
+/*
+ * With a drainer process (core.c), every page the recorder maps comes
+ * from one arena, mapped MAP_SHARED | MAP_NORESERVE before that process
+ * is cloned, so both find every table at the same address: the program's
+ * threads write their rings and stack tables, the drainer the live table,
+ * the log's stack table and the writer's buffers, and each process's RSS
+ * holds only the pages it touched. Pages are taken in order and never
+ * handed out twice (a freed range gives its memory back, not its
+ * addresses: 64 GiB of addresses outlast any run's tables; under an
+ * address-space limit, an eighth of the limit). The ranges in
+ * use are listed (arena_used, arena_kept) for a forked child
+ * (mt_arena_fork). The whole arena is one of the
+ * recorder's own mappings (the leak scan leaves it out) and out of core
+ * dumps.
+ */
+#define ARENA_BYTES ((size_t)64 << 30)
+#define ARENA_MIN ((size_t)256 << 20)
+static char *arena, *arena_end;
+static uintptr_t arena_next;
+static int arena_shared;         /* 0 in a forked child that copied it */
+
+static int in_arena(const void *p)
+{
+	return arena && (const char *)p >= arena && (const char *)p < arena_end;
+}
+
+/* len bytes of the arena (whole pages), not listed; NULL if none. */
+static void *arena_take(size_t len)
+{
+	if (!arena)
+		return NULL;
+	len = (len + 4095) & ~(size_t)4095;
+	uintptr_t p = __atomic_fetch_add(&arena_next, len, __ATOMIC_RELAXED);
+	if (p + len > (uintptr_t)arena_end || p + len < p)
+		return NULL;
+	return (void *)p;
+}
+
+int mt_arena_init(void)
+{
+	size_t len = ARENA_BYTES;
+	struct rlimit rl;
+	void *p = MAP_FAILED;
+
+	/* under an address-space limit (ulimit -v), an eighth of it */
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 8 < len)
+		len = (size_t)(rl.rlim_cur / 8) & ~(((size_t)1 << 20) - 1);
+	for (; len >= ARENA_MIN && p == MAP_FAILED; len /= 2)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	len *= 2;     /* (the loop halved it once more) */
+	(void)madvise(p, len, MADV_DONTDUMP);
+	arena = p;
+	arena_end = arena + len;
+	arena_next = (uintptr_t)arena;
+	arena_shared = 1;
+	own_add(&own, p, len);
+	return 0;
+}
+
+int mt_arena_on(void)
+{
+	return arena != NULL;
+}
+
+int mt_arena_shared(void)
+{
+	return arena && arena_shared;
+}
+
+/*
+ * len bytes at p, now shared (a new MAP_SHARED mapping: a followed child
+ * starting its own drainer) or private, with the same contents; -1 on
+ * failure (p unchanged).
+ */
+int mt_mem_remap(void *p, size_t len, int shared)
+{
+	/* filled first, then moved into place in one step: p is never
+	 * without its contents (nothing here may read a zeroed static) */
+	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -1;
+	memcpy(tmp, p, len);
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
+		munmap(tmp, len);
+		return -1;
+	}
+	return 0;
+}
+
+struct arena_copy {
+	char *tmp;          /* a private copy of [arena, arena_next) */
+	uint64_t *r;        /* the ranges in use: lo, hi pairs */
+	size_t n, max;
+};
+
+static int copy_out(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct arena_copy *c = ctx;
+	if (c->n == c->max)
+		return -1;
+	memcpy(c->tmp + (lo - (uintptr_t)arena), (void *)(uintptr_t)lo, hi - lo);
+	c->r[2 * c->n] = lo;
+	c->r[2 * c->n + 1] = hi;
+	c->n++;
+	return 0;
+}
+
+static int count_one(void *ctx, uint64_t lo, uint64_t hi)
+{
+	(void)lo;
+	(void)hi;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/*
+ * In a forked child (one thread, before anything else touches the
+ * arena): the arena is the parent's, and its drainer's. The ranges a
+ * child keeps (mt_mem_alloc_kept's; the list's own parts among them: they
+ * are arena pages too) are copied into a new arena at the same place,
+ * shared (the child starts a drainer of its own) or private; the rest,
+ * the recording session's (rings, live and stack tables, the writer), is
+ * gone: the caller forgets every pointer to it. (Copying it all cost the
+ * child 40 MiB of copying per fork in rec_stress, a third of a second.)
+ * -1 when memory fails: the arena is then private and empty, and the
+ * child must stop recording.
+ */
+int mt_arena_fork(int shared)
+{
+	size_t used = arena_next - (uintptr_t)arena, n = 0, rlen;
+	struct arena_copy c = { NULL, NULL, 0, 0 };
+	int rc = 0;
+
+	if (!arena)
+		return 0;
+	(void)own_each(&arena_kept, count_one, &n);
+	rlen = ((n + 1) * 16 + 4095) & ~(size_t)4095;
+	c.max = n + 1;
+	c.tmp = mmap(NULL, used + rlen, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c.tmp == MAP_FAILED) {
+		c.tmp = NULL;
+		rc = -1;
+	} else {
+		c.r = (uint64_t *)(void *)(c.tmp + used);
+		if (own_each(&arena_kept, copy_out, &c) < 0)
+			rc = -1;
+	}
+	if (mmap(arena, (size_t)(arena_end - arena), PROT_READ | PROT_WRITE,
+		 (shared && !rc ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		 -1, 0) == MAP_FAILED)
+		rc = -1;     /* (MAP_FIXED over our own mapping: not seen) */
+	(void)madvise(arena, (size_t)(arena_end - arena), MADV_DONTDUMP);
+	arena_shared = shared && !rc;
+	/* the session's ranges are gone with the parent's arena */
+	memset(&arena_used, 0, sizeof(arena_used));
+	if (!rc)
+		for (size_t i = 0; i < c.n; i++)
+			memcpy((void *)(uintptr_t)c.r[2 * i], c.tmp + (c.r[2 * i] - (uintptr_t)arena),
+			       c.r[2 * i + 1] - c.r[2 * i]);
+	else
+		arena_next = (uintptr_t)arena_end;   /* nothing more from it */
+	if (c.tmp)
+		munmap(c.tmp, used + rlen);
+	return rc;
+}
 /* ---- mmap allocator -------------------------------------------------------- */
 
 #define MEM_HDR 16
 
+/* Raw anonymous pages, zeroed: from the arena when there is one. */
+static void *pages(size_t len)
+{
+	void *p;
+	if (arena) {
+		if ((p = arena_take(len)) != NULL)
+			own_add(&arena_used, p, len);
+		return p;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	own_add(&own, p, len);
+	return p;
+}
+
+static void unpages(void *p, size_t len)
+{
+	if (in_arena(p)) {
+		if (!own_del(&arena_used, p))
+			(void)own_del(&arena_kept, p);
+		(void)madvise(p, (len + 4095) & ~(size_t)4095, arena_shared ? MADV_REMOVE : MADV_DONTNEED);
+		return;
+	}
+	own_del(&own, p);
+	munmap(p, len);
+}
+
 void *mt_mem_alloc(size_t size)
 {
 	size_t len = (size + MEM_HDR + 4095) & ~(size_t)4095;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	void *p = pages(len);
+	if (!p)
 		return NULL;
-	own_add(p, len);
+	*(size_t *)p = len;
+	return (char *)p + MEM_HDR;
+}
+
+/*
+ * mt_mem_alloc for what a forked child keeps (tag paths, the unwinder's
+ * rules and state, the sampler's): the only ranges of the arena a forked
+ * child copies. Without an arena, mt_mem_alloc.
+ */
+void *mt_mem_alloc_kept(size_t size)
+{
+	size_t len = (size + MEM_HDR + 4095) & ~(size_t)4095;
+	void *p;
+	if (!arena)
+		return mt_mem_alloc(size);
+	if (!(p = arena_take(len)))
+		return NULL;
+	own_add(&arena_kept, p, len);
 	*(size_t *)p = len;
 	return (char *)p + MEM_HDR;
 }
@@ -143,8 +396,7 @@ void mt_mem_free(void *p)
 	if (!p)
 		return;
 	char *base = (char *)p - MEM_HDR;
-	own_del(base);
-	munmap(base, *(size_t *)base);
+	unpages(base, *(size_t *)base);
 }
 
 void *mt_mem_alloc_cb(void *opaque, size_t size)
@@ -174,22 +426,6 @@ void mt_mem_idle_cb(void *opaque, void *p, size_t len)
 {
 	(void)opaque;
 	mt_mem_idle(p, len);
-}
-
-/* Raw anonymous pages, zeroed; for the growing tables. */
-static void *pages(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	own_add(p, len);
-	return p;
-}
-
-static void unpages(void *p, size_t len)
-{
-	own_del(p);
-	munmap(p, len);
 }
 
 /* ---- distinct stacks ------------------------------------------------------ */
@@ -562,12 +798,12 @@ static void *live_pages(size_t n)
 	size_t len = live_len(n);
 	char *a;
 
-	if (len < HUGE_PAGE)
+	if (len < HUGE_PAGE || arena)
 		return pages(len);
 	if (!(a = aligned_map(len, PROT_READ | PROT_WRITE)))
 		return NULL;
 	(void)madvise(a, len, MADV_HUGEPAGE);
-	own_add(a, len);
+	own_add(&own, a, len);
 	return a;
 }
 
@@ -578,6 +814,14 @@ static void *live_resize(void *p, size_t n, size_t m)
 
 	if (lm == ln)
 		return p;
+	if (in_arena(p)) {
+		/* shared pages: mremap would move them in this process only */
+		if (!(q = pages(lm)))
+			return NULL;
+		memcpy(q, p, ln < lm ? ln : lm);
+		unpages(p, ln);
+		return q;
+	}
 	if (lm < HUGE_PAGE) {
 		q = mremap(p, ln, lm, MREMAP_MAYMOVE);
 		if (q == MAP_FAILED)
@@ -591,8 +835,8 @@ static void *live_resize(void *p, size_t n, size_t m)
 		}
 		(void)madvise(q, lm, MADV_HUGEPAGE);
 	}
-	own_del(p);
-	own_add(q, lm);
+	own_del(&own, p);
+	own_add(&own, q, lm);
 	return q;
 }
 
@@ -660,4 +904,5 @@ void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks
 
 	(void)mt_livetab_each(&l->tab, count_block, &c);
 }
+
 

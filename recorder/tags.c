@@ -70,13 +70,13 @@ static uint64_t tag_hash(uint32_t parent, const char *name, size_t len)
 
 struct mt_tags *mt_tags_new(void)
 {
-	struct mt_tags *t = mt_mem_alloc(sizeof(*t));
+	struct mt_tags *t = mt_mem_alloc_kept(sizeof(*t));
 
 	if (!t)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	t->mask = 255;
-	t->slots = mt_mem_alloc((t->mask + 1) * sizeof(*t->slots));
+	t->slots = mt_mem_alloc_kept((t->mask + 1) * sizeof(*t->slots));
 	if (!t->slots) {
 		mt_mem_free(t);
 		return NULL;
@@ -88,7 +88,7 @@ struct mt_tags *mt_tags_new(void)
 static int tags_rehash(struct mt_tags *t)
 {
 	size_t nmask = t->mask * 2 + 1;
-	uint32_t *ns = mt_mem_alloc((nmask + 1) * sizeof(*ns));
+	uint32_t *ns = mt_mem_alloc_kept((nmask + 1) * sizeof(*ns));
 
 	if (!ns)
 		return -1;
@@ -114,7 +114,7 @@ static char *arena_copy(struct mt_tags *t, const char *name, size_t len)
 		size_t sz = len + 1 > 65536 ? len + 1 : 65536;
 
 		/* the old chunk is kept: names point into it */
-		if (!(t->arena = mt_mem_alloc(sz)))
+		if (!(t->arena = mt_mem_alloc_kept(sz)))
 			return NULL;
 		t->arena_left = sz;
 	}
@@ -146,7 +146,7 @@ int64_t mt_tags_intern(struct mt_tags *t, uint32_t parent, const char *name, int
 		return -1;
 	if (t->n == t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
-		struct tag *nt = mt_mem_alloc(ncap * sizeof(*nt));
+		struct tag *nt = mt_mem_alloc_kept(ncap * sizeof(*nt));
 
 		if (!nt)
 			return -1;

@@ -598,7 +598,7 @@ static inline uint64_t rule_find(const struct rtab *t, uint64_t ip, unsigned gen
 
 static struct rtab *rtab_new(uint64_t cap)
 {
-	struct rtab *t = mt_mem_alloc(sizeof(*t) + cap * sizeof(struct rslot));
+	struct rtab *t = mt_mem_alloc_kept(sizeof(*t) + cap * sizeof(struct rslot));
 	if (!t)
 		return NULL;
 	t->s = (struct rslot *)(t + 1);
@@ -752,7 +752,7 @@ static struct uw_state *state(void)
 		return st;
 	if (uw_gone)
 		return NULL;
-	st = mt_mem_alloc(sizeof(*st));
+	st = mt_mem_alloc_kept(sizeof(*st));
 	if (!st)
 		return NULL;
 	uw_cur = st;
