@@ -127,9 +127,11 @@ $(O)recorder/libmt-rec.a: $(REC_LIB_SRCS:lib/%.c=$(O)recorder/lib/%.o)
 # Not linked with -lunwind: libunwind exports backtrace() and the _Unwind_*
 # set, which would then bind a program's C++ exceptions to it. The recorder
 # dlopens it privately (RTLD_LOCAL) instead; see recorder/core.c.
+# -z now: the GOT is bound at load and read-only (RELRO), so none of it is
+# among the writable pages core.c remaps to share them with the drainer.
 $(RECORDER): $(REC_OBJS) $(O)recorder/libmt-rec.a
 	$(CC) -shared -o $@ $(REC_OBJS) $(O)recorder/libmt-rec.a \
-	    -Wl,--exclude-libs,ALL -Wl,-z,nodelete \
+	    -Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-z,now -Wl,-z,relro \
 	    $(call pc_libs,libzstd) -ldl -lpthread
 
 # ---- the memtrail program -------------------------------------------------

@@ -166,6 +166,9 @@ void mt_config_read(struct mt_config *cfg)
 	/* The same for the leak check at exit (leakscan.c). */
 	s = mt_env("MEMTRAIL_LEAK_CHECK");
 	cfg->leak_check = !(s && strcmp(s, "0") == 0);
+	/* And for the drainer process (core.c). */
+	s = mt_env("MEMTRAIL_DRAINER");
+	cfg->drainer = !(s && strcmp(s, "0") == 0);
 	cfg->sample = 0;
 	if ((s = mt_env("MEMTRAIL_SAMPLE")) && *s &&
 	    (mt_fmt_parse_size(s, &cfg->sample) < 0 || cfg->sample > MT_SAMPLE_MAX)) {

@@ -1034,7 +1034,7 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable
 	 * take more memory than the table: 24 bytes a block and as much again
 	 * to sort it, 100 MiB for python's two million blocks).
 	 */
-	if (mt_livetab_sort(tab, keep) < 0)
+	if (mt_rec_live_sort(tab, keep) < 0)
 		goto out;
 	sorted = keep;
 	for (size_t i = 0; i < n; i++) {
@@ -1234,7 +1234,7 @@ int mt_leakscan(struct mt_live *l, uint64_t own_sp, long helper, size_t (*usable
 out:
 	if (sig || P.slots)
 		unpark_all(sig, &old);
-	if (sorted && mt_livetab_unsort(tab) < 0)
+	if (sorted && mt_rec_live_unsort(tab) < 0)
 		rc = -2;
 	res->ns = mono() - t0;
 	say_stats(rc, n, heap, s.words, res->ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0);

@@ -8,8 +8,11 @@
  * into its buffer), takes an order key from one global counter (an
  * atomic increment) and appends a raw event (key, clock reading, address,
  * size, local stack id) to its own ring of mmap'ed memory. Whoever holds
- * the log lock (a thread whose ring is half full, when nobody else drains; the helper thread every
- * 0.2 s; a snapshot, an end, a thread's exit) drains the rings: it merges
+ * the log lock drains the rings: the drainer process (core.c), woken by a
+ * thread whose ring is half full and every 0.2 s, or a snapshot or an end
+ * that asks it to; without one, a thread whose ring is half full when
+ * nobody else drains, the helper thread every 0.2 s, a snapshot, an end,
+ * a thread's exit. It merges
  * their events and hands them to core.c, which alone keeps the stack
  * table, the live table and the writer, as it did under the one lock
  * before. The events leave the rings in batches of hundreds, so the
@@ -48,7 +51,8 @@
  *    is handed out before its record is complete.
  *  - A thread never waits for anything while announced: room in its ring
  *    is made before it announces (a full ring is drained by the thread
- *    itself, under the log lock), so a drainer that waits for announced
+ *    itself, under the log lock, or waited for while the drainer process
+ *    empties it), so a drainer that waits for announced
  *    events (snapshots and ends do, briefly) cannot deadlock. The ends
  *    (exit, _exit, a fatal signal, exec) wait a bounded time and then
  *    write every event that is complete; one still in flight then (its
@@ -314,6 +318,7 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		return -1;
 	}
 	if (is_new) {
+		mt_rec_new_stack(c);
 		uint32_t len = (uint32_t)sizeof(struct r_stack);
 		int64_t off = reserve(b, len);
 		if (off < 0)
@@ -669,6 +674,13 @@ void mt_tbuf_recycle(pid_t pid)
 struct mt_tbuf_thread *mt_tbuf_thread_of_self(void)
 {
 	return mt_tls.tb ? &mt_tls.tb->th : NULL;
+}
+
+void mt_tbuf_forget(void)
+{
+	rings = NULL;
+	mt_tls.tb = NULL;
+	memset(&act, 0, sizeof(act));
 }
 
 void mt_tbuf_child(void)
