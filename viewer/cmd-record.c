@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,7 +109,10 @@ const char cmd_record_usage[] =
 	"\n"
 	"MEMTRAIL_UNWIND=incremental|full|check chooses how stacks are captured: the\n"
 	"recorder's own walker reusing unchanged outer frames (the default), libunwind\n"
-	"on every event, or both compared (memtrail(1)).\n";
+	"on every event, or both compared (memtrail(1)).\n"
+	"MEMTRAIL_DRAINER=0 makes PROGRAM drain its own event rings instead of\n"
+	"memtrail's drainer process (memtrail-drain), which keeps the live-block table\n"
+	"out of PROGRAM's memory and writes the rest of the log if PROGRAM is killed.\n";
 
 enum { O_OUT = 1, O_DEPTH, O_FOLLOW, O_SIGNAL, O_INTERVAL, O_KEEP, O_VIEW, O_VIEW_OUT,
        O_KILL, O_HELP, O_LEAK_SIGNAL, O_SAMPLE, O_MAX_SIZE };
@@ -544,6 +548,50 @@ static void report(const char *path, pid_t pid, const char *prog)
 
 /* ---- --view ------------------------------------------------------------------------ */
 
+/*
+ * The recorder's drainer processes (recorder/core.c) end up our children:
+ * we are a subreaper, and they are orphans from the start. Each is waited
+ * for, up to 10 s, so that the log is whole when it is read (a program
+ * killed by SIGKILL leaves its drainer writing the rest) and its CPU time
+ * counts as the run's. Other orphans of the program are left alone.
+ */
+static void reap_drainers(void)
+{
+	struct timespec nap = { 0, 1000000 };
+	pid_t self = getpid();
+
+	for (int i = 0; i < 10000; i++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		int left = 0;
+
+		if (!d)
+			return;
+		while ((e = readdir(d))) {
+			char path[64], buf[512], *c;
+			pid_t pid = (pid_t)atoi(e->d_name), ppid;
+			FILE *f;
+
+			if (pid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+			if (!(f = fopen(path, "r")))
+				continue;
+			c = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			fclose(f);
+			if (!c || strncmp(strchr(buf, '(') + 1, "memtrail-drain)", 15) != 0 ||
+			    sscanf(c + 2, "%*c %d", &ppid) != 1 || ppid != self)
+				continue;
+			if (waitpid(pid, NULL, WNOHANG) == 0)
+				left++;
+		}
+		closedir(d);
+		if (!left)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Has pid ended? (It stays a zombie for the caller's waitpid.) */
 static int ended(pid_t pid)
 {
@@ -910,6 +958,8 @@ program:
 	if (!view)
 		set_forwarding(1);
 	clock_gettime(CLOCK_REALTIME, &began);
+	/* the recorder's drainers come to us (reap_drainers) */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -936,6 +986,7 @@ program:
 			die("waitpid: %s", strerror(errno));
 	}
 	set_forwarding(0);
+	reap_drainers();
 	if (exec_errno) {
 		if (execs)
 			unlink(execs);
