@@ -24,11 +24,17 @@ rec "exit status" 7 -o st.data sh -c 'echo out; echo err >&2; exit 7'
 rec "killed by a signal" 139 -o sig.data sh -c 'kill -SEGV $$'
 grep -qx 'memtrail: sh killed by SIGSEGV' e && mt_ok "killed-by line" || mt_fail "killed-by line: $(cat e)"
 
-# SIGKILL leaves no END record: the log is reported truncated.
+# SIGKILL: the drainer process writes the rest and END(SIGNAL 9), and
+# record waits for it: the closing line, no warning. With
+# MEMTRAIL_DRAINER=0 there is no END record: the log is reported truncated.
 rec "SIGKILL" 137 -o kill.data sh -c 'kill -KILL $$'
 grep -qx 'memtrail: sh killed by SIGKILL' e && mt_ok "SIGKILL killed-by line" || mt_fail "SIGKILL: $(cat e)"
-grep -qE '^memtrail: warning: kill.data truncated after [0-9]+ events \(no end record' e &&
-	mt_ok "SIGKILL: truncation warning" || mt_fail "SIGKILL warning: $(cat e)"
+grep -qE '^memtrail: [0-9,]+ allocations, .*kill.data written' e && ! grep -q warning e &&
+	"$MEMTRAIL" dump kill.data | grep -q '^end clean=1 how=signal code=9 ' &&
+	mt_ok "SIGKILL: closing line, END(SIGNAL 9)" || mt_fail "SIGKILL: $(cat e) $("$MEMTRAIL" dump kill.data | grep '^end')"
+MEMTRAIL_DRAINER=0 rec "SIGKILL without the drainer" 137 -o kill0.data sh -c 'kill -KILL $$'
+grep -qE '^memtrail: warning: kill0.data truncated after [0-9]+ events \(no end record' e &&
+	mt_ok "SIGKILL without the drainer: truncation warning" || mt_fail "SIGKILL warning: $(cat e)"
 
 # The closing line agrees with the log's summary (phases.c: 35 allocations,
 # peak 362,624 B = 354.1 KiB, 9,216 B = 9.0 KiB leaked in 3 blocks, of

@@ -61,6 +61,13 @@
 #                              compiles tests/e2e/rec_prog.c into OUT with
 #                              the optimization flag OPT (default -O0);
 #                              mt_skip if it does not build
+#   mt_drainer_of FILE         the pid of the recorder's drainer process
+#                              (memtrail-drain) writing the log FILE, as
+#                              named by MEMTRAIL_OUTPUT; nothing if none
+#   mt_wait_drained FILE       waits, up to 10 s, until no drainer writes
+#                              FILE: a program killed outright (SIGKILL)
+#                              leaves its drainer writing the rest of the
+#                              log (without `memtrail record`, which waits)
 #   mt_val KEY FILE            the value of the first KEY=VALUE line of FILE
 #                              (the decoder's output)
 #   mt_line_of FILE REGEX      the number of the first line of FILE matching
@@ -246,6 +253,23 @@ mt_need_recorder() {
 mt_build_rec_prog() {
 	cc "${2:--O0}" -g -pthread -I"$MT_TOP/include" -o "$1" "$MT_TOP/tests/e2e/rec_prog.c" -ldl ||
 		mt_skip "cannot build rec_prog"
+}
+
+mt_drainer_of() {
+	for _c in /proc/[0-9]*/comm; do
+		_d=${_c%/comm}
+		grep -qx memtrail-drain "$_c" 2>/dev/null || continue
+		tr '\0' '\n' 2>/dev/null <"$_d/environ" | grep -qx "MEMTRAIL_OUTPUT=$1" &&
+			echo "${_d#/proc/}"
+	done
+}
+
+mt_wait_drained() {
+	_i=0
+	while [ $_i -lt 100 ] && [ -n "$(mt_drainer_of "$1")" ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 }
 
 mt_val() {

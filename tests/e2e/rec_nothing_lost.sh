@@ -3,9 +3,12 @@
 # compares the log (read by the independent decoder rec_decode.py) with the
 # program's own count of its calls (rec_prog.c):
 # - idle: 10,000 allocations, then asleep; SIGKILL 2 s later: every event
-#   is in the log (the helper thread ends an idle chunk within a second);
-# - busy: ~30,000 events a second, SIGKILL after 3.5 s: the log holds at
-#   least what the program had done one second before its last report;
+#   is in the log and END(SIGNAL 9) (the drainer process writes it); with
+#   MEMTRAIL_DRAINER=0 every event, no END (the helper thread ends an idle
+#   chunk within a second);
+# - busy: ~30,000 events a second, SIGKILL after 3.5 s: the log holds
+#   everything the program had done by its last report, and END(SIGNAL 9);
+#   with MEMTRAIL_DRAINER=0, at least what it had done one second before;
 # - every signal whose default action terminates (ALRM, USR1, USR2, HUP,
 #   PIPE, XCPU, PROF, VTALRM, SIGRTMIN), left at SIG_DFL: the program's own
 #   exit status, END(SIGNAL, sig), every event; the program sees SIG_DFL;
@@ -41,35 +44,56 @@ run_rec() {
 	env MEMTRAIL_OUTPUT="$MT_TMP/$_out" LD_PRELOAD="$REC" "$@"
 }
 
-# ---- idle, then SIGKILL -----------------------------------------------------
-env MEMTRAIL_OUTPUT="$MT_TMP/i.data" LD_PRELOAD="$REC" "$PROG" idle >i.out 2>i.err &
-pid=$!
-sleep 2
-kill -KILL $pid
-wait $pid
-set -- $(expect_of i.out)
-got=$(log_of i.data)
-[ "$got" = "$1 $2 None 0" ] &&
-	mt_ok "idle then SIGKILL: kept $(($1 + $2))/$(($1 + $2)) events" ||
-	mt_fail "idle then SIGKILL: log '$got', program made $1 allocs $2 frees"
+# ---- idle, then SIGKILL ----------------------------------------------------------
+# With the drainer process (the default) the log is whole: every event and
+# END(SIGNAL 9). With MEMTRAIL_DRAINER=0, the program's complete chunks:
+# every event, no END.
+for dr in 1 0; do
+	rm -f i.data
+	env MEMTRAIL_DRAINER=$dr MEMTRAIL_OUTPUT="$MT_TMP/i.data" LD_PRELOAD="$REC" "$PROG" idle >i.out 2>i.err &
+	pid=$!
+	sleep 2
+	kill -KILL $pid
+	wait $pid
+	mt_wait_drained "$MT_TMP/i.data"
+	set -- $(expect_of i.out)
+	got=$(log_of i.data)
+	end="(2, 9)"
+	[ $dr = 0 ] && end=None
+	[ "$got" = "$1 $2 $end 0" ] &&
+		mt_ok "idle then SIGKILL (MEMTRAIL_DRAINER=$dr): kept $(($1 + $2))/$(($1 + $2)) events, END $end" ||
+		mt_fail "idle then SIGKILL (MEMTRAIL_DRAINER=$dr): log '$got', program made $1 allocs $2 frees"
+done
 
 # ---- busy, then SIGKILL: all but the last second -----------------------------
-env MEMTRAIL_OUTPUT="$MT_TMP/b.data" LD_PRELOAD="$REC" "$PROG" busy >b.out 2>b.err &
-pid=$!
-sleep 3.5
-kill -KILL $pid
-wait $pid
-last=$(sed -n 's/^at \([0-9]*\) .*/\1/p' b.out | tail -n 1)
-# What the program had done one second before its last report (reports
-# come every 100 ms, so the last is at most 0.1 s before the kill).
-due=$(awk -v t=$((last - 1000)) '$1 == "at" && $2 <= t { a = $3 } END { sub("allocs=", "", a); print a }' b.out)
-made=$(sed -n 's/^at [0-9]* allocs=\([0-9]*\) .*/\1/p' b.out | tail -n 1)
-set -- $(log_of b.data)
-if [ -n "$due" ] && [ "$1" -ge "$due" ] && [ "$1" -le "$((made + 2000))" ] && [ "$3" = None ]; then
-	mt_ok "busy then SIGKILL at ${last} ms: kept $1 allocations, $due done by $((last - 1000)) ms, $made by $last ms"
-else
-	mt_fail "busy then SIGKILL: log '$*', program had $due allocations at $((last - 1000)) ms, $made at $last ms"
-fi
+# (With the drainer: everything done up to the last report, and END.)
+for dr in 1 0; do
+	rm -f b.data
+	env MEMTRAIL_DRAINER=$dr MEMTRAIL_OUTPUT="$MT_TMP/b.data" LD_PRELOAD="$REC" "$PROG" busy >b.out 2>b.err &
+	pid=$!
+	sleep 3.5
+	kill -KILL $pid
+	wait $pid
+	mt_wait_drained "$MT_TMP/b.data"
+	last=$(sed -n 's/^at \([0-9]*\) .*/\1/p' b.out | tail -n 1)
+	# What the program had done one second before its last report (reports
+	# come every 100 ms, so the last is at most 0.1 s before the kill).
+	due=$(awk -v t=$((last - 1000)) '$1 == "at" && $2 <= t { a = $3 } END { sub("allocs=", "", a); print a }' b.out)
+	made=$(sed -n 's/^at [0-9]* allocs=\([0-9]*\) .*/\1/p' b.out | tail -n 1)
+	set -- $(log_of b.data)
+	end="(2, 9) 0"      # END, truncated
+	if [ $dr = 0 ]; then
+		end="None 0"
+	else
+		due=$made
+	fi
+	if [ -n "$due" ] && [ "$1" -ge "$due" ] && [ "$1" -le "$((made + 2000))" ] &&
+	   [ "$(echo "$*" | cut -d' ' -f3-)" = "$end" ]; then
+		mt_ok "busy then SIGKILL at ${last} ms (MEMTRAIL_DRAINER=$dr): kept $1 allocations, $due required, $made by $last ms"
+	else
+		mt_fail "busy then SIGKILL (MEMTRAIL_DRAINER=$dr): log '$*', $due allocations required, $made made by $last ms"
+	fi
+done
 
 # ---- terminating signals at their default ----------------------------------------
 while read -r sig num; do

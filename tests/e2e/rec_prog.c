@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -518,6 +519,60 @@ static void dlopened(const char *lib)
 	say("dlopen ok\n");
 }
 
+/*
+ * What the program sees of the recorder's processes and descriptors: its
+ * open descriptors ("fds 0 1 2"), what waitpid(-1) finds ("wait -1
+ * ECHILD": no child), then a million live blocks of 24 bytes and the peak
+ * resident set ("hwm KIB", VmHWM) with them, then all freed.
+ */
+static void probe(void)
+{
+	char buf[4096], line[256];
+	size_t n = 0;
+	int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY);
+	/* the listing's own descriptor is fd: left out */
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "fds");
+	for (int i = 0; i < 1024; i++)
+		if (i != fd && fcntl(i, F_GETFD) >= 0)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %d", i);
+	close(fd);
+	pid_t w = waitpid(-1, NULL, WNOHANG);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\nwait %ld %s\n", (long)w,
+			      w < 0 && errno == ECHILD ? "ECHILD" : "child");
+	say(buf);
+	enum { N = 1000000 };
+	void **p = my_malloc(N * sizeof(void *));
+	for (long i = 0; i < N; i++)
+		p[i] = my_malloc(24);
+	/* open and read: nothing on the heap */
+	fd = open("/proc/self/status", O_RDONLY);
+	ssize_t got = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	buf[got > 0 ? got : 0] = 0;
+	char *h = strstr(buf, "VmHWM:");
+	long kib = h ? atol(h + 6) : 0;
+	snprintf(line, sizeof(line), "hwm %ld\n", kib);
+	say(line);
+	for (long i = 0; i < N; i++)
+		my_free(p[i], 24);
+	my_free(p, N * sizeof(void *));
+	expect();
+}
+
+/* 40 rounds of 1,000 allocations and frees 50 ms apart: 2 s of steady
+ * work, during which a test can kill the recorder's drainer. */
+static void steady(void)
+{
+	struct timespec ms50 = { 0, 50000000 };
+	for (int r = 0; r < 40; r++) {
+		for (int i = 0; i < 1000; i++)
+			my_free(my_malloc((size_t)i + 1), (size_t)i + 1);
+		nanosleep(&ms50, NULL);
+	}
+	expect();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
@@ -590,6 +645,10 @@ int main(int argc, char **argv)
 		chdir_fork(argv[2]);
 	} else if (!strcmp(mode, "fill")) {
 		fill(atol(argv[2]));
+	} else if (!strcmp(mode, "probe")) {
+		probe();
+	} else if (!strcmp(mode, "steady")) {
+		steady();
 	} else if (!strcmp(mode, "execfail")) {
 		my_malloc(5);
 		execlp("/nonexistent/program", "x", (char *)NULL);

@@ -7,7 +7,8 @@
 # time is printed), the cursor pinned to now follows it; moved into the
 # past (<) it stays there while the run grows, End pins it to now again;
 # after END the status is the normal one (end, leaked); a program killed
-# outright (no END) is said to be gone. Also: the viewer's
+# outright gets its END from the drainer process (the normal status), and
+# with MEMTRAIL_DRAINER=0 (no END) is said to be gone. Also: the viewer's
 # CPU time while the program sleeps (idle following costs next to none),
 # and the same run's figures from `memtrail report` afterwards.
 #
@@ -138,40 +139,53 @@ recpid=
 mt_tmux_keys q
 mt_tmux_wait "view-rc=0" 5 || mt_fail "q did not quit the viewer cleanly"
 
-# ---- a program killed outright never writes END: the status says so -----------
-mkdir steps2 || exit 1
-"$MEMTRAIL" record -o k.data "$PROG" "$MT_TMP/steps2" >k.out 2>k.err &
-recpid=$!
-n=0
-while [ ! -s k.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-touch steps2/go1
-mt_tmux_keys "clear; '$MEMTRAIL' view --follow k.data" Enter
-mt_tmux_wait '^ now [^|]*: 1,000,000 B \| live \|.*recording' 10 ||
-	mt_fail "the second run's phase 1"
-prog=$(python3 - "$recpid" <<'EOF'
+# ---- a program killed outright: the drainer writes END (the status is that
+# of any finished log); with MEMTRAIL_DRAINER=0 it has none, and the
+# status says so ---------------------------------------------------------------
+for dr in 1 0; do
+	mkdir steps2.$dr || exit 1
+	rm -f k.data
+	MEMTRAIL_DRAINER=$dr "$MEMTRAIL" record -o k.data "$PROG" "$MT_TMP/steps2.$dr" >k.out 2>k.err &
+	recpid=$!
+	n=0
+	while [ ! -s k.data ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	touch steps2.$dr/go1
+	mt_tmux_keys "clear; '$MEMTRAIL' view --follow k.data" Enter
+	mt_tmux_wait '^ now [^|]*: 1,000,000 B \| live \|.*recording' 10 ||
+		mt_fail "the second run's phase 1 (MEMTRAIL_DRAINER=$dr)"
+	# the program: record's child that is not the drainer
+	prog=$(python3 - "$recpid" <<'EOF'
 import os, sys
 for p in os.listdir("/proc"):
     try:
         st = open(f"/proc/{p}/stat").read()
     except (OSError, ValueError):
         continue
-    if st[st.rindex(")") + 2:].split()[1] == sys.argv[1]:
+    if st[st.rindex(")") + 2:].split()[1] == sys.argv[1] and "(memtrail-drain)" not in st:
         print(p)
 EOF
 )
-if [ -n "$prog" ] && kill -KILL "$prog"; then
-	if mt_tmux_wait "^ now [^|]*: 1,000,000 B \| live \| peak 1,000,000 B \| no END, pid $prog gone \| k.data" 10; then
-		mt_ok "the program killed outright: no END, pid $prog gone"
+	if [ $dr = 1 ]; then
+		want="^ end [^|]*: 1,000,000 B \| live \| peak 1,000,000 B \| leaked 1,000,000 B \| k.data"
+		what="END from the drainer"
 	else
-		mt_fail "the status after SIGKILL"
+		want="^ now [^|]*: 1,000,000 B \| live \| peak 1,000,000 B \| no END, pid $prog gone \| k.data"
+		what="no END, pid $prog gone"
 	fi
-else
-	mt_fail "no program under the second recording"
-fi
-wait "$recpid"
-recpid=
-touch steps2/go2 steps2/go3 steps2/go4
-mt_tmux_keys q
+	if [ -n "$prog" ] && kill -KILL "$prog"; then
+		if mt_tmux_wait "$want" 10; then
+			mt_ok "the program killed outright (MEMTRAIL_DRAINER=$dr): $what"
+		else
+			mt_fail "the status after SIGKILL (MEMTRAIL_DRAINER=$dr)"
+		fi
+	else
+		mt_fail "no program under the second recording (MEMTRAIL_DRAINER=$dr)"
+	fi
+	wait "$recpid"
+	recpid=
+	touch steps2.$dr/go2 steps2.$dr/go3 steps2.$dr/go4
+	mt_tmux_keys q
+done
 
 # the same log read after the run: the same figures
 "$MEMTRAIL" report --summary --format json live.data >sum.json 2>sum.err ||
