@@ -145,7 +145,8 @@ static char cmdline[MT_MAX_CMDLINE];
  * in pages shared with it (share_statics).
  */
 static struct {
-	int on;                 /* the rings go to a drainer process */
+	int on;                 /* a drainer process writes the log */
+	int drains;             /* and drains the rings (the live table grew) */
 	pid_t pid;              /* its pid, once it runs */
 	uint32_t wake;          /* bumped for it: rings to drain, a call */
 	uint32_t sleeping;      /* it waits on wake */
@@ -1193,14 +1194,32 @@ static int call_drain(void)
 	return 0;
 }
 
+/*
+ * Who drains, with a drainer: the program's threads while the live table
+ * is under DR_TABLE bytes, as without one (a thread drains its own ring
+ * while its lines are in its cache: stl bench, CPU beyond native 1.29 s
+ * draining in the program, 1.67 s in the drainer), then the drainer, so
+ * the program's RSS never holds more of the table than that: the pages
+ * the program touched leave its RSS then. (The drainer compresses and
+ * writes either way.)
+ */
+#define DR_TABLE ((size_t)4 << 20)
+
 static void drain(uint64_t upto, uint64_t wait_ns, int all)
 {
-	if (remote()) {
+	if (remote() && DR.drains) {
 		(void)dr_call(call_drain, upto, wait_ns, (uint64_t)all);
 		return;
 	}
 	(void)now();
 	mt_tbuf_drain(upto, wait_ns, all);
+	if (MT_UNLIKELY(remote()) && S.live && mt_livetab_bytes(&S.live->tab) >= DR_TABLE) {
+		DR.drains = 1;
+		/* what draining touched here (the table, the writer's
+		 * buffers) leaves the program's RSS; its own rings and
+		 * stack tables come back as they are used */
+		mt_arena_unmap();
+	}
 }
 
 /* Every event before now, waiting for those in flight (a snapshot's). */
@@ -1211,7 +1230,7 @@ static void drain_before_now(void)
 
 void mt_rec_drain_now(void)
 {
-	if (remote_live()) {       /* the caller waits a little, and asks again */
+	if (remote_live() && DR.drains) {   /* the caller waits a little, and asks again */
 		dr_wake();
 		return;
 	}
@@ -1228,7 +1247,7 @@ void mt_rec_drain_now(void)
  */
 void mt_rec_drain_wanted(void)
 {
-	if (remote_live()) {
+	if (remote_live() && DR.drains) {
 		dr_wake();
 		return;
 	}
@@ -1679,21 +1698,22 @@ static void start_helper(void)
 /* ---- the drainer process -------------------------------------------------------- */
 
 /*
- * The rings are drained, the live table and the log's stack table kept,
- * and the chunks compressed and written by a process of memtrail's own:
- * the drainer. The live table holds some 15 bytes for each live block
- * (30 MiB for python3's 2 million), which counted in the program's RSS
- * before; in the drainer it counts in the drainer's. (python3 bench, max
- * RSS: native 129.6 MiB, heaptrack -r 132.9, memtrail draining in the
- * program 165.7, with the drainer 132.3; the drainer peaks at 37.7.)
+ * The chunks are compressed and written by a process of memtrail's own,
+ * the drainer; once the live table passes DR_TABLE it also drains the
+ * rings and keeps the live table and the log's stack table. The live
+ * table holds some 15 bytes for each live block (30 MiB for python3's 2
+ * million), which counted in the program's RSS before; in the drainer it
+ * counts in the drainer's. (python3 bench, max RSS: native 129.6 MiB,
+ * heaptrack -r 132.9, memtrail draining in the program 165.7, with the
+ * drainer 132.0; the drainer peaks at about 38.)
  *
  * How: every static of this library (share_statics) and every table
  * (tables.c's arena) is in memory mapped MAP_SHARED before the drainer is
  * cloned, so both processes find the same state at the same addresses,
  * and the code that drains is the same in both. The log and I/O locks
  * are process-shared and robust. The program's threads write their rings
- * and stack tables as before, and wake the drainer (a futex) when a ring
- * is half full. What only the program can do (leak checks, which read
+ * and stack tables as before, and, once the drainer drains, wake it (a
+ * futex) when a ring is half full. What only the program can do (leak checks, which read
  * its memory; module scans, which read its loader's list; thread names;
  * snapshots) it still does under the log lock, and what touches the file
  * or the big tables it asks the drainer to run for it (dr_call): the
@@ -1875,8 +1895,9 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 				pthread_mutex_unlock(&log_lock);
 				break;
 			}
-			drain(0, 0, 0);
 			uint64_t n = mono_ns();
+			if (DR.drains || n >= next_flush)
+				drain(0, 0, 0);
 			if (n >= next_flush) {
 				mt_tbuf_recycle(S.pid);
 				if (mt_rec_active)
@@ -2022,6 +2043,7 @@ static void dr_start(void)
 	DR.pid = 0;
 	DR.call = DR.done = 0;
 	DR.fatal = 0;
+	DR.drains = 0;
 	/* The intermediate: a raw clone that ends with no signal. The
 	 * drainer: _Fork (no atfork handlers: ours would take the shared
 	 * locks), which gives it its own thread id in glibc's thread
@@ -2381,6 +2403,7 @@ static void fork_child(void)
 		if (DR.on)
 			S.fd = -1;       /* the drainer's number, not ours */
 		DR.on = 0;
+		DR.drains = 0;
 		DR.pid = 0;
 		int lost = mt_arena_fork(follow) < 0;
 		/* the session's tables went with the parent's arena */

@@ -294,6 +294,9 @@ void mt_rec_modules_sync(void);
  */
 int mt_arena_init(void);
 int mt_arena_on(void);
+/* This process's pages of the arena out of its resident set (the
+ * contents stay, shared). */
+void mt_arena_unmap(void);
 int mt_arena_shared(void);
 int mt_arena_fork(int shared);
 int mt_mem_remap(void *p, size_t len, int shared);

@@ -223,6 +223,18 @@ int mt_arena_init(void)
 	return 0;
 }
 
+/*
+ * This process's pages of the arena leave its resident set; the contents
+ * stay (MAP_SHARED: the drainer has them, and an access here faults them
+ * back in).
+ */
+void mt_arena_unmap(void)
+{
+	if (arena && arena_shared)
+		(void)madvise(arena, (size_t)(__atomic_load_n(&arena_next, __ATOMIC_RELAXED) -
+					      (uintptr_t)arena), MADV_DONTNEED);
+}
+
 int mt_arena_on(void)
 {
 	return arena != NULL;
@@ -246,7 +258,17 @@ int mt_mem_remap(void *p, size_t len, int shared)
 			 (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -1;
-	memcpy(tmp, p, len);
+	/* page by page, zero pages left out: the new mapping has them
+	 * already, and a copy would make them resident (half of the
+	 * statics are tables that stay empty in most runs) */
+	for (size_t off = 0; off < len; off += 4096) {
+		const uint64_t *w = (const uint64_t *)(const void *)((const char *)p + off);
+		size_t n = len - off < 4096 ? len - off : 4096, i = 0;
+		while (i < n / 8 && !w[i])
+			i++;
+		if (i < n / 8)
+			memcpy((char *)tmp + off, (const char *)p + off, n);
+	}
 	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
 		munmap(tmp, len);
 		return -1;
@@ -418,8 +440,11 @@ void mt_mem_idle(void *p, size_t len)
 		page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t e = ((uintptr_t)p + len) & ~(page - 1);
+	/* in the shared arena the pages themselves go (DONTNEED would only
+	 * unmap them here, and the other process would keep them) */
 	if (e > a)
-		madvise((void *)a, e - a, MADV_DONTNEED);
+		madvise((void *)a, e - a,
+			in_arena((void *)a) && arena_shared ? MADV_REMOVE : MADV_DONTNEED);
 }
 
 void mt_mem_idle_cb(void *opaque, void *p, size_t len)
