@@ -1699,8 +1699,9 @@ static void start_helper(void)
 
 /*
  * The chunks are compressed and written by a process of memtrail's own,
- * the drainer; once the live table passes DR_TABLE it also drains the
- * rings and keeps the live table and the log's stack table. The live
+ * the drainer; once the live table passes DR_TABLE (from the start for a
+ * bounded log) it also drains the rings and keeps the live table and the
+ * log's stack table. The live
  * table holds some 15 bytes for each live block (30 MiB for python3's 2
  * million), which counted in the program's RSS before; in the drainer it
  * counts in the drainer's. (python3 bench, max RSS: native 129.6 MiB,
@@ -1883,6 +1884,10 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 		dr_serve();
 		if (!mt_rec_active)
 			break;
+		/* what the program's threads sealed, draining: written at
+		 * once, needing no log lock (and a bounded log turns then) */
+		if (mt_writer_sealed_pending(S.w))
+			write_sealed();
 		int gone = program_gone(pidfd);
 		if (__atomic_load_n(&DR.want, __ATOMIC_SEQ_CST) && !gone) {
 			dr_wait(100000);    /* a program thread's turn first */
@@ -1904,7 +1909,7 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 					check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
 				next_flush = n + FLUSH_EVERY_NS;
 			}
-			log_unlock(seals);       /* writes what was sealed */
+			log_unlock(seals);       /* writes what it sealed */
 		} else if (gone) {
 			/* its thread holding the lock was killed with it: the
 			 * kernel frees the (robust) lock as it ends the process;
@@ -2043,7 +2048,10 @@ static void dr_start(void)
 	DR.pid = 0;
 	DR.call = DR.done = 0;
 	DR.fatal = 0;
-	DR.drains = 0;
+	/* a bounded log turns to its next segment where a chunk is written:
+	 * the drainer drains too, so that it writes each chunk as it seals
+	 * it and the segments keep their size */
+	DR.drains = S.ring;
 	/* The intermediate: a raw clone that ends with no signal. The
 	 * drainer: _Fork (no atfork handlers: ours would take the shared
 	 * locks), which gives it its own thread id in glibc's thread
