@@ -2020,11 +2020,21 @@ static void lock_init_shared(pthread_mutex_t *m, int adaptive)
 #define SYS_pidfd_open 434
 #endif
 
+/* Can a drainer watch this process? (A pidfd of it.) */
+static int dr_possible(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* Starts the drainer (the constructor, or a followed child): alone, active. */
 static void dr_start(void)
 {
 	struct timespec to = { 0, 10000000 };
-	int threads = 0, fd;
+	int threads = 0;
 	long pid;
 
 	if (!S.cfg.drainer || !mt_arena_on() || !mt_rec_active || S.fd < 0)
@@ -2036,10 +2046,6 @@ static void dr_start(void)
 	int reaper = 0;
 	if (prctl(PR_GET_CHILD_SUBREAPER, &reaper) < 0 || reaper)
 		return;
-	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	if (fd < 0)
-		return;
-	close(fd);
 	if (share_statics(1) < 0)
 		return;
 	lock_init_shared(&log_lock, 1);
@@ -3005,8 +3011,10 @@ static void start(void)
 		mt_say("output path too long; not recording", NULL);
 		return;
 	}
-	/* every table in memory a drainer can share (without it: private) */
-	if (S.cfg.drainer)
+	/* every table in memory a drainer can share (without it: private);
+	 * not where no drainer can start (no pidfd: Linux before 5.3, or
+	 * valgrind, which would also track the arena's 64 GiB) */
+	if (S.cfg.drainer && dr_possible())
 		(void)mt_arena_init();
 	open_log();
 }

@@ -277,28 +277,29 @@ int mt_mem_remap(void *p, size_t len, int shared)
 }
 
 struct arena_copy {
-	char *tmp;          /* a private copy of [arena, arena_next) */
-	uint64_t *r;        /* the ranges in use: lo, hi pairs */
-	size_t n, max;
+	char *tmp;          /* the kept ranges' contents, one after another */
+	uint64_t *r;        /* the ranges: lo, hi pairs */
+	size_t n, max, off, bytes;
 };
+
+static int count_one(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct arena_copy *c = ctx;
+	c->max++;
+	c->bytes += hi - lo;
+	return 0;
+}
 
 static int copy_out(void *ctx, uint64_t lo, uint64_t hi)
 {
 	struct arena_copy *c = ctx;
-	if (c->n == c->max)
+	if (c->n == c->max || c->off + (hi - lo) > c->bytes)
 		return -1;
-	memcpy(c->tmp + (lo - (uintptr_t)arena), (void *)(uintptr_t)lo, hi - lo);
+	memcpy(c->tmp + c->off, (void *)(uintptr_t)lo, hi - lo);
+	c->off += hi - lo;
 	c->r[2 * c->n] = lo;
 	c->r[2 * c->n + 1] = hi;
 	c->n++;
-	return 0;
-}
-
-static int count_one(void *ctx, uint64_t lo, uint64_t hi)
-{
-	(void)lo;
-	(void)hi;
-	++*(size_t *)ctx;
 	return 0;
 }
 
@@ -316,22 +317,20 @@ static int count_one(void *ctx, uint64_t lo, uint64_t hi)
  */
 int mt_arena_fork(int shared)
 {
-	size_t used = arena_next - (uintptr_t)arena, n = 0, rlen;
-	struct arena_copy c = { NULL, NULL, 0, 0 };
+	struct arena_copy c = { NULL, NULL, 0, 0, 0, 0 };
+	size_t len = 0;
 	int rc = 0;
 
 	if (!arena)
 		return 0;
-	(void)own_each(&arena_kept, count_one, &n);
-	rlen = ((n + 1) * 16 + 4095) & ~(size_t)4095;
-	c.max = n + 1;
-	c.tmp = mmap(NULL, used + rlen, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	(void)own_each(&arena_kept, count_one, &c);
+	len = (c.bytes + (c.max + 1) * 16 + 4095) & ~(size_t)4095;
+	c.tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c.tmp == MAP_FAILED) {
 		c.tmp = NULL;
 		rc = -1;
 	} else {
-		c.r = (uint64_t *)(void *)(c.tmp + used);
+		c.r = (uint64_t *)(void *)(c.tmp + ((c.bytes + 15) & ~(size_t)15));
 		if (own_each(&arena_kept, copy_out, &c) < 0)
 			rc = -1;
 	}
@@ -343,16 +342,21 @@ int mt_arena_fork(int shared)
 	arena_shared = shared && !rc;
 	/* the session's ranges are gone with the parent's arena */
 	memset(&arena_used, 0, sizeof(arena_used));
-	if (!rc)
-		for (size_t i = 0; i < c.n; i++)
-			memcpy((void *)(uintptr_t)c.r[2 * i], c.tmp + (c.r[2 * i] - (uintptr_t)arena),
-			       c.r[2 * i + 1] - c.r[2 * i]);
-	else
+	if (!rc) {
+		size_t off = 0;
+		for (size_t i = 0; i < c.n; i++) {
+			size_t l = c.r[2 * i + 1] - c.r[2 * i];
+			memcpy((void *)(uintptr_t)c.r[2 * i], c.tmp + off, l);
+			off += l;
+		}
+	} else {
 		arena_next = (uintptr_t)arena_end;   /* nothing more from it */
+	}
 	if (c.tmp)
-		munmap(c.tmp, used + rlen);
+		munmap(c.tmp, len);
 	return rc;
 }
+
 /* ---- mmap allocator -------------------------------------------------------- */
 
 #define MEM_HDR 16

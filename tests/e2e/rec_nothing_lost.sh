@@ -44,18 +44,26 @@ run_rec() {
 	env MEMTRAIL_OUTPUT="$MT_TMP/$_out" LD_PRELOAD="$REC" "$@"
 }
 
+# kill_after DR NAME MODE SECONDS: rec_prog MODE recording into NAME.data,
+# with MEMTRAIL_DRAINER=DR, killed (SIGKILL) after SECONDS; returns once
+# its drainer, if any, has written the rest.
+kill_after() {
+	rm -f "$2.data"
+	env MEMTRAIL_DRAINER=$1 MEMTRAIL_OUTPUT="$MT_TMP/$2.data" LD_PRELOAD="$REC" "$PROG" "$3" \
+		>"$2.out" 2>"$2.err" &
+	_pid=$!
+	sleep "$4"
+	kill -KILL $_pid
+	wait $_pid
+	mt_wait_drained "$MT_TMP/$2.data"
+}
+
 # ---- idle, then SIGKILL ----------------------------------------------------------
 # With the drainer process (the default) the log is whole: every event and
 # END(SIGNAL 9). With MEMTRAIL_DRAINER=0, the program's complete chunks:
 # every event, no END.
 for dr in 1 0; do
-	rm -f i.data
-	env MEMTRAIL_DRAINER=$dr MEMTRAIL_OUTPUT="$MT_TMP/i.data" LD_PRELOAD="$REC" "$PROG" idle >i.out 2>i.err &
-	pid=$!
-	sleep 2
-	kill -KILL $pid
-	wait $pid
-	mt_wait_drained "$MT_TMP/i.data"
+	kill_after $dr i idle 2
 	set -- $(expect_of i.out)
 	got=$(log_of i.data)
 	end="(2, 9)"
@@ -68,13 +76,7 @@ done
 # ---- busy, then SIGKILL: all but the last second -----------------------------
 # (With the drainer: everything done up to the last report, and END.)
 for dr in 1 0; do
-	rm -f b.data
-	env MEMTRAIL_DRAINER=$dr MEMTRAIL_OUTPUT="$MT_TMP/b.data" LD_PRELOAD="$REC" "$PROG" busy >b.out 2>b.err &
-	pid=$!
-	sleep 3.5
-	kill -KILL $pid
-	wait $pid
-	mt_wait_drained "$MT_TMP/b.data"
+	kill_after $dr b busy 3.5
 	last=$(sed -n 's/^at \([0-9]*\) .*/\1/p' b.out | tail -n 1)
 	# What the program had done one second before its last report (reports
 	# come every 100 ms, so the last is at most 0.1 s before the kill).
