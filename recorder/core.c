@@ -9,15 +9,15 @@
  * one global counter: a free's taken before the real free runs, an
  * allocation's after the real allocator returned, and realloc takes one
  * before and one after the real call (tbuf.c argues why that suffices).
- * Whoever holds the log lock (the drainer process, below, or with
- * MEMTRAIL_DRAINER=0 the program's own threads) drains the rings and,
+ * Whoever holds the log lock (the program's own threads, or the drainer
+ * process below once the live table is large) drains the rings and,
  * through mt_rec_emit, alone keeps the stack table, the live table, END's
- * figures and the writer: every address's events reach the log in their true order (a
- * block freed by one thread and handed to another by the allocator
- * replays as the free, then the allocation), each thread's events in its
- * own order, and a snapshot or an end comes after every event that
- * happened before it: the log's order is the keys', which is the true
- * order wherever the program itself ordered two events.
+ * figures and the writer: every address's events reach the log in their
+ * true order (a block freed by one thread and handed to another by the
+ * allocator replays as the free, then the allocation), each thread's
+ * events in its own order, and a snapshot or an end comes after every
+ * event that happened before it: the log's order is the keys', which is
+ * the true order wherever the program itself ordered two events.
  *
  * Never blocks in a signal handler (trylock only), never allocates from the
  * heap (tables and buffers are mmap'ed), never aborts the program: on
@@ -759,24 +759,20 @@ static int fd_ours(void)
 	return 1;
 }
 
-static int io_write_sealed(void);
-static int io_flush(void);
-static int call_write_sealed(void)
+/*
+ * Runs fn where the log's file is: in the drainer if there is one (the
+ * program holds no descriptor of the log; dr_call, log lock held), else
+ * here.
+ */
+static int at_log(int (*fn)(void))
 {
-	return io_write_sealed();
+	return remote() ? dr_call(fn, 0, 0, 0) : fn();
 }
 
-static int call_flush(void)
-{
-	return io_flush();
-}
 
-/* The chunk writes, under io_lock: first check the descriptor. With a
- * drainer, only it writes (the program holds no descriptor of the log). */
-static int io_write_sealed(void)
+/* The chunk writes, under io_lock: first check the descriptor. */
+static int write_sealed_here(void)
 {
-	if (remote())
-		return dr_call(call_write_sealed, 0, 0, 0);
 	if (mt_writer_sealed_pending(S.w) && !fd_ours()) {
 		errno = EBADF;
 		return MT_E_IO;
@@ -784,15 +780,23 @@ static int io_write_sealed(void)
 	return mt_writer_write_sealed(S.w);
 }
 
-static int io_flush(void)
+static int flush_here(void)
 {
-	if (remote())
-		return dr_call(call_flush, 0, 0, 0);
 	if ((mt_writer_sealed_pending(S.w) || mt_writer_pending(S.w)) && !fd_ours()) {
 		errno = EBADF;
 		return MT_E_IO;
 	}
 	return mt_writer_flush(S.w);
+}
+
+static int io_write_sealed(void)
+{
+	return at_log(write_sealed_here);
+}
+
+static int io_flush(void)
+{
+	return at_log(flush_here);
 }
 
 static void ring_rotate(void);
@@ -972,14 +976,14 @@ static int call_unsort(void)
 
 int mt_rec_live_sort(struct mt_livetab *t, int back)
 {
-	if (remote() && t == &S.live->tab)
+	if (remote())
 		return dr_call(call_sort, (uint64_t)back, 0, 0);
 	return mt_livetab_sort(t, back);
 }
 
 int mt_rec_live_unsort(struct mt_livetab *t)
 {
-	if (remote() && t == &S.live->tab)
+	if (remote())
 		return dr_call(call_unsort, 0, 0, 0);
 	return mt_livetab_unsort(t);
 }
@@ -991,8 +995,8 @@ int mt_rec_live_unsort(struct mt_livetab *t)
  */
 void mt_rec_new_stack(const struct mt_capture *c)
 {
-	if (!remote())
-		return;
+	if (!remote() || !DR.drains)
+		return;     /* (the program's own drains notice it) */
 	for (unsigned i = 0; i < c->n; i++)
 		if (!mt_modules_known(S.mods, c->ips[i])) {
 			mt_rec_modules_changed(0);
@@ -1230,7 +1234,7 @@ static void drain_before_now(void)
 
 void mt_rec_drain_now(void)
 {
-	if (remote_live() && DR.drains) {   /* the caller waits a little, and asks again */
+	if (DR.drains && remote_live()) {   /* the caller waits a little, and asks again */
 		dr_wake();
 		return;
 	}
@@ -1247,7 +1251,7 @@ void mt_rec_drain_now(void)
  */
 void mt_rec_drain_wanted(void)
 {
-	if (remote_live() && DR.drains) {
+	if (DR.drains && remote_live()) {
 		dr_wake();
 		return;
 	}
@@ -1610,15 +1614,22 @@ static void on_snapshot_signal(int sig)
 #define FLUSH_EVERY_NS  200000000ull
 #define FLUSH_AGE_NS    400000000ull
 
+/* Log lock held: every event so far, the rings of threads gone freed, and
+ * the chunk being built sealed if it is old. */
+static void flush_locked(void)
+{
+	drain(0, 0, 0);
+	mt_tbuf_recycle(S.pid);
+	if (mt_rec_active)
+		check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
+}
+
 static void flush_old(void)
 {
 	if (remote_live())
 		return;       /* the drainer's job */
 	uint64_t sl = log_lock_take();
-	drain(0, 0, 0);
-	mt_tbuf_recycle(S.pid);
-	if (mt_rec_active)
-		check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
+	flush_locked();
 	log_unlock(sl);          /* writes what was sealed, outside the lock */
 }
 
@@ -1795,8 +1806,7 @@ static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2)
 	DR.io_held = mt_tls.io_held;
 	DR.tb = mt_tls.tb;
 	seq = __atomic_add_fetch(&DR.call, 1, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&DR.wake, 1, __ATOMIC_SEQ_CST);
-	futex(&DR.wake, FUTEX_WAKE, 1, NULL);
+	dr_wake();
 	while ((d = __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE)) != seq) {
 		if (dr_gone()) {
 			DR.on = 0;
@@ -1855,9 +1865,8 @@ static int program_gone(int pidfd)
  * written): everything in the rings goes to the log, then END(SIGNAL) with
  * the signal it died of (SIGKILL: the one no handler sees). Lock held.
  */
-static void dr_orphaned(int pidfd)
+static void dr_orphaned(void)
 {
-	(void)pidfd;
 	if (S.exec_pending)
 		return;       /* END(EXEC) is written: the exec went through (or
 			       * the program died in it) */
@@ -1896,18 +1905,16 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 		if (lk_try(&log_lock) == 0) {
 			uint64_t seals = mt_writer_seals(S.w);
 			if (drainer_orphan || gone) {
-				dr_orphaned(pidfd);
+				dr_orphaned();
 				pthread_mutex_unlock(&log_lock);
 				break;
 			}
 			uint64_t n = mono_ns();
-			if (DR.drains || n >= next_flush)
-				drain(0, 0, 0);
 			if (n >= next_flush) {
-				mt_tbuf_recycle(S.pid);
-				if (mt_rec_active)
-					check(mt_writer_seal_old(S.w, now(), FLUSH_AGE_NS));
+				flush_locked();
 				next_flush = n + FLUSH_EVERY_NS;
+			} else if (DR.drains) {
+				drain(0, 0, 0);
 			}
 			log_unlock(seals);       /* writes what it sealed */
 		} else if (gone) {
@@ -1917,7 +1924,7 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 			int got = 0;
 			for (int i = 0; i < 1000 && !(got = lk_try(&log_lock) == 0); i++)
 				dr_nap();
-			dr_orphaned(pidfd);
+			dr_orphaned();
 			if (got)
 				pthread_mutex_unlock(&log_lock);
 			break;
@@ -2037,7 +2044,7 @@ static void dr_start(void)
 	int threads = 0;
 	long pid;
 
-	if (!S.cfg.drainer || !mt_arena_on() || !mt_rec_active || S.fd < 0)
+	if (!S.cfg.drainer || !mt_arena_shared() || !mt_rec_active || S.fd < 0)
 		return;
 	if (mt_each_task(0, 0, count_task, &threads) < 0 || threads != 1)
 		return;
@@ -2062,9 +2069,8 @@ static void dr_start(void)
 	 * drainer: _Fork (no atfork handlers: ours would take the shared
 	 * locks), which gives it its own thread id in glibc's thread
 	 * structure and a robust list, so its death frees the robust
-	 * locks it holds. */
-	/* both start with every signal blocked: none of the program's
-	 * handlers may run in them, nor a signal end them */
+	 * locks it holds. Both start with every signal blocked: none of
+	 * the program's handlers may run in them, nor a signal end them. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -2094,7 +2100,8 @@ static void dr_start(void)
 	for (int i = 0; i < 100 && !__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE); i++)
 		futex((uint32_t *)&DR.pid, FUTEX_WAIT, 0, &to);
 	if (!__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) || dr_gone())
-		return;       /* (a drainer starting late sees it is not wanted: DR.on 0 and no call) */
+		return;       /* (one that starts late drains and writes beside the
+			       * program, under the same locks) */
 	DR.on = 1;
 	close(S.fd);          /* the log is the drainer's */
 }
@@ -2510,10 +2517,7 @@ void mt_rec_exec_begin(void)
 	S.exec_pending = 0;
 	if (!mt_rec_active)
 		return;
-	if (remote())
-		(void)dr_call(exec_end, 0, 0, 0);
-	else
-		(void)exec_end();
+	(void)at_log(exec_end);
 }
 
 void mt_rec_exec_failed(void)
@@ -2521,10 +2525,7 @@ void mt_rec_exec_failed(void)
 	/* The exec failed and the program goes on: drop the END chunk and
 	 * keep recording into the same file. */
 	if (S.exec_pending && mt_rec_active) {
-		if (remote())
-			(void)dr_call(exec_undo, 0, 0, 0);
-		else
-			(void)exec_undo();
+		(void)at_log(exec_undo);
 		/* the names written before END went with it */
 		for (uint32_t i = 0; i < S.thr_cap; i++)
 			if (S.thr[i].named == NAMED_END)

@@ -281,25 +281,25 @@ void mt_rec_modules_sync(void);
 
 /* ---- tables.c ------------------------------------------------------------ */
 
-/* mmap-backed memory for the recorder's own needs (never the heap). */
 /*
- * The arena (tables.c): with it, every page above comes from one
- * MAP_SHARED mapping, the same in the program and its drainer process
- * (core.c). mt_arena_init makes it (before the first table); -1: none.
- * mt_arena_fork, in a forked child: the ranges in use are copied into an
- * arena of the child's own, shared (a drainer of its own follows) or not;
- * -1: the arena is empty and the child must stop recording.
- * mt_mem_remap: len bytes at p become a new mapping, shared or private,
- * with the same contents.
+ * The arena: with it, every page below comes from one MAP_SHARED mapping,
+ * the same in the program and its drainer process (core.c).
+ * mt_arena_init makes it (before the first table); -1: none.
+ * mt_arena_shared: there is one, still shared. mt_arena_unmap: this
+ * process's pages of it out of its resident set (the contents stay).
+ * mt_arena_fork, in a forked child: the ranges mt_mem_alloc_kept gave are
+ * copied into an arena of the child's own, shared (a drainer of its own
+ * follows) or not, and the rest is gone; -1: the arena is empty and the
+ * child must stop recording. mt_mem_remap: len bytes at p become a new
+ * mapping, shared or private, with the same contents.
  */
 int mt_arena_init(void);
-int mt_arena_on(void);
-/* This process's pages of the arena out of its resident set (the
- * contents stay, shared). */
-void mt_arena_unmap(void);
 int mt_arena_shared(void);
+void mt_arena_unmap(void);
 int mt_arena_fork(int shared);
 int mt_mem_remap(void *p, size_t len, int shared);
+/* mmap-backed memory for the recorder's own needs (never the heap); _kept:
+ * what a forked child keeps. */
 void *mt_mem_alloc(size_t size);
 void *mt_mem_alloc_kept(size_t size);
 void mt_mem_free(void *p);

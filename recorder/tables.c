@@ -235,11 +235,6 @@ void mt_arena_unmap(void)
 					      (uintptr_t)arena), MADV_DONTNEED);
 }
 
-int mt_arena_on(void)
-{
-	return arena != NULL;
-}
-
 int mt_arena_shared(void)
 {
 	return arena && arena_shared;
@@ -361,13 +356,14 @@ int mt_arena_fork(int shared)
 
 #define MEM_HDR 16
 
-/* Raw anonymous pages, zeroed: from the arena when there is one. */
-static void *pages(size_t len)
+/* Raw anonymous pages, zeroed: from the arena, listed in l, when there
+ * is one. */
+static void *pages_in(struct own_list *l, size_t len)
 {
 	void *p;
 	if (arena) {
 		if ((p = arena_take(len)) != NULL)
-			own_add(&arena_used, p, len);
+			own_add(l, p, len);
 		return p;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -375,6 +371,11 @@ static void *pages(size_t len)
 		return NULL;
 	own_add(&own, p, len);
 	return p;
+}
+
+static void *pages(size_t len)
+{
+	return pages_in(&arena_used, len);
 }
 
 static void unpages(void *p, size_t len)
@@ -389,32 +390,29 @@ static void unpages(void *p, size_t len)
 	munmap(p, len);
 }
 
-void *mt_mem_alloc(size_t size)
+static void *mem_alloc(struct own_list *l, size_t size)
 {
 	size_t len = (size + MEM_HDR + 4095) & ~(size_t)4095;
-	void *p = pages(len);
+	void *p = pages_in(l, len);
 	if (!p)
 		return NULL;
 	*(size_t *)p = len;
 	return (char *)p + MEM_HDR;
 }
 
+void *mt_mem_alloc(size_t size)
+{
+	return mem_alloc(&arena_used, size);
+}
+
 /*
  * mt_mem_alloc for what a forked child keeps (tag paths, the unwinder's
  * rules and state, the sampler's): the only ranges of the arena a forked
- * child copies. Without an arena, mt_mem_alloc.
+ * child copies.
  */
 void *mt_mem_alloc_kept(size_t size)
 {
-	size_t len = (size + MEM_HDR + 4095) & ~(size_t)4095;
-	void *p;
-	if (!arena)
-		return mt_mem_alloc(size);
-	if (!(p = arena_take(len)))
-		return NULL;
-	own_add(&arena_kept, p, len);
-	*(size_t *)p = len;
-	return (char *)p + MEM_HDR;
+	return mem_alloc(&arena_kept, size);
 }
 
 void mt_mem_free(void *p)
@@ -933,5 +931,3 @@ void mt_live_by_stack(const struct mt_live *l, uint64_t *bytes, uint64_t *blocks
 
 	(void)mt_livetab_each(&l->tab, count_block, &c);
 }
-
-
