@@ -1219,6 +1219,7 @@ static void drain(uint64_t upto, uint64_t wait_ns, int all)
 	mt_tbuf_drain(upto, wait_ns, all);
 	if (MT_UNLIKELY(remote()) && S.live && mt_livetab_bytes(&S.live->tab) >= DR_TABLE) {
 		DR.drains = 1;
+		mt_tbuf_big_rings();
 		/* what draining touched here (the table, the writer's
 		 * buffers) leaves the program's RSS; its own rings and
 		 * stack tables come back as they are used */
@@ -2104,6 +2105,8 @@ static void dr_start(void)
 			       * program, under the same locks) */
 	DR.on = 1;
 	close(S.fd);          /* the log is the drainer's */
+	if (DR.drains)
+		mt_tbuf_big_rings();
 }
 
 /* ---- the end of a recording --------------------------------------------------- */

@@ -133,6 +133,9 @@ void mt_tbuf_child(void);
 /* A forked child whose arena lost the session's ranges: the rings are
  * forgotten, not freed. */
 void mt_tbuf_forget(void);
+/* Rings grow to their larger size, each when next found empty: the
+ * drainer process drains them (tbuf.c says why). */
+void mt_tbuf_big_rings(void);
 
 /* A live block: what a free of it writes to the log. */
 struct mt_block {

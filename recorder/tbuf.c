@@ -82,9 +82,27 @@
 
 #include "recorder.h"
 
-/* A ring holds ~1,300 events; drained when half full. (64 KiB: 256 KiB
- * measured no better, and each thread has one.) */
-#define RING_BYTES (64u << 10)
+/*
+ * A ring holds ~1,300 events (64 KiB) while the program's threads drain;
+ * drained when half full. (256 KiB measured no better there: a thread
+ * drains its own ring while its lines are in its cache.)
+ *
+ * Once the drainer process drains, a ring grows to RING_BIG, the next
+ * time its thread finds it empty (only then may the offsets change: the
+ * drainer reads no record of it, and reads the size after the head that
+ * shows the next one). With 64 KiB the drainer was woken every ~700
+ * events, a futex wake and two context switches each (python3 bench:
+ * 10,600 wakes, 0.2 s of CPU between the two processes), and a ring
+ * filled in a quarter of a millisecond, less than one resize of the live
+ * table or one chunk's compression takes: the thread then waited (3,400
+ * naps). The pages of the larger ring count in the program's RSS only
+ * once a thread has written that much.
+ */
+#define RING_SMALL (64u << 10)
+#define RING_BIG (512u << 10)
+
+/* The size a ring should have (RING_SMALL or RING_BIG). */
+static uint32_t ring_want = RING_SMALL;
 
 enum { R_PAD = 1, R_STACK, R_ALLOC, R_FREE, R_REALLOC };
 
@@ -121,6 +139,7 @@ struct mt_tbuf {
 	uint64_t lower;         /* nonzero while an event is in flight: its key >= lower */
 	uint64_t last;          /* the thread's last key */
 	uint64_t tail_seen;     /* the drainer's tail, as last read */
+	uint32_t size;          /* the ring's bytes: changed only while it is empty */
 	int asked;              /* a drain was asked for since the last one (atomic) */
 	int state;              /* B_* (atomic) */
 	struct mt_stacks *local;
@@ -130,7 +149,7 @@ struct mt_tbuf {
 	uint64_t ahead;         /* the next record whose live-table slot to prefetch */
 	struct mt_tbuf_thread th;
 	struct mt_tbuf *next;   /* the list of every ring (never unlinked) */
-	unsigned char ring[RING_BYTES] __attribute__((aligned(64)));
+	unsigned char ring[RING_BIG] __attribute__((aligned(64)));
 };
 
 static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
@@ -198,6 +217,7 @@ static struct mt_tbuf *ring_new(void)
 		if (!b)
 			return NULL;
 		memset(b, 0, offsetof(struct mt_tbuf, ring));
+		b->size = RING_SMALL;
 		b->local = mt_stacks_new(0);
 		if (!b->local) {
 			mt_mem_free(b);
@@ -228,36 +248,46 @@ static inline struct mt_tbuf *self(void)
  */
 static int64_t reserve(struct mt_tbuf *b, uint32_t len)
 {
+	if (MT_UNLIKELY(b->size != __atomic_load_n(&ring_want, __ATOMIC_RELAXED))) {
+		b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
+		if (b->tail_seen == b->head && !__atomic_load_n(&b->stage2, __ATOMIC_ACQUIRE))
+			b->size = __atomic_load_n(&ring_want, __ATOMIC_RELAXED);
+	}
 	for (int tries = 0;; tries++) {
-		uint64_t off = b->head % RING_BYTES;
-		uint64_t need = len + (off + len > RING_BYTES ? RING_BYTES - off : 0);
+		const uint32_t size = b->size;
+		uint64_t off = b->head & (size - 1);
+		uint64_t need = len + (off + len > size ? size - off : 0);
 		uint64_t used = b->head - b->tail_seen;
 
-		if (used >= RING_BYTES / 2) {
+		if (used >= size / 2) {
 			b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
 			used = b->head - b->tail_seen;
-			if (used >= RING_BYTES / 2 && !__atomic_load_n(&b->asked, __ATOMIC_RELAXED)) {
+			if (used >= size / 2 && !__atomic_load_n(&b->asked, __ATOMIC_RELAXED)) {
 				__atomic_store_n(&b->asked, 1, __ATOMIC_RELAXED);
 				mt_rec_drain_wanted();
 				b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
 				used = b->head - b->tail_seen;
 			}
 		}
-		if (RING_BYTES - used >= need) {
-			if (off + len > RING_BYTES) {
+		if (size - used >= need) {
+			if (off + len > size) {
 				struct rhdr *pad = (struct rhdr *)(b->ring + off);
 				pad->kind = R_PAD;
-				pad->len = (uint32_t)(RING_BYTES - off);
-				__atomic_store_n(&b->head, b->head + RING_BYTES - off, __ATOMIC_RELEASE);
+				pad->len = (uint32_t)(size - off);
+				__atomic_store_n(&b->head, b->head + size - off, __ATOMIC_RELEASE);
 				off = 0;
 			}
 			return (int64_t)off;
 		}
 		if (!mt_rec_active)
 			return -1;
-		/* Full: drain it ourselves (not announced: nobody waits for us). */
+		/* Full: drain it ourselves (not announced: nobody waits for
+		 * us), or wait for the drainer process, napping longer each
+		 * time up to 0.8 ms: it can be busy for tens of milliseconds
+		 * (a resize of the live table), and each nap is two context
+		 * switches (python3 bench: 1,700 naps of 50 us). */
 		if (tries) {
-			struct timespec nap = { 0, 50000 };
+			struct timespec nap = { 0, 50000l << (tries < 5 ? tries - 1 : 4) };
 			nanosleep(&nap, NULL);
 		}
 		mt_rec_drain_now();
@@ -435,7 +465,7 @@ uint64_t mt_tbuf_key(void)
 static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint64_t h)
 {
 	while (*tail != h) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
+		const struct rhdr *r = (const struct rhdr *)(b->ring + (*tail & (b->size - 1)));
 
 		if (MT_LIKELY(r->kind == R_ALLOC || r->kind == R_FREE))
 			return ((const struct r_ev *)r)->key;
@@ -461,7 +491,7 @@ static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint6
 /* Hands out the event at b's tail (peek() found one). */
 static inline void take(struct mt_tbuf *b, uint64_t *tail, int *stage2)
 {
-	const struct rhdr *h = (const struct rhdr *)(b->ring + *tail % RING_BYTES);
+	const struct rhdr *h = (const struct rhdr *)(b->ring + (*tail & (b->size - 1)));
 	const struct r_ev *e = (const struct r_ev *)h;
 	const struct r_realloc *r = (const struct r_realloc *)h;
 
@@ -503,7 +533,7 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
 		*ahead = tail;
 	if (*ahead == h)
 		return;
-	const struct rhdr *r = (const struct rhdr *)(b->ring + *ahead % RING_BYTES);
+	const struct rhdr *r = (const struct rhdr *)(b->ring + (*ahead & (b->size - 1)));
 
 	if (r->kind == R_ALLOC || r->kind == R_FREE) {
 		mt_livetab_prefetch(t, ((const struct r_ev *)r)->addr);
@@ -676,8 +706,14 @@ struct mt_tbuf_thread *mt_tbuf_thread_of_self(void)
 	return mt_tls.tb ? &mt_tls.tb->th : NULL;
 }
 
+void mt_tbuf_big_rings(void)
+{
+	__atomic_store_n(&ring_want, RING_BIG, __ATOMIC_RELAXED);
+}
+
 void mt_tbuf_forget(void)
 {
+	ring_want = RING_SMALL;
 	rings = NULL;
 	mt_tls.tb = NULL;
 	memset(&act, 0, sizeof(act));
@@ -695,4 +731,5 @@ void mt_tbuf_child(void)
 	}
 	rings = NULL;
 	mt_tls.tb = NULL;
+	ring_want = RING_SMALL;
 }
