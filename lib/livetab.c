@@ -68,7 +68,7 @@ static void *zresize(void *p, size_t n, size_t m)
 	return q;
 }
 
-static const struct mt_livetab_mem zmem = { zalloc, zresize, zrelease };
+static const struct mt_livetab_mem zmem = { zalloc, zresize, zrelease, 0 };
 
 void mt_livetab_init(struct mt_livetab *t, const struct mt_livetab_mem *mem)
 {
@@ -297,12 +297,14 @@ static int resize(struct mt_livetab *t, size_t cap)
 }
 
 /* The homes for at least n blocks, growing from cap. */
-static size_t cap_for(size_t cap, uint64_t n)
+static size_t cap_for(const struct mt_livetab *t, size_t cap, uint64_t n)
 {
+	size_t dbl = t->mem->double_below ? t->mem->double_below : DOUBLE_BELOW;
+
 	if (!cap)
 		cap = MIN_CAP;
 	while (cap / 5 * 4 <= n)
-		cap = cap * S < DOUBLE_BELOW ? cap * 2 : cap + cap / 4;
+		cap = cap * S < dbl ? cap * 2 : cap + cap / 4;
 	return cap;
 }
 
@@ -312,14 +314,14 @@ int mt_livetab_reserve(struct mt_livetab *t, uint64_t n)
 	 * for the machine; growth on the way still goes further. */
 	if (n > (1u << 25))
 		n = 1u << 25;
-	size_t cap = cap_for(t->cap, n);
+	size_t cap = cap_for(t, t->cap, n);
 
 	return cap > t->cap || !t->slots ? resize(t, cap) : 0;
 }
 
 int mt_livetab_grow(struct mt_livetab *t)
 {
-	return resize(t, cap_for(t->cap, t->len + 1));
+	return resize(t, cap_for(t, t->cap, t->len + 1));
 }
 
 void mt_livetab_shift(struct mt_livetab *t, unsigned char *hole)

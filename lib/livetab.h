@@ -44,11 +44,15 @@
 #define MT_LIVETAB_WIDE      0x80000000u
 
 /* The memory of a table: n zeroed bytes; p's n bytes resized to m > n, the
- * rest zeroed (NULL: p is left as it was); p's n bytes released. */
+ * rest zeroed (NULL: p is left as it was); p's n bytes released. Tables
+ * smaller than double_below bytes double as they grow, larger ones grow
+ * by a quarter (0: 4 MiB; SIZE_MAX: always double, five rehashes of
+ * every block fewer where memory is cheaper than time). */
 struct mt_livetab_mem {
 	void *(*alloc)(size_t n);
 	void *(*resize)(void *p, size_t n, size_t m);
 	void (*release)(void *p, size_t n);
+	size_t double_below;
 };
 
 /* What a wide record holds. */

@@ -1220,6 +1220,7 @@ static void drain(uint64_t upto, uint64_t wait_ns, int all)
 	if (MT_UNLIKELY(remote()) && S.live && mt_livetab_bytes(&S.live->tab) >= DR_TABLE) {
 		DR.drains = 1;
 		mt_tbuf_big_rings();
+		mt_live_doubling(S.live);
 		/* what draining touched here (the table, the writer's
 		 * buffers) leaves the program's RSS; its own rings and
 		 * stack tables come back as they are used */
@@ -2105,8 +2106,10 @@ static void dr_start(void)
 			       * program, under the same locks) */
 	DR.on = 1;
 	close(S.fd);          /* the log is the drainer's */
-	if (DR.drains)
+	if (DR.drains) {
 		mt_tbuf_big_rings();
+		mt_live_doubling(S.live);
+	}
 }
 
 /* ---- the end of a recording --------------------------------------------------- */

@@ -363,6 +363,8 @@ struct mt_live {
 };
 struct mt_live *mt_live_new(void);
 void mt_live_free(struct mt_live *l);
+/* The drainer process keeps l from now on: it doubles as it grows. */
+void mt_live_doubling(struct mt_live *l);
 
 /* The block whose value in l's table is val. */
 static inline struct mt_block mt_live_block(const struct mt_livetab *t, uint32_t val)

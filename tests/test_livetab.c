@@ -196,7 +196,7 @@ static void fail_release(void *p, size_t n)
 	free(p);
 }
 
-static const struct mt_livetab_mem failing = { fail_alloc, fail_resize, fail_release };
+static const struct mt_livetab_mem failing = { fail_alloc, fail_resize, fail_release, 0 };
 
 /* A growth whose memory cannot be had leaves the table as it was. */
 static void test_growth_fails(void **state)
