@@ -153,7 +153,14 @@ struct mt_tbuf {
 };
 
 static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
-static uint64_t counter __attribute__((aligned(64))) = 1;   /* the next key (a line of its own) */
+/* The next key, on a line of its own: every event of every thread
+ * increments it, and a variable beside it (the linker's choice: the
+ * unwinder's rule generation, read on every unwind, was one) would make
+ * each reader of that variable miss in turn. */
+static struct {
+	uint64_t v;
+	char pad[56];
+} counter_line __attribute__((aligned(64))) = { 1, { 0 } };
 
 /* ---- the producer ------------------------------------------------------------ */
 
@@ -230,7 +237,7 @@ static struct mt_tbuf *ring_new(void)
 			;
 	}
 	b->th.tid = gettid();
-	b->last = __atomic_load_n(&counter, __ATOMIC_RELAXED);
+	b->last = __atomic_load_n(&counter_line.v, __ATOMIC_RELAXED);
 	mt_tls.tb = b;
 	mt_rec_thread_begin();
 	return b;
@@ -325,7 +332,7 @@ static inline void announce(struct mt_tbuf *b)
 
 static inline uint64_t take_key(struct mt_tbuf *b)
 {
-	uint64_t k = __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
+	uint64_t k = __atomic_fetch_add(&counter_line.v, 1, __ATOMIC_SEQ_CST);
 	b->last = k;
 	return k;
 }
@@ -449,7 +456,7 @@ void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t 
 
 uint64_t mt_tbuf_key(void)
 {
-	return __atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST);
+	return __atomic_fetch_add(&counter_line.v, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---- the drainer (log lock held) ---------------------------------------------- */
@@ -569,7 +576,7 @@ static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct 
  * announcement left out (it cannot progress while we drain). */
 static uint64_t bound(void)
 {
-	uint64_t g = __atomic_load_n(&counter, __ATOMIC_SEQ_CST);
+	uint64_t g = __atomic_load_n(&counter_line.v, __ATOMIC_SEQ_CST);
 	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
 		uint64_t l = __atomic_load_n(&b->lower, __ATOMIC_SEQ_CST);
 		if (l && l < g && b != mt_tls.tb)
