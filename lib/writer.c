@@ -435,8 +435,16 @@ int mt_writer_write_sealed(struct mt_writer *w)
 		err = compress_write(w, &w->sealed);
 	/* Pages given back are faulted in again by the next chunk in that
 	 * set: at most ten times a second (churn writes 40 chunks a second:
-	 * giving them all back cost 5 % more CPU). */
-	if (!err && !werr(w) && w->mem.idle && w->sealed.t0 >= w->idle_after) {
+	 * giving them all back cost 5 % more CPU), and only after a chunk
+	 * sealed less than half full, by the clock: one sealed full says
+	 * more are coming. (Giving back after full ones, the drainer faulted
+	 * the buffers and a new compression context in 35 times in the
+	 * python3 bench, a tenth of its system time.) */
+	size_t raw = 0;
+	for (size_t i = 0; i < PARTS; i++)
+		raw += w->sealed.n[i];
+	if (!err && !werr(w) && w->mem.idle && w->sealed.t0 >= w->idle_after &&
+	    raw < w->chunk_bytes / 2) {
 		w->idle_after = w->sealed.t0 + IDLE_EVERY_NS;
 		for (size_t i = 0; i < PARTS; i++)
 			if (w->sealed.n[i])

@@ -831,13 +831,17 @@ static void poison_idle(void *opaque, void *p, size_t len)
  * The same stream as test_chunk_size_limit, with chunks sealed and written
  * later: every other sealed chunk is written at once, the rest only when the
  * next chunk fills (through wait). The file must be the same sequence.
- * With idle: the events 1 ms apart, so that chunks begin more than 0.1 s
- * apart and their buffers go idle once written (poisoned here).
+ * With idle (1): the events 1 ms apart and chunks sealed by the clock
+ * every 50 ms, part-empty, so that their buffers go idle once written
+ * (poisoned here), at most every 0.1 s. With idle 2: the same events in
+ * chunks sealed full (1 s of them would not fit): more are coming, and
+ * the buffers never go idle.
  */
 static void deferred_run(void **state, int idle)
 {
 	struct fixture *f = *state;
-	struct mt_writer_opts o = { .level = 3, .chunk_bytes = 4096, .wait = wait_sealed };
+	struct mt_writer_opts o = { .level = 3, .chunk_bytes = 4096, .wait = wait_sealed,
+				    .chunk_ns = idle == 1 ? 50000000ull : 0 };
 	static const uint64_t ip = 0x1234;
 	struct decoded d;
 	if (idle)
@@ -886,11 +890,14 @@ static void deferred_run(void **state, int idle)
 	assert_int_equal(events, 10000);
 	free_decoded(&d);
 	assert_int_equal(f->live_allocs, 0);
-	/* without idle, none; with it, most chunks (each spans ~0.1 s) */
-	if (idle)
+	/* without idle, none; with it, every other chunk (each spans
+	 * 50 ms), and none of chunks sealed full */
+	if (idle == 1)
 		assert_true(idles > (long)seals / 4);
 	else
 		assert_int_equal(idles, 0);
+	if (idle == 2)
+		assert_true(seals > 4);
 }
 
 static void test_deferred(void **state)
@@ -901,6 +908,11 @@ static void test_deferred(void **state)
 static void test_deferred_idle(void **state)
 {
 	deferred_run(state, 1);
+}
+
+static void test_deferred_full(void **state)
+{
+	deferred_run(state, 2);
 }
 
 /* A chunk holds at most chunk_ns of events; time never goes back. */
@@ -1129,6 +1141,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
