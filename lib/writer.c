@@ -119,6 +119,7 @@ struct mt_writer {
 				  takes END back, starts afresh) */
 	uint64_t idle_after;   /* I/O side: a written chunk's buffers go idle
 				  (mem.idle) if it began at this time or later */
+	int keep_full;         /* ... and only if it was sealed part-empty */
 	uint8_t *out;          /* chunk header + compressed frame */
 	size_t out_cap;
 	ZSTD_CCtx *cctx;
@@ -435,16 +436,14 @@ int mt_writer_write_sealed(struct mt_writer *w)
 		err = compress_write(w, &w->sealed);
 	/* Pages given back are faulted in again by the next chunk in that
 	 * set: at most ten times a second (churn writes 40 chunks a second:
-	 * giving them all back cost 5 % more CPU), and only after a chunk
-	 * sealed less than half full, by the clock: one sealed full says
-	 * more are coming. (Giving back after full ones, the drainer faulted
-	 * the buffers and a new compression context in 35 times in the
-	 * python3 bench, a tenth of its system time.) */
+	 * giving them all back cost 5 % more CPU); with keep_full, only
+	 * after a chunk sealed less than half full, by the clock (see
+	 * mt_writer_keep_full). */
 	size_t raw = 0;
 	for (size_t i = 0; i < PARTS; i++)
 		raw += w->sealed.n[i];
 	if (!err && !werr(w) && w->mem.idle && w->sealed.t0 >= w->idle_after &&
-	    raw < w->chunk_bytes / 2) {
+	    (!w->keep_full || raw < w->chunk_bytes / 2)) {
 		w->idle_after = w->sealed.t0 + IDLE_EVERY_NS;
 		for (size_t i = 0; i < PARTS; i++)
 			if (w->sealed.n[i])
@@ -508,6 +507,11 @@ int mt_writer_recover(struct mt_writer *w, uint64_t *off)
 	__atomic_store_n(&w->err, 0, __ATOMIC_RELEASE);
 	*off = w->fail_off;
 	return 0;
+}
+
+void mt_writer_keep_full(struct mt_writer *w)
+{
+	w->keep_full = 1;
 }
 
 void mt_writer_set_fd(struct mt_writer *w, int fd)

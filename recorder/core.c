@@ -1221,6 +1221,7 @@ static void drain(uint64_t upto, uint64_t wait_ns, int all)
 		DR.drains = 1;
 		mt_tbuf_big_rings();
 		mt_live_doubling(S.live);
+		mt_writer_keep_full(S.w);
 		/* what draining touched here (the table, the writer's
 		 * buffers) leaves the program's RSS; its own rings and
 		 * stack tables come back as they are used */
@@ -2109,6 +2110,7 @@ static void dr_start(void)
 	if (DR.drains) {
 		mt_tbuf_big_rings();
 		mt_live_doubling(S.live);
+		mt_writer_keep_full(S.w);
 	}
 }
 

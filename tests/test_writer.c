@@ -831,11 +831,12 @@ static void poison_idle(void *opaque, void *p, size_t len)
  * The same stream as test_chunk_size_limit, with chunks sealed and written
  * later: every other sealed chunk is written at once, the rest only when the
  * next chunk fills (through wait). The file must be the same sequence.
- * With idle (1): the events 1 ms apart and chunks sealed by the clock
- * every 50 ms, part-empty, so that their buffers go idle once written
- * (poisoned here), at most every 0.1 s. With idle 2: the same events in
- * chunks sealed full (1 s of them would not fit): more are coming, and
- * the buffers never go idle.
+ * With idle, the events are 1 ms apart and written buffers that go idle
+ * are poisoned: 1, chunks sealed by the clock every 50 ms, part-empty:
+ * their buffers go idle once written, at most every 0.1 s; 2, the same
+ * events in chunks sealed full (1 s of them would not fit), with
+ * mt_writer_keep_full: more are coming, and the buffers never go idle;
+ * 3, the same without it: they do.
  */
 static void deferred_run(void **state, int idle)
 {
@@ -849,6 +850,8 @@ static void deferred_run(void **state, int idle)
 	idles = 0;
 	struct mt_writer *w = mt_writer_new(f->fd, &f->mem, &o);
 	assert_non_null(w);
+	if (idle == 1 || idle == 2)
+		mt_writer_keep_full(w);
 	deferred_w = w;
 	waits = 0;
 	assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
@@ -891,12 +894,14 @@ static void deferred_run(void **state, int idle)
 	free_decoded(&d);
 	assert_int_equal(f->live_allocs, 0);
 	/* without idle, none; with it, every other chunk (each spans
-	 * 50 ms), and none of chunks sealed full */
+	 * 50 ms), and none of chunks sealed full unless they may */
 	if (idle == 1)
 		assert_true(idles > (long)seals / 4);
+	else if (idle == 3)
+		assert_true(idles > 0);
 	else
 		assert_int_equal(idles, 0);
-	if (idle == 2)
+	if (idle >= 2)
 		assert_true(seals > 4);
 }
 
@@ -913,6 +918,11 @@ static void test_deferred_idle(void **state)
 static void test_deferred_full(void **state)
 {
 	deferred_run(state, 2);
+}
+
+static void test_deferred_full_idle(void **state)
+{
+	deferred_run(state, 3);
 }
 
 /* A chunk holds at most chunk_ns of events; time never goes back. */
@@ -1142,6 +1152,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_full_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_time_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
