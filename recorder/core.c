@@ -769,7 +769,6 @@ static int at_log(int (*fn)(void))
 	return remote() ? dr_call(fn, 0, 0, 0) : fn();
 }
 
-
 /* The chunk writes, under io_lock: first check the descriptor. */
 static int write_sealed_here(void)
 {
@@ -1209,6 +1208,18 @@ static int call_drain(void)
  */
 #define DR_TABLE ((size_t)4 << 20)
 
+/*
+ * The drainer drains from now on: the rings, the live table and the
+ * writer's buffers are its to fill, not the program's, and are sized for
+ * that (larger rings, a table that doubles, buffers kept while busy).
+ */
+static void dr_drains_tables(void)
+{
+	mt_tbuf_big_rings();
+	mt_live_doubling(S.live);
+	mt_writer_keep_full(S.w);
+}
+
 static void drain(uint64_t upto, uint64_t wait_ns, int all)
 {
 	if (remote() && DR.drains) {
@@ -1219,9 +1230,7 @@ static void drain(uint64_t upto, uint64_t wait_ns, int all)
 	mt_tbuf_drain(upto, wait_ns, all);
 	if (MT_UNLIKELY(remote()) && S.live && mt_livetab_bytes(&S.live->tab) >= DR_TABLE) {
 		DR.drains = 1;
-		mt_tbuf_big_rings();
-		mt_live_doubling(S.live);
-		mt_writer_keep_full(S.w);
+		dr_drains_tables();
 		/* what draining touched here (the table, the writer's
 		 * buffers) leaves the program's RSS; its own rings and
 		 * stack tables come back as they are used */
@@ -2107,11 +2116,8 @@ static void dr_start(void)
 			       * program, under the same locks) */
 	DR.on = 1;
 	close(S.fd);          /* the log is the drainer's */
-	if (DR.drains) {
-		mt_tbuf_big_rings();
-		mt_live_doubling(S.live);
-		mt_writer_keep_full(S.w);
-	}
+	if (DR.drains)
+		dr_drains_tables();
 }
 
 /* ---- the end of a recording --------------------------------------------------- */

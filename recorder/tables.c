@@ -843,8 +843,9 @@ static void *live_pages(size_t n)
  * In the shared arena a growing table is copied to new pages: shared
  * memory has no mremap to move them in both processes, nor huge pages,
  * and a new shared page costs the kernel several microseconds. Beyond
- * 4 MiB a table grows by a quarter at a time (lib/livetab.c), so copying
- * it each time made five times its size in new pages (python3 bench:
+ * 4 MiB the program's table grows by a quarter at a time (lib/livetab.c;
+ * the drainer's doubles), so copying it each time made five times its
+ * size in new pages (python3 bench:
  * 26,000 faults in the drainer, 0.1 s of its CPU, and the program's
  * threads waiting meanwhile). A table copied gets LIVE_ROOM times its
  * size of the arena's addresses (an untouched page costs nothing), and

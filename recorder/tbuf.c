@@ -167,6 +167,12 @@ struct mt_tbuf {
 	unsigned char ring[RING_BIG] __attribute__((aligned(64)));
 };
 
+/* The record at byte pos of b's ring. */
+static inline const struct rhdr *ring_at(const struct mt_tbuf *b, uint64_t pos)
+{
+	return (const struct rhdr *)(b->ring + (pos & (b->size - 1)));
+}
+
 static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
 /* The next key, on a line of its own: every event of every thread
  * increments it, and a variable beside it (the linker's choice: the
@@ -483,8 +489,7 @@ uint64_t mt_tbuf_key(void)
 static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint64_t h)
 {
 	while (*tail != h) {
-		const struct rhdr *r = (const struct rhdr *)(b->ring + (*tail & (b->size - 1)));
-
+		const struct rhdr *r = ring_at(b, *tail);
 		uint32_t kind = rkind(r);
 
 		if (MT_LIKELY(kind == R_ALLOC || kind == R_FREE))
@@ -511,7 +516,7 @@ static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint6
 /* Hands out the event at b's tail (peek() found one). */
 static inline void take(struct mt_tbuf *b, uint64_t *tail, int *stage2)
 {
-	const struct rhdr *h = (const struct rhdr *)(b->ring + (*tail & (b->size - 1)));
+	const struct rhdr *h = ring_at(b, *tail);
 	const struct r_ev *e = (const struct r_ev *)h;
 	const struct r_realloc *r = (const struct r_realloc *)h;
 
@@ -553,8 +558,7 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
 		*ahead = tail;
 	if (*ahead == h)
 		return;
-	const struct rhdr *r = (const struct rhdr *)(b->ring + (*ahead & (b->size - 1)));
-
+	const struct rhdr *r = ring_at(b, *ahead);
 	uint32_t kind = rkind(r);
 
 	if (kind == R_ALLOC || kind == R_FREE) {
