@@ -69,13 +69,16 @@ static void test_basic(void **state)
 	mt_livetab_fini(&t);
 }
 
-/* An address below 2^48 whose home is in the last 64th of any table. */
+/* An address below 2^48 whose home is in the last 64th of any table: the
+ * start of a page that the hash puts there (mt_livetab_home: the address
+ * within the page only moves the home further on). */
 static uint64_t crowded(void)
 {
 	for (;;) {
-		uint64_t a = rnd() & MT_LIVETAB_ADDR_MASK & ~15ull;
+		uint64_t a = rnd() & MT_LIVETAB_ADDR_MASK & ~4095ull;
 
-		if (a && a * 0x9E3779B97F4A7C15ull >= ~0ull - (~0ull >> 6))
+		if (a && (a >> 12) * 0x9E3779B97F4A7C15ull >= ~0ull - (~0ull >> 6) &&
+		    mt_livetab_home(a, 4096) >= 4096 - 64 && mt_livetab_home(a, 1 << 20) >= (1 << 20) - (1 << 14))
 			return a;
 	}
 }
