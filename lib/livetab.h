@@ -6,8 +6,9 @@
  *
  * Open addressing with linear probing and backward-shift deletion (no
  * tombstones), 10 bytes a slot: the address's low 48 bits and the value.
- * A block's home slot is its address hashed onto any number of slots
- * (multiply-shift, not a mask), so the table grows by a quarter at a time
+ * A block's home slot is a key of its address (its page hashed, its
+ * place in the page kept: mt_livetab_home) spread onto any number of
+ * slots (multiply-shift, not a mask), so the table grows by a quarter at a time
  * once it is large and stays between 64 % and 80 % full: 12.5 to 15.6
  * bytes a live block. Below 4 MiB it doubles (fewer moves; the bytes do
  * not matter there). Slots run past the last home (the tail), so a probe
