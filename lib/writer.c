@@ -677,9 +677,28 @@ static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, ui
 static inline uint8_t *begin_event(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
 {
 	(void)max;
-	if (MT_WRITER_LIKELY(t < w->next_tick && thread == w->thread && w->quick && !werr(w))) {
-		w->quick--;
-		return w->raw + w->used;
+	if (MT_WRITER_LIKELY(t < w->next_tick && w->quick && !werr(w))) {
+		if (MT_WRITER_LIKELY(thread == w->thread)) {
+			w->quick--;
+			return w->raw + w->used;
+		}
+		/* another thread's event: its SWITCH counts as one event of
+		 * the room (it is shorter than EVENT_MAX), so threads that
+		 * alternate do not add the chunk up at every event (churn,
+		 * 8 threads: chunk_total was 3 % of the run) */
+		unsigned st = thread & (MT_ADDR_STATES - 1);
+
+		if (w->quick >= 2 && (w->ready & 1u << st)) {
+			uint8_t *p = w->raw + w->used;
+
+			*p++ = MT_REC_SWITCH;
+			p += mt_put_uv(p, thread);
+			w->thread = thread;
+			w->as = &w->states[st];
+			w->used = (size_t)(p - w->raw);
+			w->quick -= 2;
+			return p;
+		}
 	}
 	return begin_event_slow(w, t, max, thread);
 }
