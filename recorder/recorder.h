@@ -133,6 +133,9 @@ void mt_tbuf_child(void);
 /* A forked child whose arena lost the session's ranges: the rings are
  * forgotten, not freed. */
 void mt_tbuf_forget(void);
+/* With the log lock: drains so far that found events of more than one
+ * thread to merge. */
+uint64_t mt_tbuf_shared(void);
 /* Rings grow to their larger size, each when next found empty: the
  * drainer process drains them (tbuf.c says why). */
 void mt_tbuf_big_rings(void);

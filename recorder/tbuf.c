@@ -610,6 +610,9 @@ static uint64_t bound(void)
 	return g;
 }
 
+/* Passes that found events in more than one ring (mt_tbuf_shared). */
+static uint64_t shared_passes;
+
 /* The rings with events in one pass (drainer only, grown on mmap'ed pages). */
 static struct {
 	struct mt_tbuf **b;
@@ -677,6 +680,8 @@ static void merge(uint64_t lim)
 	if (n == 1) {
 		drain_one(act.b[0], act.head[0], lim, pf);
 		n = 0;
+	} else if (n > 1) {
+		shared_passes++;
 	}
 	/* the ring with the least key hands out its events up to the next
 	 * ring's least key: threads that take turns on a core leave long
@@ -750,6 +755,11 @@ struct mt_tbuf_thread *mt_tbuf_thread_of_self(void)
 	return mt_tls.tb ? &mt_tls.tb->th : NULL;
 }
 
+uint64_t mt_tbuf_shared(void)
+{
+	return shared_passes;
+}
+
 void mt_tbuf_big_rings(void)
 {
 	__atomic_store_n(&ring_want, RING_BIG, __ATOMIC_RELAXED);
@@ -760,6 +770,7 @@ void mt_tbuf_forget(void)
 	ring_want = RING_SMALL;
 	rings = NULL;
 	mt_tls.tb = NULL;
+	shared_passes = 0;
 	memset(&act, 0, sizeof(act));
 }
 
@@ -776,4 +787,5 @@ void mt_tbuf_child(void)
 	rings = NULL;
 	mt_tls.tb = NULL;
 	ring_want = RING_SMALL;
+	shared_passes = 0;
 }
