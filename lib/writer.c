@@ -642,6 +642,16 @@ static int state_init(struct mt_writer *w, unsigned st)
  * prefix is counted in, so the event's type byte goes at the position
  * returned. NULL with w->err set (the state could not be made).
  */
+/* SWITCH to thread (its address state st ready) at p; the byte after it. */
+static inline uint8_t *put_switch(struct mt_writer *w, uint8_t *p, uint32_t thread, unsigned st)
+{
+	*p++ = MT_REC_SWITCH;
+	p += mt_put_uv(p, thread);
+	w->thread = thread;
+	w->as = &w->states[st];
+	return p;
+}
+
 static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
 {
 	uint8_t *p = begin(w, t, max);
@@ -653,10 +663,7 @@ static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, ui
 
 		if (MT_WRITER_UNLIKELY(!(w->ready & 1u << st)) && state_init(w, st) < 0)
 			return NULL;
-		*p++ = MT_REC_SWITCH;
-		p += mt_put_uv(p, thread);
-		w->thread = thread;
-		w->as = &w->states[st];
+		p = put_switch(w, p, thread, st);
 	}
 	w->used = (size_t)(p - w->raw);
 	/* this event and the next quick ones fit (begin_event) */
@@ -689,12 +696,8 @@ static inline uint8_t *begin_event(struct mt_writer *w, uint64_t t, size_t max, 
 		unsigned st = thread & (MT_ADDR_STATES - 1);
 
 		if (w->quick >= 2 && (w->ready & 1u << st)) {
-			uint8_t *p = w->raw + w->used;
+			uint8_t *p = put_switch(w, w->raw + w->used, thread, st);
 
-			*p++ = MT_REC_SWITCH;
-			p += mt_put_uv(p, thread);
-			w->thread = thread;
-			w->as = &w->states[st];
 			w->used = (size_t)(p - w->raw);
 			w->quick -= 2;
 			return p;
