@@ -577,10 +577,10 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
 }
 
 /*
- * One ring's events alone (most programs have one thread), in order while
- * their keys are below lim, up to head h: no choosing, and the ring's
- * cursors in locals (each event's call to core.c would have them read
- * from memory again).
+ * One ring's events (a ring alone, most programs having one thread, or a
+ * run of one among several), in order while their keys are below lim, up
+ * to head h: no choosing, and the ring's cursors in locals (each
+ * event's call to core.c would have them read from memory again).
  */
 static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct mt_livetab *pf)
 {
@@ -677,16 +677,13 @@ static void merge(uint64_t lim)
 		if (act.key[n] < lim)
 			n++;
 	}
-	if (n == 1) {
-		drain_one(act.b[0], act.head[0], lim, pf);
-		n = 0;
-	} else if (n > 1) {
+	if (n > 1)
 		shared_passes++;
-	}
 	/* the ring with the least key hands out its events up to the next
-	 * ring's least key: threads that take turns on a core leave long
-	 * runs of one ring (churn, 8 threads on 2 cores: the rings compared
-	 * once a run, not once an event) */
+	 * ring's least key (one ring alone: all of them below lim): threads
+	 * that take turns on a core leave long runs of one ring (churn, 8
+	 * threads on 2 cores: the rings compared once a run, not once an
+	 * event) */
 	for (;;) {
 		size_t m = n, m2 = n;
 		for (size_t i = 0; i < n; i++) {
