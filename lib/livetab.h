@@ -134,8 +134,11 @@ static inline int mt_livetab_is_odd(uint64_t addr)
  * for glibc-like mixes, 2.3 to 3.0 for random addresses; with 2^10 to
  * 2^11 slots, 8-byte blocks took 24). For a given power of two
  * the home grows with the address's key, so a table that grows a
- * quarter still spreads its blocks in order (mt_livetab_grow); tables
- * below 2^12 slots (none: MIN_CAP) hash the address.
+ * quarter still spreads its blocks in order, and one that passes a power
+ * of two nearly so: the window's slots per byte of page fall there, and
+ * the rehash moves the few blocks whose home comes earlier like any
+ * other (mt_livetab_grow). Tables below 2^12 slots (none but the empty
+ * one: MIN_CAP) hash the address.
  */
 enum { MT_LIVETAB_WINDOW = 11 };
 
