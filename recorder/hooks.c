@@ -161,6 +161,7 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 	c->ips = mt_backtrace(__builtin_frame_address(0), mt_rec_depth, scratch, &m, &h);
 	c->n = m;
 	c->fn = fn;
+	c->same = mt_tls.same_stack;
 	/* The walker hands the frames' hash over when it has it (it mixes
 	 * in only the frames that changed since the thread's last stack);
 	 * else it is computed here. The tag path is part of a stack's

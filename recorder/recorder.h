@@ -47,6 +47,7 @@ struct mt_tls {
 	int guard;            /* > 0: inside memtrail; hooks pass straight through */
 	int io_held;          /* this thread holds core.c's io_lock */
 	struct mt_tbuf *tb;   /* the thread's event ring (tbuf.c), NULL: none yet */
+	int same_stack;       /* the last capture's frames were the one's before it (unwind.c) */
 };
 extern __thread struct mt_tls mt_tls;
 
@@ -99,6 +100,10 @@ struct mt_capture {
 	/* The log's table (refs): the record of these frames in the thread's
 	 * table, which the log's keeps instead of frames. */
 	const struct mt_stack_rec *rec;
+	/* The frames are, unchanged, those of the thread's capture before
+	 * this one (the incremental walk proved it: unwind.c); with fn and
+	 * tag the same, so is the stack (tbuf.c then skips the lookup). */
+	int same;
 };
 
 /* ---- tbuf.c -------------------------------------------------------------- */

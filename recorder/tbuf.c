@@ -158,6 +158,9 @@ struct mt_tbuf {
 	int asked;              /* a drain was asked for since the last one (atomic) */
 	int state;              /* B_* (atomic) */
 	struct mt_stacks *local;
+	/* the thread's last stack in local, for a capture whose frames are
+	 * the last one's (mt_capture.same): lid + 1 (0: none), fn and tag */
+	uint32_t same_lid1, same_fn, same_tag;
 	/* the drainer's (log lock) */
 	uint64_t tail __attribute__((aligned(64)));
 	int stage2;             /* the realloc at tail had its free half taken */
@@ -264,6 +267,7 @@ static struct mt_tbuf *ring_new(void)
 			;
 	}
 	b->th.tid = gettid();
+	b->same_lid1 = 0;
 	b->last = __atomic_load_n(&counter_line.v, __ATOMIC_RELAXED);
 	mt_tls.tb = b;
 	mt_rec_thread_begin();
@@ -374,6 +378,13 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 {
 	int is_new;
 	const struct mt_stack_rec *rec;
+
+	/* Consecutive allocations often come from one place: the unwinder
+	 * proved these frames the thread's last capture's, so the stack is
+	 * the last one's, with no lookup (its frames compared, a record at
+	 * a time: churn, 19 frames, spent 5 % of its samples there). */
+	if (c->same && b->same_lid1 && b->same_fn == c->fn && b->same_tag == c->tag)
+		return b->same_lid1 - 1;
 	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &rec);
 
 	if (lid < 0) {
@@ -396,6 +407,9 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		r->rec = rec;
 		__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
 	}
+	b->same_lid1 = (uint32_t)lid + 1;
+	b->same_fn = c->fn;
+	b->same_tag = c->tag;
 	return lid;
 }
 
@@ -510,7 +524,7 @@ static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint6
 			const struct r_stack *st = (const struct r_stack *)r;
 
 			mt_stack_rec_frames(st->rec, ips);
-			struct mt_capture c = { ips, st->n, st->fn, st->tag, st->hash, st->rec };
+			struct mt_capture c = { ips, st->n, st->fn, st->tag, st->hash, st->rec, 0 };
 
 			mt_rec_emit_stack(&b->th, st->h.lid, &c);
 		}

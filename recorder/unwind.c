@@ -720,6 +720,11 @@ struct uw_state {
 				   (the walk was cut at size, or read a null
 				   return address): a reuse reaching it steps on */
 	int hit;                /* the last walk reused kept frames */
+	int same;               /* the last walk is the kept one, unchanged */
+	int walked;             /* the capture before the last was a walk (not
+				   libunwind's), so the kept walk is its frames */
+	uint64_t *prev;         /* check mode: the last capture, by libunwind */
+	unsigned prevn;
 	unsigned misses;        /* walks in a row that fell back to libunwind */
 	unsigned skip;          /* captures left to leave to libunwind at once */
 	struct frame f[UW_FRAMES];      /* the last walk, outermost first */
@@ -742,6 +747,7 @@ static void uw_thread_exit(void *p)
 	if (uw_cur == p)
 		uw_cur = NULL;
 	uw_gone = 1;
+	mt_mem_free(((struct uw_state *)p)->prev);
 	mt_mem_free(p);
 }
 
@@ -833,8 +839,10 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 	struct seg seg[UW_SEGS];
 	int j = 0, from = 0, nseg = 0, total = 0, rc, open = 0;
 	int c = st->gen == gen ? st->n - 1 : -1;
+	const int kept = c;
 
 	st->hit = 0;
+	st->same = 0;
 	for (;;) {
 		/* the kept walk's frame at this stack pointer, if any */
 		while (c >= 0 && f[c].sp < sp)
@@ -860,6 +868,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 				}
 				st->n = c + 1 + j;
 				st->hit = 1;
+				st->same = j == 0 && c == kept;
 				finish(st, c + 1);
 				return st->n;
 			}
@@ -1009,10 +1018,12 @@ static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch,
 	struct uw_state *st = state();
 	const uint64_t *fr = fp;
 	int n;
+	mt_tls.same_stack = 0;
 	if (MT_UNLIKELY(!st))
 		return full_bt(fp, max, scratch, np, hash);
 	if (MT_UNLIKELY(st->skip)) {
 		st->skip--;
+		st->walked = 0;
 		return full_bt(fp, max, scratch, np, hash);
 	}
 	n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK);
@@ -1021,19 +1032,27 @@ static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch,
 			st->misses = 0;
 			st->skip = SKIP_AFTER;
 		}
+		st->walked = 0;
 		return full_bt(fp, max, scratch, np, hash);
 	}
 	st->misses = 0;
+	/* the same frames as the thread's last capture, when that was a walk
+	 * too (its frames are the kept walk) and this one kept it unchanged */
+	mt_tls.same_stack = st->same && st->walked;
+	st->walked = 1;
 	return program_frames(st, n, max, np, hash);
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
 
-static unsigned long check_stacks, check_reused, check_mismatches, check_fallbacks;
+static unsigned long check_stacks, check_reused, check_same, check_mismatches, check_fallbacks;
 
 /*
  * Both walks on the same stack, the program's frames compared, and the
- * walk's hash against one computed over them.
+ * walk's hash against one computed over them; a walk that calls its
+ * frames the last capture's unchanged (mt_tls.same_stack, as
+ * fast_backtrace sets it) is also compared with the last capture
+ * libunwind made.
  */
 static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch, unsigned *np,
 				       uint64_t *hash)
@@ -1043,8 +1062,13 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 	uint64_t ref[UW_FRAMES], ignored;
 	unsigned m;
 	int n;
+	mt_tls.same_stack = 0;
+	if (st && !st->prev && !(st->prev = mt_mem_alloc_kept(UW_FRAMES * sizeof(uint64_t))))
+		st = NULL;
 	if (!st || (n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK)) < 0) {
 		__atomic_add_fetch(&check_fallbacks, 1, __ATOMIC_RELAXED);
+		if (st)
+			st->walked = 0;
 		return full_bt(fp, max, scratch, np, hash);
 	}
 	const uint64_t *ips = program_frames(st, n, max, np, hash);
@@ -1055,6 +1079,15 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 	__atomic_add_fetch(&check_stacks, 1, __ATOMIC_RELAXED);
 	if (st->hit)
 		__atomic_add_fetch(&check_reused, 1, __ATOMIC_RELAXED);
+	mt_tls.same_stack = st->same && st->walked;
+	if (mt_tls.same_stack) {
+		__atomic_add_fetch(&check_same, 1, __ATOMIC_RELAXED);
+		if (m != st->prevn || memcmp(rips, st->prev, m * sizeof(*rips)))
+			same = 0;
+	}
+	st->walked = 1;
+	memcpy(st->prev, rips, m * sizeof(*rips));
+	st->prevn = m;
 	/* Said at once too: a program may end without running destructors. */
 	if (!same && __atomic_add_fetch(&check_mismatches, 1, __ATOMIC_RELAXED) <= 5)
 		mt_say("unwind check: a stack differs from the full unwinder's", NULL);
@@ -1063,15 +1096,16 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 
 __attribute__((destructor)) static void check_report(void)
 {
-	char a[24], b[24], c[24], d[24];
+	char a[24], b[24], c[24], d[24], e[24];
 	if (uw_mode != MT_UNWIND_CHECK)
 		return;
 	mt_fmt_i64(a, (int64_t)__atomic_load_n(&check_stacks, __ATOMIC_RELAXED));
 	mt_fmt_i64(b, (int64_t)__atomic_load_n(&check_reused, __ATOMIC_RELAXED));
 	mt_fmt_i64(c, (int64_t)__atomic_load_n(&check_mismatches, __ATOMIC_RELAXED));
 	mt_fmt_i64(d, (int64_t)__atomic_load_n(&check_fallbacks, __ATOMIC_RELAXED));
-	mt_say("unwind check: ", a, " stacks, ", b, " reused, ", d, " fallbacks, ", c,
-	       " mismatches", NULL);
+	mt_fmt_i64(e, (int64_t)__atomic_load_n(&check_same, __ATOMIC_RELAXED));
+	mt_say("unwind check: ", a, " stacks, ", b, " reused, ", e, " same, ", d, " fallbacks, ",
+	       c, " mismatches", NULL);
 }
 
 /* ---- setup ---------------------------------------------------------------------- */

@@ -5,10 +5,15 @@
 #   check        both unwinders on every event, and the incremental one's
 #                stack hash against one computed over the frames: the
 #                recorder says at exit "unwind check: N stacks, R reused,
-#                F fallbacks, M mismatches", and at once on each stack
-#                that differs; M must be 0, and R > 0 where the program
-#                allocates from the same frames twice (the reuse was taken,
-#                not only the fallback to libunwind)
+#                S same, F fallbacks, M mismatches", and at once on each
+#                stack that differs; M must be 0, and R > 0 where the
+#                program allocates from the same frames twice (the reuse
+#                was taken, not only the fallback to libunwind). S counts
+#                the captures the walk found unchanged since the thread's
+#                last one (tbuf.c then takes the last one's stack id
+#                without a lookup): each is also compared with libunwind's
+#                walk of the capture before, a difference a mismatch; S > 0
+#                for python3, which allocates from one place in a row
 #   full, incremental
 #                the same stdout and exit status as the native run, and the
 #                same figures: report --summary (times, resident set and
@@ -74,7 +79,8 @@ def strip(v):
 print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True))' "$1"
 }
 
-# one NAME REUSE CMD...: REUSE 1 if the check run must reuse frames.
+# one NAME REUSE CMD...: REUSE 1 if the check run must reuse frames, 2 if
+# it must also find captures unchanged.
 one() {
 	n=$1; reuse=$2; shift 2
 	mt_run "$n.native" "$@"
@@ -87,8 +93,10 @@ one() {
 		mt_ok "$n: no stack differs (the program ends without exit handlers: no count)"
 	elif ! printf '%s\n' "$line" | grep -q ', 0 mismatches$'; then
 		mt_fail "$n: $line"
-	elif [ "$reuse" = 1 ] && printf '%s\n' "$line" | grep -q ' 0 reused'; then
+	elif [ "$reuse" -ge 1 ] && printf '%s\n' "$line" | grep -q ' 0 reused'; then
 		mt_fail "$n: nothing reused: $line"
+	elif [ "$reuse" = 2 ] && printf '%s\n' "$line" | grep -q ' 0 same'; then
+		mt_fail "$n: no capture found unchanged: $line"
 	else
 		mt_ok "$n: $(printf '%s\n' "$line" | sed 's/^memtrail: unwind check: //' | tr '\n' ';')"
 	fi
@@ -118,7 +126,7 @@ for m in longjmp context signal threads alternate; do
 	one "$m" 1 ./rec_unwind "$m"
 done
 one reload 1 ./rec_unwind reload "$MT_TMP/plug_a.so" "$MT_TMP/plug_b.so"
-one python3 1 /usr/bin/python3 py/unwind.py
+one python3 2 /usr/bin/python3 py/unwind.py
 
 # Without libunwind's walk (an empty libunwind.so.8 found first), full
 # mode records stacks of no frames: every event all the same (a thread's
