@@ -1654,23 +1654,31 @@ static void flush_old(void)
 
 static void *helper_main(void *arg)
 {
-	uint64_t next_snap = 0, next_flush, wake;
+	uint64_t next_snap = 0, next_flush, next_tick, wake;
 	(void)arg;
 	mt_tls.guard = 1;
 	__atomic_store_n(&S.helper_tid, (long)gettid(), __ATOMIC_RELEASE);
 	if (S.cfg.snapshot_interval_ns)
 		next_snap = mono_ns() + S.cfg.snapshot_interval_ns;
 	next_flush = mono_ns() + FLUSH_EVERY_NS;
+	next_tick = mono_ns() + (mt_tbuf_tick() ? MT_TICK_NS : MT_TICK_IDLE_NS);
 	for (;;) {
 		wake = next_snap && next_snap < next_flush ? next_snap : next_flush;
+		if (next_tick < wake)
+			wake = next_tick;
 		struct timespec ts = { (time_t)(wake / 1000000000ull),
 				       (long)(wake % 1000000000ull) };
 		__atomic_store_n(&S.helper_busy, 0, __ATOMIC_RELEASE);
 		int r = sem_clockwait(&S.snap_sem, CLOCK_MONOTONIC, &ts);
 		int e = errno;
 		__atomic_store_n(&S.helper_busy, 1, __ATOMIC_RELEASE);
-		if (!mt_rec_active)
+		if (!mt_rec_active) {
+			mt_tbuf_tick_stop();
 			return NULL;
+		}
+		uint64_t n = mono_ns();
+		if (n >= next_tick)
+			next_tick = n + (mt_tbuf_tick() ? MT_TICK_NS : MT_TICK_IDLE_NS);
 		if (r == 0) {
 			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
 				take_check("leak check", 0);
@@ -1680,7 +1688,6 @@ static void *helper_main(void *arg)
 		}
 		if (e != ETIMEDOUT)
 			continue;
-		uint64_t n = mono_ns();
 		if (next_snap && n >= next_snap) {
 			take_snapshot("interval");
 			next_snap += S.cfg.snapshot_interval_ns;

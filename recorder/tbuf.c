@@ -161,6 +161,8 @@ struct mt_tbuf {
 	/* the thread's last stack in local, for a capture whose frames are
 	 * the last one's (mt_capture.same): lid + 1 (0: none), fn and tag */
 	uint32_t same_lid1, same_fn, same_tag;
+	/* the thread's last clock reading, and the tick it was taken in */
+	uint64_t stamp_val, stamp_tick;
 	/* the drainer's (log lock) */
 	uint64_t tail __attribute__((aligned(64)));
 	int stage2;             /* the realloc at tail had its free half taken */
@@ -268,6 +270,7 @@ static struct mt_tbuf *ring_new(void)
 	}
 	b->th.tid = gettid();
 	b->same_lid1 = 0;
+	b->stamp_tick = 0;
 	b->last = __atomic_load_n(&counter_line.v, __ATOMIC_RELAXED);
 	mt_tls.tb = b;
 	mt_rec_thread_begin();
@@ -335,13 +338,63 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
 #include <x86intrin.h>
 #endif
 
-static inline uint64_t stamp(void)
+/*
+ * Times. An event's time is its thread's clock reading at the event, or
+ * at an earlier event of the thread in the same tick: the helper thread
+ * (core.c) counts a tick every MT_TICK_NS, and a thread reads the clock
+ * again once it sees the count move. So a time is at most one tick early
+ * (plus however late the helper wakes), where it was exact to the
+ * writer's quantum (1 us to 1 ms); the order of events is the keys',
+ * exact either way. A thread allocating in a loop read the clock at every
+ * event before: rdtsc costs 17 ns on this machine's virtual CPU, and the
+ * reading was 13 % of churn's recording CPU (15 interleaved runs, 2 M
+ * pairs: 1,118 ms median against 989 ms with no reading at all). The count
+ * is 0 while no helper ticks (before it starts, in a forked child until its
+ * own does, once recording stopped): every event reads the clock then.
+ * Ticks are numbered on from the last ever seen, never again 0 or a
+ * number used before, so that no reading of an earlier ticker passes.
+ */
+static struct {
+	uint64_t v;
+	uint64_t seq;           /* the last tick number handed out (the ticker's) */
+	uint64_t keys;          /* the key counter at the last tick (the ticker's) */
+	char pad[40];
+} tick_line __attribute__((aligned(64)));
+
+int mt_tbuf_tick(void)
 {
+	/* A program that takes no key for a tick is idle: ticking stops,
+	 * so that it costs no wake a millisecond (8 ms of CPU a second
+	 * here); events read the clock each until ticks start again. */
+	uint64_t k = __atomic_load_n(&counter_line.v, __ATOMIC_RELAXED);
+	if (k == tick_line.keys) {
+		mt_tbuf_tick_stop();
+		return 0;
+	}
+	tick_line.keys = k;
+	__atomic_store_n(&tick_line.v, ++tick_line.seq, __ATOMIC_RELAXED);
+	return 1;
+}
+
+void mt_tbuf_tick_stop(void)
+{
+	__atomic_store_n(&tick_line.v, 0, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t stamp(struct mt_tbuf *b)
+{
+	uint64_t tick = __atomic_load_n(&tick_line.v, __ATOMIC_RELAXED), t;
+	if (tick && tick == b->stamp_tick)
+		return b->stamp_val;
 #if defined(__x86_64__)
 	if (MT_LIKELY(mt_rec_tsc))
-		return __rdtsc();
+		t = __rdtsc();
+	else
 #endif
-	return mt_rec_stamp();
+		t = mt_rec_stamp();
+	b->stamp_tick = tick;
+	b->stamp_val = t;
+	return t;
 }
 
 /*
@@ -426,7 +479,7 @@ static inline struct r_ev *begin_ev(struct mt_tbuf *b, uint32_t kind, uint32_t l
 	struct r_ev *r = (struct r_ev *)(b->ring + off);
 	announce(b);
 	r->key = take_key(b);
-	r->time = stamp();
+	r->time = stamp(b);
 	r->h.kl = len | kind;
 	r->addr = (uintptr_t)p;
 	return r;
@@ -474,7 +527,7 @@ void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t 
 	int saved = errno;
 	r->key2 = take_key(b);
 	r->key = k1;
-	r->time = stamp();
+	r->time = stamp(b);
 	if (q || n == 0 || nmemb == 0) {
 		/* q == NULL with a zero size: p was freed. Otherwise NULL means
 		 * failure and p is untouched: nothing to record. */
@@ -778,6 +831,7 @@ void mt_tbuf_big_rings(void)
 
 void mt_tbuf_forget(void)
 {
+	mt_tbuf_tick_stop();
 	ring_want = RING_SMALL;
 	rings = NULL;
 	mt_tls.tb = NULL;
@@ -788,6 +842,7 @@ void mt_tbuf_forget(void)
 void mt_tbuf_child(void)
 {
 	struct mt_tbuf *b = rings;
+	mt_tbuf_tick_stop();    /* the parent's helper ticked */
 	while (b) {
 		struct mt_tbuf *next = b->next;
 		mt_stacks_free(b->local);
