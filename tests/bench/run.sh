@@ -37,7 +37,9 @@
 # number of events.
 #
 # It prints tables of medians, headed by the number of runs and the load
-# average at start and end. Raw numbers go to build/bench/out/results.tsv,
+# average at start and end; under the recording table, memtrail's CPU per
+# event over heaptrack -r's in each round against that round's native run,
+# and their median (informative: the targets use the table's medians). Raw numbers go to build/bench/out/results.tsv,
 # logs and outputs of every run next to it. Events are allocations + frees
 # as memtrail's summary counts them, shown beside heaptrack's count and,
 # for the synthetic workloads, the program's own. The memtrail build is
@@ -811,8 +813,11 @@ NR == 1 { next }
 		add(w SUBSEP tool SUBSEP "wall", $5)
 		add(w SUBSEP tool SUBSEP "rss", $6)
 		add(w SUBSEP tool SUBSEP "cpu", $10)
-		if (ph == "record")
+		if (ph == "record") {
 			add(w SUBSEP tool SUBSEP "size", $7)
+			if ($10 != "-" && $10 != "")
+				rcpu[w, tool, $4] = $10
+		}
 	} else if (ph == "count") {
 		ev[w, tool] = $8
 	} else if (ph == "scan") {
@@ -887,6 +892,29 @@ END {
 				continue
 			printf "  python3_check (python3 with a leak check mid-run, memtrail only): %.0f ns/ev beyond native, %s of heaptrack -r; the check %s s CPU\n", \
 				(c - nc) * 1e9 / e, ratio((c - nc) * 1e9 / e, ro[k]), (sc == "" ? "n/a" : sprintf("%.2f", sc))
+		}
+		# The same ratio taken in each round on its own (the CPU of
+		# memtrail and of heaptrack -r beyond the native run of the same
+		# round), then the median: the medians of the table come from
+		# different rounds, and on a machine whose speed changes from
+		# round to round the native median alone can decide a row.
+		# Informative; the targets below keep the figures of the table.
+		hdr = 0
+		for (k = 1; k <= n; k++) {
+			w = wls[k]; np = 0; list = ""
+			for (r = 1; r <= runs; r++) {
+				a = rcpu[w, "memtrail", r]; b = rcpu[w, "heaptrack-r", r]; c = rcpu[w, "native", r]
+				if (a == "" || b == "" || c == "" || b - c <= 0)
+					continue
+				cnt["paired" SUBSEP w] = ++np
+				val["paired" SUBSEP w, np] = (a - c) / (b - c)
+				list = list sprintf(" %.2f", (a - c) / (b - c))
+			}
+			if (!np)
+				continue
+			if (!hdr++)
+				print "  mt/ht-r CPU/ev paired by round (each round against its own native run): median (rounds)"
+			printf "    %-9s %.2f (%s)\n", w, median("paired" SUBSEP w), substr(list, 2)
 		}
 
 		print ""
