@@ -343,7 +343,9 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
  * at an earlier event of the thread in the same tick: the helper thread
  * (core.c) counts a tick every MT_TICK_NS, and a thread reads the clock
  * again once it sees the count move. So a time is at most one tick early
- * (plus however late the helper wakes), where it was exact to the
+ * (plus however late the helper wakes; it stops the tick before any job
+ * of its that may take long: a leak scan, a snapshot, a wait for the log
+ * lock), where it was exact to the
  * writer's quantum (1 us to 1 ms); the order of events is the keys',
  * exact either way. A thread allocating in a loop read the clock at every
  * event before: rdtsc costs 17 ns on this machine's virtual CPU, and the
