@@ -636,12 +636,6 @@ static int state_init(struct mt_writer *w, unsigned st)
 	return 0;
 }
 
-/*
- * An event's prefix, out of line: begin() (a new chunk, TIME), then SWITCH
- * when the thread changed, which takes the thread's address state; the
- * prefix is counted in, so the event's type byte goes at the position
- * returned. NULL with w->err set (the state could not be made).
- */
 /* SWITCH to thread (its address state st ready) at p; the byte after it. */
 static inline uint8_t *put_switch(struct mt_writer *w, uint8_t *p, uint32_t thread, unsigned st)
 {
@@ -652,6 +646,12 @@ static inline uint8_t *put_switch(struct mt_writer *w, uint8_t *p, uint32_t thre
 	return p;
 }
 
+/*
+ * An event's prefix, out of line: begin() (a new chunk, TIME), then SWITCH
+ * when the thread changed, which takes the thread's address state; the
+ * prefix is counted in, so the event's type byte goes at the position
+ * returned. NULL with w->err set (the state could not be made).
+ */
 static uint8_t *begin_event_slow(struct mt_writer *w, uint64_t t, size_t max, uint32_t thread)
 {
 	uint8_t *p = begin(w, t, max);
