@@ -1647,10 +1647,21 @@ static void flush_old(void)
 {
 	if (remote_live())
 		return;       /* the drainer's job */
-	mt_tbuf_tick_stop();  /* the lock may be long in coming (helper_main) */
 	uint64_t sl = log_lock_take();
 	flush_locked();
 	log_unlock(sl);          /* writes what was sealed, outside the lock */
+}
+
+/*
+ * Before a job of the helper that may take long (a leak scan, a snapshot,
+ * a wait for the log lock: seconds, in which the tick would stand still
+ * and the threads' events keep a reading from before): the tick stops,
+ * every event reads the clock, and the next pass ticks again at once.
+ */
+static void tick_hold(uint64_t *next_tick)
+{
+	mt_tbuf_tick_stop();
+	*next_tick = 0;
 }
 
 static void *helper_main(void *arg)
@@ -1680,14 +1691,8 @@ static void *helper_main(void *arg)
 		uint64_t n = mono_ns();
 		if (n >= next_tick)
 			next_tick = n + (mt_tbuf_tick() ? MT_TICK_NS : MT_TICK_IDLE_NS);
-		/* Each of the slow jobs below stops the tick first: a leak scan
-		 * or a wait for the log lock can take seconds, in which the tick
-		 * would stand still and the threads' events keep a reading from
-		 * before. Every event reads the clock until the next pass here
-		 * (at once: next_tick 0) ticks again. */
 		if (r == 0) {
-			mt_tbuf_tick_stop();
-			next_tick = 0;
+			tick_hold(&next_tick);
 			if (__atomic_exchange_n(&S.check_pending, 0, __ATOMIC_ACQ_REL))
 				take_check("leak check", 0);
 			else
@@ -1697,16 +1702,15 @@ static void *helper_main(void *arg)
 		if (e != ETIMEDOUT)
 			continue;
 		if (next_snap && n >= next_snap) {
-			mt_tbuf_tick_stop();
-			next_tick = 0;
+			tick_hold(&next_tick);
 			take_snapshot("interval");
 			next_snap += S.cfg.snapshot_interval_ns;
 			if (next_snap < n)   /* fell behind (stopped process): skip */
 				next_snap = n + S.cfg.snapshot_interval_ns;
 		}
 		if (n >= next_flush) {
-			if (!remote_live())
-				next_tick = 0;  /* flush_old stopped the tick */
+			if (!remote_live())     /* flush_old waits for the log lock */
+				tick_hold(&next_tick);
 			flush_old();
 			next_flush = n + FLUSH_EVERY_NS;
 		}

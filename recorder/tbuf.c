@@ -344,11 +344,10 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
  * (core.c) counts a tick every MT_TICK_NS, and a thread reads the clock
  * again once it sees the count move. So a time is at most one tick early
  * (plus however late the helper wakes; it stops the tick before any job
- * of its that may take long: a leak scan, a snapshot, a wait for the log
- * lock), where it was exact to the
- * writer's quantum (1 us to 1 ms); the order of events is the keys',
+ * of its that may take long: core.c, tick_hold), where it was exact to
+ * the writer's quantum (1 us to 1 ms); the order of events is the keys',
  * exact either way. A thread allocating in a loop read the clock at every
- * event before: rdtsc costs 17 ns on this machine's virtual CPU, and the
+ * event before: rdtsc cost 17 ns on a bench machine's virtual CPU, and the
  * reading was 13 % of churn's recording CPU (15 interleaved runs, 2 M
  * pairs: 1,118 ms median against 989 ms with no reading at all). The count
  * is 0 while no helper ticks (before it starts, in a forked child until its
