@@ -39,9 +39,10 @@
 # It prints tables of medians, headed by the number of runs and the load
 # average at start and end; under the recording table, memtrail's CPU per
 # event over heaptrack -r's in each round against that round's native run,
-# and their median (informative: the targets use the table's medians). Raw numbers go to build/bench/out/results.tsv,
-# logs and outputs of every run next to it. Events are allocations + frees
-# as memtrail's summary counts them, shown beside heaptrack's count and,
+# and their median (informative: the targets use the table's medians).
+# Raw numbers go to build/bench/out/results.tsv, logs and outputs of every
+# run next to it. Events are allocations + frees as memtrail's summary
+# counts them, shown beside heaptrack's count and,
 # for the synthetic workloads, the program's own. The memtrail build is
 # copied to out/tools first, so that a rebuild during the run cannot mix
 # versions.
