@@ -572,6 +572,9 @@ struct rtab {
 static struct rtab *volatile rtab;
 static volatile int rlock;
 static volatile unsigned rgen = 1;   /* 16 bits in each rule; 0 never used */
+/* Counts every change of rgen and never wraps: a thread's cache of rules
+ * (struct uw_state) holds for one value of it. */
+static volatile uint64_t rgen_all = 1;
 
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
@@ -667,6 +670,7 @@ void mt_unwind_forget(void)
 	unsigned g = __atomic_add_fetch(&rgen, 1, __ATOMIC_ACQ_REL) & 0xffff;
 	if (g == 0)
 		__atomic_store_n(&rgen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&rgen_all, 1, __ATOMIC_ACQ_REL);
 	/* A generation number met again after 65,535 dlcloses: no kept rule
 	 * may pass for it, so the slots are emptied (readers check the key
 	 * around the rule; empty keys only end their probes early). A lock
@@ -713,6 +717,21 @@ struct frame {
 	uint32_t needbp;        /* the steps from it outward depend on its rbp */
 };
 
+/*
+ * A thread's own cache of rules by ip, direct-mapped, in front of the
+ * shared table: a walk's steps mostly meet the ips of its recent walks,
+ * and a probe of the shared table (a multiply, and a line of a table of
+ * thousands of rules, often not in this core's cache) was most of a
+ * step (perf, sqlite3 bench: the probe's load was 18 % of walk's
+ * samples, walk 18 % of the run). 4 KiB, in the thread's state. An ip
+ * of 0 (an empty entry's) is never stepped from, and rule 0 is R_NONE.
+ */
+#define UW_RCACHE_BITS 8
+#define UW_RCACHE (1 << UW_RCACHE_BITS)
+struct rcache {
+	uint64_t ip, rule;
+};
+
 struct uw_state {
 	unsigned gen;           /* of the rules the kept walk used */
 	int n;                  /* frames kept, outermost first */
@@ -731,6 +750,8 @@ struct uw_state {
 	uint64_t ips[UW_FRAMES];        /* f[k].ip, side by side: the captured stack */
 	struct frame in[UW_FRAMES];     /* new frames, innermost first */
 	struct frame out[UW_FRAMES];    /* frames found outward of a reuse, likewise */
+	uint64_t rc_gen;                /* rgen_all the cache holds for (0: empty) */
+	struct rcache rc[UW_RCACHE];
 };
 
 static mt_backtrace_fn full_bt;
@@ -774,10 +795,18 @@ enum { S_NEXT, S_END, S_NULL, S_HARD };
  * the frame has no caller; S_NULL: a null return address (the walk stops
  * there, as unw_backtrace does); S_HARD: no rule this walk can use.
  */
-static inline __attribute__((always_inline)) int step(const struct rtab *t, unsigned gen, struct frame *fr, uint64_t *ip,
-		       uint64_t *sp, uint64_t *bp)
+static inline __attribute__((always_inline)) int step(struct rcache *rc, const struct rtab *t, unsigned gen,
+						     struct frame *fr, uint64_t *ip, uint64_t *sp, uint64_t *bp)
 {
-	uint64_t rule = rule_at(t, fr->ip, gen);
+	struct rcache *e = &rc[(fr->ip * 0x9E3779B97F4A7C15ull) >> (64 - UW_RCACHE_BITS)];
+	uint64_t rule;
+	if (MT_LIKELY(e->ip == fr->ip)) {
+		rule = e->rule;
+	} else {
+		rule = rule_at(t, fr->ip, gen);
+		e->ip = fr->ip;
+		e->rule = rule;
+	}
 	if (MT_UNLIKELY(r_kind(rule) != R_WALK)) {
 		fr->bpslot = 0;
 		fr->cfabp = 0;
@@ -833,6 +862,13 @@ struct seg {
  */
 static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int size)
 {
+	/* the cache first: a rule it gets while rgen changes is of the gen
+	 * read below or an older one, and the next walk empties it */
+	uint64_t all = __atomic_load_n(&rgen_all, __ATOMIC_ACQUIRE);
+	if (MT_UNLIKELY(st->rc_gen != all)) {
+		memset(st->rc, 0, sizeof(st->rc));
+		st->rc_gen = all;
+	}
 	const struct rtab *t = __atomic_load_n(&rtab, __ATOMIC_ACQUIRE);
 	unsigned gen = rgen;
 	struct frame *f = st->f, *in = st->in;
@@ -893,14 +929,14 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 			for (int k = c - 1; k >= v; k--)
 				f[k].bp = f[k + 1].bpslot ?
 					*(const uint64_t *)(uintptr_t)f[k + 1].bpslot : f[k + 1].bp;
-			rc = step(t, gen, &f[v], &ip, &sp, &bp);
+			rc = step(st->rc, t, gen, &f[v], &ip, &sp, &bp);
 			c = v - 1;
 			from = j;
 		} else {
 			in[j].ip = ip;
 			in[j].sp = sp;
 			in[j].bp = bp;
-			rc = step(t, gen, &in[j], &ip, &sp, &bp);
+			rc = step(st->rc, t, gen, &in[j], &ip, &sp, &bp);
 			j++;
 			total++;
 			if (MT_LIKELY(rc == S_NEXT) && total >= size) {
