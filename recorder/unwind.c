@@ -800,7 +800,9 @@ static inline __attribute__((always_inline)) int step(struct rcache *rc, const s
 {
 	struct rcache *e = &rc[(fr->ip * 0x9E3779B97F4A7C15ull) >> (64 - UW_RCACHE_BITS)];
 	uint64_t rule;
-	if (MT_LIKELY(e->ip == fr->ip)) {
+	/* of the walk's own generation only, as the shared table answers: a
+	 * dlclose between rgen and rgen_all's bumps cannot pass an old rule */
+	if (MT_LIKELY(e->ip == fr->ip && r_gen(e->rule) == gen)) {
 		rule = e->rule;
 	} else {
 		rule = rule_at(t, fr->ip, gen);
@@ -862,8 +864,8 @@ struct seg {
  */
 static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int size)
 {
-	/* the cache first: a rule it gets while rgen changes is of the gen
-	 * read below or an older one, and the next walk empties it */
+	/* emptied after any dlclose, so that no entry outlives the 16-bit
+	 * generation's wrap (each entry is also checked against gen) */
 	uint64_t all = __atomic_load_n(&rgen_all, __ATOMIC_ACQUIRE);
 	if (MT_UNLIKELY(st->rc_gen != all)) {
 		memset(st->rc, 0, sizeof(st->rc));
