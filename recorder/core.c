@@ -118,6 +118,7 @@ static struct {
 	int helper_busy;      /* the helper is between waits (atomic) */
 	int check_pending;    /* the leak-check signal came (atomic) */
 	long helper_tid;      /* its thread id, once it runs (atomic) */
+	int helper_wanted;    /* the drainer that ticked is gone (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
@@ -157,6 +158,8 @@ static struct {
 	struct mt_tbuf *tb;     /* the caller's ring */
 	int fatal;              /* the signal the program dies of, once known */
 	uint32_t want;          /* program threads waiting for a lock */
+	int ticks;              /* a thread of its own ticks (dr_ticker): the
+				   program runs no helper thread */
 	pthread_mutex_t life;   /* held by the drainer while it lives (robust) */
 } DR;
 /* Per process (thread-local: the drainer has one thread): this is it. */
@@ -176,6 +179,8 @@ static inline int remote(void)
 
 static void dr_serve(void);
 static void dr_nap(void);
+static void dr_lost(void);
+static void start_helper(void);
 
 /*
  * A lock whose owner died: in the program, the drainer did (the program
@@ -188,7 +193,7 @@ static void lk_owner_died(pthread_mutex_t *m)
 	if (drainer_self)
 		drainer_orphan = 1;
 	else
-		DR.on = 0;
+		dr_lost();
 }
 
 /*
@@ -231,6 +236,20 @@ static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2);
 static void dr_wake(void);
 static int dr_gone(void);
 
+/* The drainer is gone: the program drains again from now on, and its
+ * ticker went with it, so every event reads the clock (tbuf.c). */
+static void dr_lost(void)
+{
+	DR.on = 0;
+	if (DR.ticks) {
+		mt_tbuf_tick_stop();
+		/* its flushes and ticks: the program's helper thread, started
+		 * at the next drain a full ring asks for (mt_rec_drain_wanted:
+		 * not here, where a signal handler may be running) */
+		__atomic_store_n(&S.helper_wanted, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* remote(), and the drainer alive: if it is gone, the program drains
  * again from now on. */
 static int remote_live(void)
@@ -239,7 +258,7 @@ static int remote_live(void)
 		return 0;
 	if (!dr_gone())
 		return 1;
-	DR.on = 0;
+	dr_lost();
 	return 0;
 }
 
@@ -1279,6 +1298,10 @@ void mt_rec_drain_wanted(void)
 	uint64_t seals = S.w ? mt_writer_seals(S.w) : 0;
 	drain(0, 0, 0);
 	log_unlock(seals);
+	if (MT_UNLIKELY(__atomic_load_n(&S.helper_wanted, __ATOMIC_ACQUIRE)) &&
+	    __atomic_exchange_n(&S.helper_wanted, 0, __ATOMIC_ACQ_REL) && mt_rec_active &&
+	    !S.helper_on)
+		start_helper();
 }
 
 void mt_rec_stop_nomem(const char *why, int locked)
@@ -1619,7 +1642,11 @@ static void on_snapshot_signal(int sig)
 }
 
 /*
- * The helper thread: takes the snapshots asked for by signal or interval
+ * The helper thread, in the program only where there is no drainer
+ * process or where snapshots by signal or interval, or leak checks by
+ * signal, are asked for (helper_has_work; otherwise the drainer ticks and
+ * flushes, and the program runs no thread of ours: dr_ticker says why).
+ * It takes the snapshots asked for by signal or interval
  * (a signal handler only posts the semaphore), and ends the chunk being
  * built once its first record is FLUSH_AGE old, so that a program gone
  * idle, or blocked in a system call for good, has its events on disk
@@ -1715,6 +1742,12 @@ static void *helper_main(void *arg)
 			next_flush = n + FLUSH_EVERY_NS;
 		}
 	}
+}
+
+/* What only a helper thread in the program can do is asked for. */
+static int helper_has_work(void)
+{
+	return S.cfg.snapshot_signal || S.cfg.leak_check_signal || S.cfg.snapshot_interval_ns;
 }
 
 static void start_helper(void)
@@ -1851,7 +1884,7 @@ static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2)
 	dr_wake();
 	while ((d = __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE)) != seq) {
 		if (dr_gone()) {
-			DR.on = 0;
+			dr_lost();
 			__atomic_store_n(&DR.done, seq, __ATOMIC_RELEASE);
 			return fn();
 		}
@@ -1926,6 +1959,54 @@ static void dr_orphaned(void)
 }
 
 #define DR_POLL_NS 20000000ull
+
+/*
+ * In the drainer, a thread of its own: the ticks (tbuf.c, "Times") that
+ * the program's helper thread gives where there is one. Ticking from here
+ * is what lets the program run no thread of ours: a second thread makes
+ * glibc take its arena lock in every malloc and free that misses the
+ * thread's cache, lock stdio and count shared pointers atomically, for
+ * the rest of the run (stl bench, perf: glibc's malloc and free had about
+ * 1,000 samples more, some 15 % of all the recorder added). It ticks only
+ * while the program counts on it (DR.on: once the program saw the drainer
+ * start, until it sees it gone) and stops at the end of the recording.
+ */
+static void *dr_ticker(void *arg)
+{
+	uint64_t next = mono_ns();
+	(void)arg;
+	drainer_self = 1;
+	mt_tls.guard = 1;
+	for (;;) {
+		if (!mt_rec_active) {
+			mt_tbuf_tick_stop();
+			return NULL;
+		}
+		uint64_t n = mono_ns();
+		if (n >= next) {
+			int on = __atomic_load_n(&DR.on, __ATOMIC_ACQUIRE);
+			next = n + (on && mt_tbuf_tick() ? MT_TICK_NS : MT_TICK_IDLE_NS);
+		}
+		struct timespec ts = { (time_t)(next / 1000000000ull),
+				       (long)(next % 1000000000ull) };
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+}
+
+static void dr_start_ticker(void)
+{
+	pthread_t th;
+	pthread_attr_t at;
+
+	if (!DR.ticks)
+		return;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (pthread_create(&th, &at, dr_ticker, NULL) != 0)
+		DR.ticks = 0;     /* the program starts its helper (dr_start) */
+	pthread_attr_destroy(&at);
+}
 
 static __attribute__((noreturn)) void dr_main(int pidfd)
 {
@@ -2107,6 +2188,10 @@ static void dr_start(void)
 	 * the drainer drains too, so that it writes each chunk as it seals
 	 * it and the segments keep their size */
 	DR.drains = S.ring;
+	/* Snapshots by signal or interval and leak checks by signal are
+	 * taken by the program's helper thread, which then ticks too;
+	 * otherwise the drainer does, and the program runs no thread. */
+	DR.ticks = !helper_has_work();
 	/* The intermediate: a raw clone that ends with no signal. The
 	 * drainer: _Fork (no atfork handlers: ours would take the shared
 	 * locks), which gives it its own thread id in glibc's thread
@@ -2128,6 +2213,7 @@ static void dr_start(void)
 			if (pidfd < 0)
 				_exit(0);
 			dr_hygiene(pidfd);
+			dr_start_ticker();      /* DR.ticks settled before DR.pid */
 			__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
 			futex((uint32_t *)&DR.pid, FUTEX_WAKE, 1, NULL);
 			dr_main(pidfd);
@@ -2404,7 +2490,6 @@ static void fork_parent(void)
 }
 
 static int open_log(void);
-static void start_helper(void);
 
 /*
  * Following children, in a forked child (only this thread left, guard
@@ -2446,7 +2531,8 @@ static void child_restart(void)
 	if (open_log() < 0)
 		return;
 	dr_start();
-	start_helper();
+	if (!DR.on || !DR.ticks)
+		start_helper();
 }
 
 static void fork_child(void)
@@ -2494,6 +2580,7 @@ static void fork_child(void)
 	pending = NULL;
 	mt_children_fork_child();
 	S.pid = getpid();
+	S.helper_wanted = 0;  /* the parent's drainer, not ours */
 	if (mt_rec_active && S.cfg.follow) {
 		child_restart();
 	} else if (mt_rec_active) {
@@ -3099,7 +3186,8 @@ __attribute__((constructor)) static void mt_ctor(void)
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		install_all_fatal();
 		dr_start();      /* before any thread of ours */
-		start_helper();
+		if (!DR.on || !DR.ticks)
+			start_helper();
 	}
 	mt_tls.guard--;
 }

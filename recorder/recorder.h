@@ -144,11 +144,12 @@ uint64_t mt_tbuf_shared(void);
 /* Rings grow to their larger size, each when next found empty: the
  * drainer process drains them (tbuf.c says why). */
 void mt_tbuf_big_rings(void);
-/* The events' clock tick (tbuf.c, "Times"): the helper thread calls
- * mt_tbuf_tick every MT_TICK_NS while it returns 1, every MT_TICK_IDLE_NS
- * while it returns 0 (no event in the last tick: ticking stopped);
- * mt_tbuf_tick_stop when the helper stops (and a forked child before its
- * helper starts). */
+/* The events' clock tick (tbuf.c, "Times"): the ticker (core.c: the
+ * drainer's dr_ticker, or the program's helper thread) calls mt_tbuf_tick
+ * every MT_TICK_NS while it returns 1, every MT_TICK_IDLE_NS while it
+ * returns 0 (no event in the last tick: ticking stopped); mt_tbuf_tick_stop
+ * when the ticker stops or is gone (and a forked child before its own
+ * starts). */
 #define MT_TICK_NS 1000000ull
 #define MT_TICK_IDLE_NS 10000000ull
 int mt_tbuf_tick(void);

@@ -340,18 +340,20 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
 
 /*
  * Times. An event's time is its thread's clock reading at the event, or
- * at an earlier event of the thread in the same tick: the helper thread
- * (core.c) counts a tick every MT_TICK_NS, and a thread reads the clock
- * again once it sees the count move. So a time is at most one tick early
- * (plus however late the helper wakes; it stops the tick before any job
- * of its that may take long: core.c, tick_hold), where it was exact to
- * the writer's quantum (1 us to 1 ms); the order of events is the keys',
- * exact either way. A thread allocating in a loop read the clock at every
+ * at an earlier event of the thread in the same tick: the ticker (core.c:
+ * a thread of the drainer process, or the program's helper thread where
+ * there is one) counts a tick every MT_TICK_NS, and a thread reads the
+ * clock again once it sees the count move. So a time is at most one tick
+ * early (plus however late the ticker wakes; the helper stops the tick
+ * before any job of its that may take long: core.c, tick_hold), where it
+ * was exact to the writer's quantum (1 us to 1 ms); the order of events
+ * is the keys', exact either way. A thread allocating in a loop read the clock at every
  * event before: rdtsc cost 17 ns on a bench machine's virtual CPU, and the
  * reading was 13 % of churn's recording CPU (15 interleaved runs, 2 M
  * pairs: 1,118 ms median against 989 ms with no reading at all). The count
- * is 0 while no helper ticks (before it starts, in a forked child until its
- * own does, once recording stopped): every event reads the clock then.
+ * is 0 while nothing ticks (before the ticker starts, in a forked child
+ * until its own does, once the drainer that ticked is gone, once recording
+ * stopped): every event reads the clock then.
  * Ticks are numbered on from the last ever seen, never again 0 or a
  * number used before, so that no reading of an earlier ticker passes.
  */

@@ -5,7 +5,10 @@
 # count of its calls, and against MEMTRAIL_DRAINER=0 (the program drains):
 # - what the program sees: its descriptors (no log descriptor at all: the
 #   in-program mode's is the one of 900 and more), waitpid(-1) finds no
-#   child, the same figures in both modes, exactly the program's;
+#   child, no thread of ours (the drainer ticks: glibc's malloc stays in
+#   its single-threaded mode, as natively; draining in the program, and
+#   with a snapshot signal, the helper thread is there), the same figures
+#   in both modes, exactly the program's;
 # - its peak RSS with a million live blocks of 24 B: at most 4 MiB over
 #   the native run's (the rings, the thread's stack table and the
 #   unwinder's caches: about 1.6 MiB here), and at least 10 MiB under the
@@ -45,6 +48,11 @@ for m in n d p; do
 	[ "$(sed -n 's/^wait //p' $m.out)" = "-1 ECHILD" ] || mt_fail "$m: waitpid(-1): $(sed -n 's/^wait //p' $m.out)"
 done
 mt_ok "waitpid(-1) finds no child, with or without the drainer"
+MEMTRAIL_SNAPSHOT_SIGNAL=USR2 MEMTRAIL_OUTPUT=$MT_TMP/g.data LD_PRELOAD=$REC "$PROG" probe >g.out 2>g.err
+th="$(sed -n 's/^threads //p' n.out), $(sed -n 's/^threads //p' d.out), $(sed -n 's/^threads //p' p.out), $(sed -n 's/^threads //p' g.out)"
+[ "$th" = "1 single 1, 1 single 1, 2 single 0, 2 single 0" ] &&
+	mt_ok "threads (native, drainer, in-program, snapshot signal): $th" ||
+	mt_fail "threads (native, drainer, in-program, snapshot signal): '$th', expected '1 single 1, 1 single 1, 2 single 0, 2 single 0'"
 set -- $(expect_of d.out)
 for m in d p; do
 	got=$(log_of $m.data)

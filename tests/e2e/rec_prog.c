@@ -20,6 +20,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -522,8 +523,11 @@ static void dlopened(const char *lib)
 /*
  * What the program sees of the recorder's processes and descriptors: its
  * open descriptors ("fds 0 1 2"), what waitpid(-1) finds ("wait -1
- * ECHILD": no child), then a million live blocks of 24 bytes and the peak
- * resident set ("hwm KIB", VmHWM) with them, then all freed.
+ * ECHILD": no child), its threads and whether glibc counts it single-
+ * threaded ("threads 1 single 1": a thread of the recorder's would make
+ * glibc lock its arena in malloc and free), then a million live blocks of
+ * 24 bytes and the peak resident set ("hwm KIB", VmHWM) with them, then
+ * all freed.
  */
 static void probe(void)
 {
@@ -539,6 +543,23 @@ static void probe(void)
 	pid_t w = waitpid(-1, NULL, WNOHANG);
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\nwait %ld %s\n", (long)w,
 			      w < 0 && errno == ECHILD ? "ECHILD" : "child");
+	int tasks = 0;
+	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		char d[4096];
+		long got;
+		/* getdents64: a DIR of opendir() would come from malloc */
+		while ((got = syscall(SYS_getdents64, fd, d, sizeof(d))) > 0)
+			for (long off = 0; off < got;) {
+				unsigned short reclen = *(unsigned short *)(d + off + 16);
+				if (d[off + 19] != '.')
+					tasks++;
+				off += reclen;
+			}
+		close(fd);
+	}
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "threads %d single %d\n", tasks,
+			      (int)__libc_single_threaded);
 	say(buf);
 	enum { N = 1000000 };
 	void **p = my_malloc(N * sizeof(void *));

@@ -1,8 +1,9 @@
 #!/bin/sh
 # rec_times.sh - every event's time in the log is within a tick of when it
 # happened. A thread reads the clock once per tick of the recorder's
-# helper thread (recorder/tbuf.c, "Times"), so an event's time is at most
-# a tick early (1 ms, plus however late the helper wakes). The program
+# ticker (recorder/tbuf.c, "Times": the drainer's thread here, the helper
+# thread in the program without one), so an event's time is at most a
+# tick early (1 ms, plus however late the ticker wakes). The program
 # (rec_times_prog.c) marks the end of each phase with an allocation of a
 # size of its own and prints its own CLOCK_MONOTONIC readings around it:
 # the time between two markers in the log must lie between the program's
