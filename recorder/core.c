@@ -118,7 +118,6 @@ static struct {
 	int helper_busy;      /* the helper is between waits (atomic) */
 	int check_pending;    /* the leak-check signal came (atomic) */
 	long helper_tid;      /* its thread id, once it runs (atomic) */
-	int helper_wanted;    /* the drainer that ticked is gone (atomic) */
 	int mod_dirty;        /* a new stack had a frame in no known module */
 	dev_t fd_dev;         /* identity of the log file behind fd */
 	ino_t fd_ino;
@@ -180,7 +179,6 @@ static inline int remote(void)
 static void dr_serve(void);
 static void dr_nap(void);
 static void dr_lost(void);
-static void start_helper(void);
 
 /*
  * A lock whose owner died: in the program, the drainer did (the program
@@ -241,13 +239,12 @@ static int dr_gone(void);
 static void dr_lost(void)
 {
 	DR.on = 0;
-	if (DR.ticks) {
+	/* (a tick it left is not reused anyway: tbuf.c, ticker_lives) */
+	if (DR.ticks)
 		mt_tbuf_tick_stop();
-		/* its flushes and ticks: the program's helper thread, started
-		 * at the next drain a full ring asks for (mt_rec_drain_wanted:
-		 * not here, where a signal handler may be running) */
-		__atomic_store_n(&S.helper_wanted, 1, __ATOMIC_RELEASE);
-	}
+	/* No helper thread is started here: this may run inside a hooked
+	 * free that glibc called holding a lock pthread_create takes (the
+	 * stack cache's, from pthread_join). TODO: a standby drainer. */
 }
 
 /* remote(), and the drainer alive: if it is gone, the program drains
@@ -1298,10 +1295,6 @@ void mt_rec_drain_wanted(void)
 	uint64_t seals = S.w ? mt_writer_seals(S.w) : 0;
 	drain(0, 0, 0);
 	log_unlock(seals);
-	if (MT_UNLIKELY(__atomic_load_n(&S.helper_wanted, __ATOMIC_ACQUIRE)) &&
-	    __atomic_exchange_n(&S.helper_wanted, 0, __ATOMIC_ACQ_REL) && mt_rec_active &&
-	    !S.helper_on)
-		start_helper();
 }
 
 void mt_rec_stop_nomem(const char *why, int locked)
@@ -2230,6 +2223,10 @@ static void dr_start(void)
 	if (!__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) || dr_gone())
 		return;       /* (one that starts late drains and writes beside the
 			       * program, under the same locks) */
+	/* DR.life's lock word (a mutex's first member in glibc) names the
+	 * drainer's thread while it lives: events reuse a tick only then */
+	if (DR.ticks)
+		mt_tbuf_tick_life((const int *)&DR.life);
 	DR.on = 1;
 	close(S.fd);          /* the log is the drainer's */
 	if (DR.drains)
@@ -2580,7 +2577,6 @@ static void fork_child(void)
 	pending = NULL;
 	mt_children_fork_child();
 	S.pid = getpid();
-	S.helper_wanted = 0;  /* the parent's drainer, not ours */
 	if (mt_rec_active && S.cfg.follow) {
 		child_restart();
 	} else if (mt_rec_active) {

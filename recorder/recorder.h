@@ -154,6 +154,9 @@ void mt_tbuf_big_rings(void);
 #define MT_TICK_IDLE_NS 10000000ull
 int mt_tbuf_tick(void);
 void mt_tbuf_tick_stop(void);
+/* The ticker is in another process and holds, while it lives, the robust
+ * mutex whose lock word is word (NULL: the ticker is in this process). */
+void mt_tbuf_tick_life(const int *word);
 
 /* A live block: what a free of it writes to the log. */
 struct mt_block {

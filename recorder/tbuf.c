@@ -361,8 +361,30 @@ static struct {
 	uint64_t v;
 	uint64_t seq;           /* the last tick number handed out (the ticker's) */
 	uint64_t keys;          /* the key counter at the last tick (the ticker's) */
-	char pad[40];
+	const int *life;        /* a ticker in another process: the lock word
+				   of a robust mutex it holds while it lives
+				   (NULL: the ticker is one of ours) */
+	char pad[32];
 } tick_line __attribute__((aligned(64)));
+
+void mt_tbuf_tick_life(const int *word)
+{
+	__atomic_store_n(&tick_line.life, word, __ATOMIC_RELEASE);
+}
+
+/*
+ * Does the ticker still tick? A ticker in our process stops the tick
+ * before it goes; one in another process (the drainer's) can be killed
+ * with a tick left standing, which every event would then reuse. The
+ * kernel clears the owner's thread id in a robust mutex's word when the
+ * owner dies, SIGKILL included (the word's low 30 bits, FUTEX_TID_MASK),
+ * so a reading is reused only while that word names a thread.
+ */
+static inline int ticker_lives(void)
+{
+	const int *w = __atomic_load_n(&tick_line.life, __ATOMIC_RELAXED);
+	return !w || (__atomic_load_n(w, __ATOMIC_RELAXED) & 0x3fffffff);
+}
 
 int mt_tbuf_tick(void)
 {
@@ -387,7 +409,7 @@ void mt_tbuf_tick_stop(void)
 static inline uint64_t stamp(struct mt_tbuf *b)
 {
 	uint64_t tick = __atomic_load_n(&tick_line.v, __ATOMIC_RELAXED), t;
-	if (tick && tick == b->stamp_tick)
+	if (tick && tick == b->stamp_tick && MT_LIKELY(ticker_lives()))
 		return b->stamp_val;
 #if defined(__x86_64__)
 	if (MT_LIKELY(mt_rec_tsc))
@@ -845,7 +867,8 @@ void mt_tbuf_forget(void)
 void mt_tbuf_child(void)
 {
 	struct mt_tbuf *b = rings;
-	mt_tbuf_tick_stop();    /* the parent's helper ticked */
+	mt_tbuf_tick_stop();    /* the parent's ticker ticked */
+	tick_line.life = NULL;
 	while (b) {
 		struct mt_tbuf *next = b->next;
 		mt_stacks_free(b->local);
