@@ -107,6 +107,7 @@ struct mt_writer {
 		const uint8_t *p[PARTS];
 		size_t n[PARTS];
 		uint64_t seq, t0;
+		uint64_t no;   /* the chunk's number (begun) */
 	} sealed;
 	size_t sealed_len;
 	uint64_t seals;
@@ -141,6 +142,9 @@ struct mt_writer {
 	/* Where the chunk that failed to be written began, and its seq: a
 	 * recovery cuts the file back there (mt_writer_recover). */
 	uint64_t fail_off, fail_seq;
+	/* Chunks begun (use_set), and the number of the last one written
+	 * whole: mt_writer_resume writes none twice. */
+	uint64_t begun, done_no;
 	int header_done;
 };
 
@@ -186,6 +190,7 @@ static ZSTD_CCtx *cctx_new(struct mt_writer *w)
 static void use_set(struct mt_writer *w, int b)
 {
 	w->cur = b;
+	w->begun++;
 	w->raw = w->rawbuf[b];
 	w->used = 0;
 	w->quick = 0;
@@ -213,6 +218,7 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
 	w->quantum = opts ? opts->time_quantum_ns : 0;
 	w->thread = NO_THREAD;
+	w->done_no = UINT64_MAX;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap + CHUNK_BEGIN_MAX);
 	w->wait = opts ? opts->wait : NULL;
@@ -373,7 +379,10 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	mt_put_u32(w->out + 4, (uint32_t)out.pos);
 	mt_put_u32(w->out + 8, (uint32_t)len);
 	int err = write_all(w, w->out, MT_CHUNK_HEADER + out.pos);
-	return err ? set_err(w, err) : 0;
+	if (err)
+		return set_err(w, err);
+	w->done_no = c->no;
+	return 0;
 }
 
 /*
@@ -424,6 +433,7 @@ static void current(const struct mt_writer *w, struct sealed *c)
 	}
 	c->seq = w->chunk_seq;
 	c->t0 = w->chunk_t;
+	c->no = w->begun;
 }
 
 int mt_writer_write_sealed(struct mt_writer *w)
@@ -507,6 +517,20 @@ int mt_writer_recover(struct mt_writer *w, uint64_t *off)
 	__atomic_store_n(&w->err, 0, __ATOMIC_RELEASE);
 	*off = w->fail_off;
 	return 0;
+}
+
+uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size)
+{
+	/* a chunk written whole, and the process died before it let go of
+	 * it: the sealed one (mt_writer_write_sealed), or the one being
+	 * built (mt_writer_flush) */
+	if (__atomic_load_n(&w->sealed_len, __ATOMIC_ACQUIRE) && w->sealed.no == w->done_no)
+		__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
+	else if (w->used && w->begun == w->done_no)
+		use_set(w, w->cur);
+	/* a write cut short: every byte counted in written was written by a
+	 * call that returned, and a chunk is written by one call (write_all) */
+	return size > w->written ? w->written : size;
 }
 
 void mt_writer_keep_full(struct mt_writer *w)

@@ -217,6 +217,15 @@ int mt_writer_seal_old(struct mt_writer *w, uint64_t t, uint64_t age);
  * record and I/O locks held.
  */
 int mt_writer_recover(struct mt_writer *w, uint64_t *off);
+/*
+ * The process that was writing with w died, maybe inside a call of it
+ * (the recorder's spare drainer takes its place; w is in memory both
+ * share). A chunk it had written whole is not written again, and the
+ * chunk it was cut off writing is written again whole: returns the size
+ * the file, of size bytes now, is to be cut back to first (size itself
+ * when nothing was cut short). With the record and I/O locks held.
+ */
+uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size);
 
 /*
  * From now on a chunk sealed full keeps its buffers (mem.idle) when it is
