@@ -159,7 +159,9 @@ static struct {
 	uint32_t want;          /* program threads waiting for a lock */
 	int ticks;              /* a thread of its own ticks (dr_ticker): the
 				   program runs no helper thread */
+	int finished;           /* the drainer ended its work (dr_main) */
 	pthread_mutex_t life;   /* held by the drainer while it lives (robust) */
+	pthread_mutex_t spare_life; /* held by the spare while it lives (robust) */
 } DR;
 /* Per process (thread-local: the drainer has one thread): this is it. */
 static __thread int drainer_self __attribute__((tls_model("initial-exec")));
@@ -190,8 +192,8 @@ static void lk_owner_died(pthread_mutex_t *m)
 	pthread_mutex_consistent(m);
 	if (drainer_self)
 		drainer_orphan = 1;
-	else
-		dr_lost();
+	else if (!mt_robust_held(&DR.spare_life))
+		dr_lost();      /* (else the spare takes the drainer's place) */
 }
 
 /*
@@ -234,17 +236,21 @@ static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2);
 static void dr_wake(void);
 static int dr_gone(void);
 
-/* The drainer is gone: the program drains again from now on, and its
- * ticker went with it, so every event reads the clock (tbuf.c). */
+/* The drainer and its spare are gone: the program drains again from
+ * now on, and the ticker went with them, so every event reads the clock
+ * (tbuf.c). */
 static void dr_lost(void)
 {
 	DR.on = 0;
+	mt_tbuf_resume();
 	/* (a tick it left is not reused anyway: tbuf.c, ticker_lives) */
 	if (DR.ticks)
 		mt_tbuf_tick_stop();
 	/* No helper thread is started here: this may run inside a hooked
 	 * free that glibc called holding a lock pthread_create takes (the
-	 * stack cache's, from pthread_join). TODO: a standby drainer. */
+	 * stack cache's, from pthread_join). So chunks are written from now
+	 * on as they fill, not by age: the spare is what keeps the flushes
+	 * when one memtrail process is killed (dr_spare). */
 }
 
 /* remote(), and the drainer alive: if it is gone, the program drains
@@ -1844,9 +1850,12 @@ static void dr_wake(void)
 		futex(&DR.wake, FUTEX_WAKE, 1, NULL);
 }
 
-/* Is the drainer gone? (Its life lock: robust, so its death frees it.) */
+/* Is the drainer gone? (Its life lock: robust, so its death frees it.)
+ * Not while its spare lives: that takes its place (and the lock). */
 static int dr_gone(void)
 {
+	if (mt_robust_held(&DR.spare_life))
+		return 0;
 	int r = pthread_mutex_trylock(&DR.life);
 	if (r == EBUSY)
 		return 0;
@@ -2050,18 +2059,19 @@ static __attribute__((noreturn)) void dr_main(int pidfd)
 		uint64_t n = mono_ns(), w = next_flush > n ? next_flush - n : 1000000;
 		dr_wait(w < DR_POLL_NS ? w : DR_POLL_NS);
 	}
+	__atomic_store_n(&DR.finished, 1, __ATOMIC_RELEASE);     /* the spare ends */
 	_exit(0);
 }
 
-/* The drainer's descriptors: the log's, the pidfd, stderr; 0 and 1 are
- * /dev/null. */
-static void dr_hygiene(int pidfd)
+/* The drainer's (or spare's, named so) descriptors: the log's, the
+ * pidfd, stderr; 0 and 1 are /dev/null. */
+static void dr_hygiene(int pidfd, const char *name)
 {
 	int keep[2] = { S.fd < pidfd ? S.fd : pidfd, S.fd < pidfd ? pidfd : S.fd };
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	setsid();
-	prctl(PR_SET_NAME, "memtrail-drain");
+	prctl(PR_SET_NAME, name);
 	if (nul >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);
@@ -2073,6 +2083,116 @@ static void dr_hygiene(int pidfd)
 	if (keep[1] > keep[0] + 1)
 		syscall(SYS_close_range, (unsigned)keep[0] + 1, (unsigned)keep[1] - 1, 0u);
 	syscall(SYS_close_range, (unsigned)keep[1] + 1, ~0u, 0u);
+}
+
+/*
+ * The spare drainer: a second process of ours, started beside the drainer and
+ * asleep on its life lock, that takes the drainer's place if the drainer
+ * dies (the OOM killer's choice, say: in draining mode it holds the live
+ * table). It is what keeps "nothing lost" then without a thread in the
+ * program: a helper thread there would cost glibc its single-threaded
+ * malloc (dr_ticker), and one cannot be started safely where the
+ * drainer's death is seen, inside a hooked call (dr_lost). Named
+ * memtrail-spare while it waits, memtrail-drain once it drains.
+ *
+ * While it lives, the program never declares the drainer gone
+ * (dr_gone, lk_owner_died): between the drainer's death and the
+ * spare's start its calls wait, as when the drainer is busy, and are
+ * run by the spare; a call the drainer was running when it died is
+ * run again whole, as the program runs it again where no spare takes
+ * over. A lock the drainer died holding is the drainer's, not a sign of
+ * the program's end: it is made consistent here before the drainer's
+ * loop begins, where a lock whose owner died means the program's thread
+ * execed or was killed (lk_owner_died). A chunk the drainer was cut off
+ * writing is cut off the file and written again whole; one it had written
+ * whole is not written twice (mt_writer_resume).
+ *
+ * It ends with the drainer's work (DR.finished), or once the program
+ * keeps the life lock (nothing to take over). Only one spare: with the
+ * drainer and it both killed, the program drains again itself, and
+ * writes chunks as they fill, not every 0.2 s.
+ */
+
+
+/* Takes m if free; 1 if taken. (Whoever died holding it: see above.) */
+static int dr_take(pthread_mutex_t *m)
+{
+	int r = pthread_mutex_trylock(m);
+	if (r == EOWNERDEAD)
+		pthread_mutex_consistent(m);
+	return r == 0 || r == EOWNERDEAD;
+}
+
+static __attribute__((noreturn)) void dr_spare(int pidfd)
+{
+	int fd = S.fd;        /* the log's descriptor as it was at the start */
+
+	for (;;) {
+		struct timespec at;
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_sec += 1;
+		int r = pthread_mutex_clocklock(&DR.life, CLOCK_MONOTONIC, &at);
+		if (__atomic_load_n(&DR.finished, __ATOMIC_ACQUIRE))
+			_exit(0);
+		if (r == EOWNERDEAD) {
+			pthread_mutex_consistent(&DR.life);
+			break;
+		}
+		if (r == 0)
+			break;
+		/* the program keeps it: the drainer's death was seen with no
+		 * spare yet (dr_gone) */
+		pid_t owner = __atomic_load_n((const int *)&DR.life, __ATOMIC_RELAXED) & 0x3fffffff;
+		if (r != ETIMEDOUT || (owner && owner != __atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE)))
+			_exit(0);
+	}
+	/* the drainer died: its place, unless the program saw it die before
+	 * this process stood by (lk_owner_died) and drains again itself */
+	if (!mt_rec_active || !__atomic_load_n(&DR.on, __ATOMIC_ACQUIRE))
+		_exit(0);
+	mt_tbuf_tick_stop();   /* its ticker's last tick, until ours ticks */
+	mt_tbuf_resume();      /* no event it drained is drained twice */
+	prctl(PR_SET_NAME, "memtrail-drain");
+	__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
+	/* no lock the drainer died holding is taken for the program's end
+	 * (lk_owner_died) below */
+	if (dr_take(&log_lock))
+		pthread_mutex_unlock(&log_lock);
+	if (dr_take(&io_lock))
+		pthread_mutex_unlock(&io_lock);
+	/* The writer as the drainer left it (mt_writer_resume): under both
+	 * locks, if the program lets go of them soon; one of its threads may
+	 * hold one while it waits for a call, which this process runs only
+	 * below. The file itself is still: only a drainer writes it. */
+	int both = 0;
+	for (int i = 0; i < 100 && !both; i++) {
+		if (dr_take(&log_lock)) {
+			if (dr_take(&io_lock))
+				both = 1;
+			else
+				pthread_mutex_unlock(&log_lock);
+		}
+		if (!both)
+			dr_wait(1000000);
+	}
+	struct stat st;
+	if (fd_ours() && fstat(S.fd, &st) == 0) {
+		uint64_t size = (uint64_t)st.st_size, w = mt_writer_written(S.w);
+		uint64_t keep = both ? mt_writer_resume(S.w, size) : size > w ? w : size;
+		/* the drainer died in a write: the file and its offset (the
+		 * drainer's too, one open file) go back to its last whole
+		 * write */
+		if (keep < size && ftruncate(S.fd, (off_t)keep) == 0)
+			(void)lseek(S.fd, (off_t)keep, SEEK_SET);
+	}
+	if (both) {
+		pthread_mutex_unlock(&io_lock);
+		pthread_mutex_unlock(&log_lock);
+	}
+	if (S.fd != fd)
+		close(fd);
+	dr_start_ticker();
+	dr_main(pidfd);
 }
 
 /* The pages of this library's writable statics (after its RELRO part). */
@@ -2174,7 +2294,9 @@ static void dr_start(void)
 	lock_init_shared(&log_lock, 1);
 	lock_init_shared(&io_lock, 0);
 	lock_init_shared(&DR.life, 0);
+	lock_init_shared(&DR.spare_life, 0);
 	DR.pid = 0;
+	DR.finished = 0;
 	DR.call = DR.done = 0;
 	DR.fatal = 0;
 	/* a bounded log turns to its next segment where a chunk is written:
@@ -2205,11 +2327,26 @@ static void dr_start(void)
 			int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
 			if (pidfd < 0)
 				_exit(0);
-			dr_hygiene(pidfd);
+			dr_hygiene(pidfd, "memtrail-drain");
 			dr_start_ticker();      /* DR.ticks settled before DR.pid */
 			__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
-			futex((uint32_t *)&DR.pid, FUTEX_WAKE, 1, NULL);
+			futex((uint32_t *)&DR.pid, FUTEX_WAKE, INT32_MAX, NULL);
 			dr_main(pidfd);
+		}
+		/* the spare, once the drainer holds its life lock */
+		for (int i = 0; i < 100 && !__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE); i++)
+			futex((uint32_t *)&DR.pid, FUTEX_WAIT, 0, &to);
+		if (__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) && _Fork() == 0) {
+			drainer_self = 1;
+			mt_tls.tb = NULL;
+			mt_tls.guard = 1;
+			mt_tls.io_held = 0;
+			pthread_mutex_lock(&DR.spare_life);
+			int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
+			if (pidfd < 0)
+				_exit(0);
+			dr_hygiene(pidfd, "memtrail-spare");
+			dr_spare(pidfd);
 		}
 		syscall(SYS_exit, 0);
 	}

@@ -126,6 +126,9 @@ uint64_t mt_tbuf_key(void);
  * event too.
  */
 void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all);
+/* The drainer process died: the next drain first passes over the events
+ * it had handed out (tbuf.c, "handed"). */
+void mt_tbuf_resume(void);
 /* The calling thread is exiting (its ring is reused once it is gone). */
 void mt_tbuf_exited(void);
 /* With the log lock: rings of exited threads, drained and gone, are freed
@@ -157,6 +160,16 @@ void mt_tbuf_tick_stop(void);
 /* The ticker is in another process and holds, while it lives, the robust
  * mutex whose lock word is word (NULL: the ticker is in this process). */
 void mt_tbuf_tick_life(const int *word);
+/*
+ * Does a thread hold the robust mutex whose lock word (a glibc mutex's
+ * first member) is word? Its owner's thread id is in the word's low 30
+ * bits (FUTEX_TID_MASK) while it holds it, and the kernel clears them when
+ * the owner dies, SIGKILL included. A load, no lock taken.
+ */
+static inline int mt_robust_held(const void *word)
+{
+	return (__atomic_load_n((const int *)word, __ATOMIC_RELAXED) & 0x3fffffff) != 0;
+}
 
 /* A live block: what a free of it writes to the log. */
 struct mt_block {

@@ -377,13 +377,13 @@ void mt_tbuf_tick_life(const int *word)
  * before it goes; one in another process (the drainer's) can be killed
  * with a tick left standing, which every event would then reuse. The
  * kernel clears the owner's thread id in a robust mutex's word when the
- * owner dies, SIGKILL included (the word's low 30 bits, FUTEX_TID_MASK),
- * so a reading is reused only while that word names a thread.
+ * owner dies, SIGKILL included (mt_robust_held), so a reading is reused
+ * only while that word names a thread.
  */
 static inline int ticker_lives(void)
 {
 	const int *w = __atomic_load_n(&tick_line.life, __ATOMIC_RELAXED);
-	return !w || (__atomic_load_n(w, __ATOMIC_RELAXED) & 0x3fffffff);
+	return !w || mt_robust_held(w);
 }
 
 int mt_tbuf_tick(void)
@@ -669,6 +669,61 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
 }
 
 /*
+ * The key of the last event handed out (of its half, for a realloc),
+ * stored as each is. A drainer process killed in a run of drain_one had
+ * handed out events that are in the writer's chunk (memory the next
+ * drainer shares), while the ring's tail, kept in a local, was not
+ * stored: whoever drains next passes over them (mt_tbuf_resume), or they
+ * would be in the log twice.
+ */
+static uint64_t handed;
+static int resume_due;
+
+void mt_tbuf_resume(void)
+{
+	__atomic_store_n(&resume_due, 1, __ATOMIC_RELEASE);
+}
+
+/* Each ring's tail past the events handed out already. */
+static void pass_handed(void)
+{
+	for (struct mt_tbuf *b = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); b; b = b->next) {
+		uint64_t h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE), tail = b->tail;
+		int stage2 = b->stage2;
+
+		b->dsize = b->size;
+		while (tail != h) {
+			const struct rhdr *r = ring_at(b, tail);
+			uint32_t kind = rkind(r);
+
+			if (kind == R_ALLOC || kind == R_FREE) {
+				if (((const struct r_ev *)r)->key > handed)
+					break;
+			} else if (kind == R_REALLOC) {
+				const struct r_realloc *rr = (const struct r_realloc *)r;
+				if (!stage2) {
+					if (rr->key > handed)
+						break;
+					stage2 = 1;      /* its free half was handed out */
+					b->tail = tail;
+					b->stage2 = 1;
+				}
+				if (rr->key2 > handed)
+					break;
+				stage2 = 0;
+			} else {
+				tail += rlen(r);   /* a stack: handed out again harmlessly */
+				continue;
+			}
+			tail += rlen(r);
+			b->tail = tail;
+			b->stage2 = 0;
+		}
+		__atomic_store_n(&b->tail, b->tail, __ATOMIC_RELEASE);
+	}
+}
+
+/*
  * One ring's events (a ring alone, most programs having one thread, or a
  * run of one among several), in order while their keys are below lim, up
  * to head h: no choosing, and the ring's cursors in locals (each
@@ -676,11 +731,12 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
  */
 static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct mt_livetab *pf)
 {
-	uint64_t tail = b->tail, ahead = b->ahead;
+	uint64_t tail = b->tail, ahead = b->ahead, key;
 	int stage2 = b->stage2;
 
-	while (peek(b, &tail, stage2, h) < lim) {
+	while ((key = peek(b, &tail, stage2, h)) < lim) {
 		take(b, &tail, &stage2);
+		__atomic_store_n(&handed, key, __ATOMIC_RELAXED);
 		if (pf)
 			prefetch_next(b, tail, &ahead, h, pf);
 	}
@@ -805,6 +861,10 @@ void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all)
 	struct timespec nap = { 0, 20000 };
 	uint64_t waited = 0;
 
+	if (MT_UNLIKELY(__atomic_load_n(&resume_due, __ATOMIC_ACQUIRE))) {
+		pass_handed();
+		__atomic_store_n(&resume_due, 0, __ATOMIC_RELAXED);
+	}
 	for (;;) {
 		uint64_t b = bound();
 		merge(b);

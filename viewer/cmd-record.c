@@ -549,8 +549,9 @@ static void report(const char *path, pid_t pid, const char *prog)
 /* ---- --view ------------------------------------------------------------------------ */
 
 /*
- * The recorder's drainer processes (recorder/core.c) end up our children:
- * we are a subreaper, and they are orphans from the start. Each is waited
+ * The recorder's drainer processes (recorder/core.c: memtrail-drain and
+ * its memtrail-spare) end up our children: we are a subreaper, and they
+ * are orphans from the start. Each is waited
  * for, up to 10 s, so that the log is whole when it is read (a program
  * killed by SIGKILL leaves its drainer writing the rest) and its CPU time
  * counts as the run's. Other orphans of the program are left alone.
@@ -579,7 +580,8 @@ static void reap_drainers(void)
 				continue;
 			c = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 			fclose(f);
-			if (!c || strncmp(strchr(buf, '(') + 1, "memtrail-drain)", 15) != 0 ||
+			if (!c || (strncmp(strchr(buf, '(') + 1, "memtrail-drain)", 15) != 0 &&
+				   strncmp(strchr(buf, '(') + 1, "memtrail-spare)", 15) != 0) ||
 			    sscanf(c + 2, "%*c %d", &ppid) != 1 || ppid != self)
 				continue;
 			if (waitpid(pid, NULL, WNOHANG) == 0)

@@ -61,8 +61,9 @@
 #                              compiles tests/e2e/rec_prog.c into OUT with
 #                              the optimization flag OPT (default -O0);
 #                              mt_skip if it does not build
-#   mt_drainer_of FILE         the pid of the recorder's drainer process
-#                              (memtrail-drain) writing the log FILE, as
+#   mt_drainer_of FILE [NAME]  the pid of the recorder's drainer process
+#                              (memtrail-drain, or the process named NAME:
+#                              memtrail-spare) writing the log FILE, as
 #                              named by MEMTRAIL_OUTPUT; nothing if none
 #   mt_wait_drained FILE       waits, up to 10 s, until no drainer writes
 #                              FILE: a program killed outright (SIGKILL)
@@ -267,7 +268,7 @@ mt_build_rec_prog() {
 mt_drainer_of() {
 	for _c in /proc/[0-9]*/comm; do
 		_d=${_c%/comm}
-		grep -qx memtrail-drain "$_c" 2>/dev/null || continue
+		grep -qx "${2:-memtrail-drain}" "$_c" 2>/dev/null || continue
 		tr '\0' '\n' 2>/dev/null <"$_d/environ" | grep -qx "MEMTRAIL_OUTPUT=$1" &&
 			echo "${_d#/proc/}"
 	done

@@ -9,6 +9,8 @@
 # - busy: ~30,000 events a second, SIGKILL after 3.5 s: the log holds
 #   everything the program had done by its last report, and END(SIGNAL 9);
 #   with MEMTRAIL_DRAINER=0, at least what it had done one second before;
+#   with the drainer killed at 0.5 s, all of it and END still (its spare
+#   takes its place), and the events' times move on with the program's;
 # - every signal whose default action terminates (ALRM, USR1, USR2, HUP,
 #   PIPE, XCPU, PROF, VTALRM, SIGRTMIN), left at SIG_DFL: the program's own
 #   exit status, END(SIGNAL, sig), every event; the program sees SIG_DFL;
@@ -96,6 +98,43 @@ for dr in 1 0; do
 		mt_fail "busy then SIGKILL (MEMTRAIL_DRAINER=$dr): log '$*', $due allocations required, $made made by $last ms"
 	fi
 done
+
+# ---- busy, its drainer killed at 0.5 s, then SIGKILL at 3.5 s ----------------------
+# The spare drainer takes the drainer's place: the log holds everything up
+# to the last report and END(SIGNAL 9), as if nothing had been killed, and
+# its times go on: from the report at 1 s to the last, the log's times
+# (of the allocations the program had counted at each) move as the
+# program's clock did, within 5 % (a drainer's clock tick left standing
+# would make them stand still).
+rm -f bk.data
+env MEMTRAIL_OUTPUT="$MT_TMP/bk.data" LD_PRELOAD="$REC" "$PROG" busy >bk.out 2>bk.err &
+pid=$!
+sleep 0.5
+dr=$(mt_drainer_of "$MT_TMP/bk.data")
+[ -n "$dr" ] && kill -KILL $dr
+sleep 3
+kill -KILL $pid
+wait $pid
+mt_wait_drained "$MT_TMP/bk.data"
+last=$(sed -n 's/^at \([0-9]*\) .*/\1/p' bk.out | tail -n 1)
+made=$(sed -n 's/^at [0-9]* allocs=\([0-9]*\) .*/\1/p' bk.out | tail -n 1)
+first=$(awk '$1 == "at" && $2 >= 1000 { sub("allocs=", "", $3); print $2, $3; exit }' bk.out)
+set -- $(log_of bk.data)
+# the log's time of the Nth allocation, in ms
+t_of() {
+	$DEC -v bk.data 2>/dev/null | awk -v n="$1" '$1 == "ALLOC" && ++k == n { printf "%d", $2 / 1000000; exit }'
+}
+t1=$(t_of "${first#* }")
+t2=$(t_of "$made")
+prog=$((last - ${first% *}))
+logd=$((t2 - t1))
+if [ -n "$dr" ] && [ -n "$made" ] && [ "$1" -ge "$made" ] && [ "$1" -le "$((made + 2000))" ] &&
+   [ "$3 $4 $5" = "(2, 9) 0" ] && [ -n "$t1" ] && [ -n "$t2" ] &&
+   [ $((logd * 100)) -ge $((prog * 95)) ] && [ $((logd * 100)) -le $((prog * 105)) ]; then
+	mt_ok "busy, drainer killed at 0.5 s, SIGKILL at ${last} ms: kept $1 allocations, $made by $last ms, END(SIGNAL 9); ${first% *} to $last ms: log $logd ms"
+else
+	mt_fail "busy, drainer '$dr' killed, SIGKILL at ${last} ms: log '$*', $made allocations made; ${first% *} to $last ms: log '$t1' to '$t2' ms"
+fi
 
 # ---- terminating signals at their default ----------------------------------------
 while read -r sig num; do

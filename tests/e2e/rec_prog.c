@@ -158,10 +158,12 @@ static void threads(void)
 }
 
 /*
- * Short threads, as a thread-per-task program makes them: ROUNDS rounds of
- * NT threads started and joined; each allocates 8 blocks (16..23 bytes)
- * and frees 7, the main thread frees the eighth after the join (a free
- * from another thread). Nothing is live at the end.
+ * Short threads, as a thread-per-task program makes them: ROUNDS rounds
+ * (or as many as asked for) of NT threads started and joined (a join
+ * frees the thread's TLS from inside glibc, holding its lock of thread
+ * stacks); each allocates 8 blocks (16..23 bytes) and frees 7, the main
+ * thread frees the eighth after the join (a free from another thread).
+ * Nothing is live at the end.
  */
 #define ROUNDS 2000
 static void *shortlived(void *arg)
@@ -175,9 +177,9 @@ static void *shortlived(void *arg)
 	return p[0];
 }
 
-static void shortthreads(void)
+static void shortthreads(long rounds)
 {
-	for (int r = 0; r < ROUNDS; r++) {
+	for (long r = 0; r < rounds; r++) {
 		pthread_t th[NT];
 		void *kept;
 		for (long t = 0; t < NT; t++)
@@ -187,8 +189,8 @@ static void shortthreads(void)
 			free(kept);
 		}
 	}
-	allocs = frees = (long)ROUNDS * NT * 8;
-	bytes = (long)ROUNDS * NT * (16 + 17 + 18 + 19 + 20 + 21 + 22 + 23);
+	allocs = frees = rounds * NT * 8;
+	bytes = rounds * NT * (16 + 17 + 18 + 19 + 20 + 21 + 22 + 23);
 	live = blocks = 0;
 	expect();
 }
@@ -602,7 +604,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "threads")) {
 		threads();
 	} else if (!strcmp(mode, "shortthreads")) {
-		shortthreads();
+		shortthreads(argc > 2 ? atol(argv[2]) : ROUNDS);
 	} else if (!strcmp(mode, "snap")) {
 		snapshots();
 	} else if (!strcmp(mode, "kill")) {

@@ -161,7 +161,7 @@ for p in os.listdir("/proc"):
         st = open(f"/proc/{p}/stat").read()
     except (OSError, ValueError):
         continue
-    if st[st.rindex(")") + 2:].split()[1] == sys.argv[1] and "(memtrail-drain)" not in st:
+    if st[st.rindex(")") + 2:].split()[1] == sys.argv[1] and "(memtrail-drain)" not in st and "(memtrail-spare)" not in st:
         print(p)
 EOF
 )
