@@ -2273,6 +2273,22 @@ static int dr_possible(void)
 	return 1;
 }
 
+/* In the drainer or its spare, as it starts: takes its life lock, names
+ * itself; returns a pidfd of the program. */
+static int dr_begin(pthread_mutex_t *life, const char *name)
+{
+	drainer_self = 1;
+	mt_tls.tb = NULL;
+	mt_tls.guard = 1;
+	mt_tls.io_held = 0;
+	pthread_mutex_lock(life);
+	int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
+	if (pidfd < 0)
+		_exit(0);
+	dr_hygiene(pidfd, name);
+	return pidfd;
+}
+
 /* Starts the drainer (the constructor, or a followed child): alone, active. */
 static void dr_start(void)
 {
@@ -2319,15 +2335,7 @@ static void dr_start(void)
 	pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, NULL);
 	if (pid == 0) {
 		if (_Fork() == 0) {
-			drainer_self = 1;
-			mt_tls.tb = NULL;
-			mt_tls.guard = 1;
-			mt_tls.io_held = 0;
-			pthread_mutex_lock(&DR.life);
-			int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
-			if (pidfd < 0)
-				_exit(0);
-			dr_hygiene(pidfd, "memtrail-drain");
+			int pidfd = dr_begin(&DR.life, "memtrail-drain");
 			dr_start_ticker();      /* DR.ticks settled before DR.pid */
 			__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
 			futex((uint32_t *)&DR.pid, FUTEX_WAKE, INT32_MAX, NULL);
@@ -2336,18 +2344,8 @@ static void dr_start(void)
 		/* the spare, once the drainer holds its life lock */
 		for (int i = 0; i < 100 && !__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE); i++)
 			futex((uint32_t *)&DR.pid, FUTEX_WAIT, 0, &to);
-		if (__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) && _Fork() == 0) {
-			drainer_self = 1;
-			mt_tls.tb = NULL;
-			mt_tls.guard = 1;
-			mt_tls.io_held = 0;
-			pthread_mutex_lock(&DR.spare_life);
-			int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
-			if (pidfd < 0)
-				_exit(0);
-			dr_hygiene(pidfd, "memtrail-spare");
-			dr_spare(pidfd);
-		}
+		if (__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) && _Fork() == 0)
+			dr_spare(dr_begin(&DR.spare_life, "memtrail-spare"));
 		syscall(SYS_exit, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -101,39 +101,32 @@ set -- $(expect_of s.out)
 got=$(log_of s.data)
 [ "$got" = "$1 $2 (0, 3) 0" ] && mt_ok "steady: log $got" || mt_fail "steady: log '$got', program made $1 allocs $2 frees"
 
-# ---- the drainer killed mid-run: its spare takes its place -------------------------
-# (steady: 2 s of work; the drainer killed at 0.5 s)
-MEMTRAIL_OUTPUT=$MT_TMP/k.data LD_PRELOAD=$REC "$PROG" steady >k.out 2>k.err &
-pid=$!
-sleep 0.5
-dr=$(mt_drainer_of "$MT_TMP/k.data")
-sp=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
-[ -n "$dr" ] && kill -KILL $dr
-sleep 0.3
-now=$(mt_drainer_of "$MT_TMP/k.data")
-wait $pid
-rc=$?
-mt_wait_drained "$MT_TMP/k.data"
-set -- $(expect_of k.out)
-got=$(log_of k.data)
-[ -n "$dr" ] && [ -n "$sp" ] && [ "$now" = "$sp" ] && [ $rc = 3 ] && [ "$got" = "$1 $2 (0, 3) 0" ] &&
-	mt_ok "drainer $dr killed: its spare $sp drains, the program went on (exit $rc), log $got" ||
-	mt_fail "drainer '$dr' killed: spare '$sp', drainer then '$now', exit $rc, log '$got', program made $1 allocs $2 frees"
-
-# ---- the drainer and its spare killed: the program drains again itself ------------
-MEMTRAIL_OUTPUT=$MT_TMP/b.data LD_PRELOAD=$REC "$PROG" steady >b.out 2>b.err &
-pid=$!
-sleep 0.5
-dr=$(mt_drainer_of "$MT_TMP/b.data")
-sp=$(mt_drainer_of "$MT_TMP/b.data" memtrail-spare)
-[ -n "$dr" ] && [ -n "$sp" ] && kill -KILL $dr $sp
-wait $pid
-rc=$?
-set -- $(expect_of b.out)
-got=$(log_of b.data)
-[ -n "$dr" ] && [ -n "$sp" ] && [ $rc = 3 ] && [ "$got" = "$1 $2 (0, 3) 0" ] &&
-	mt_ok "drainer and spare killed: the program went on (exit $rc), log $got" ||
-	mt_fail "drainer '$dr' and spare '$sp' killed: exit $rc, log '$got', program made $1 allocs $2 frees"
+# ---- the drainer killed mid-run: its spare takes its place; both killed: ----------
+# ---- the program drains again itself ---------------------------------------------
+for who in drainer both; do
+	MEMTRAIL_OUTPUT=$MT_TMP/k.data LD_PRELOAD=$REC "$PROG" steady >k.out 2>k.err &
+	pid=$!
+	sleep 0.5
+	dr=$(mt_drainer_of "$MT_TMP/k.data")
+	sp=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
+	if [ $who = both ]; then
+		[ -n "$dr" ] && [ -n "$sp" ] && kill -KILL $dr $sp
+		want=""
+	else
+		[ -n "$dr" ] && kill -KILL $dr
+		want=$sp
+	fi
+	sleep 0.3
+	now=$(mt_drainer_of "$MT_TMP/k.data")
+	wait $pid
+	rc=$?
+	mt_wait_drained "$MT_TMP/k.data"
+	set -- $(expect_of k.out)
+	got=$(log_of k.data)
+	[ -n "$dr" ] && [ -n "$sp" ] && [ "$now" = "$want" ] && [ $rc = 3 ] && [ "$got" = "$1 $2 (0, 3) 0" ] &&
+		mt_ok "$who killed (drainer $dr, spare $sp): drainer then '$now', the program went on (exit $rc), log $got" ||
+		mt_fail "$who killed (drainer '$dr', spare '$sp'): drainer then '$now', exit $rc, log '$got', program made $1 allocs $2 frees"
+done
 
 # ---- killed while threads start and end ------------------------------------------
 # A join frees the thread's TLS inside glibc, under its lock of thread
