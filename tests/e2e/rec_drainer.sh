@@ -133,8 +133,8 @@ done
 # stacks: the death must be met there without starting a thread (which
 # takes that lock). Drainer alone, then both; 3 s of work, 60 s allowed.
 # (Threads' events drained together soon make the drainer drain.) The
-# figures: those of a run left alone, the program's own and glibc's 4
-# blocks of the first thread, both exact in the other checks here.
+# figures: those of a run left alone, which are the program's own count
+# and 4 blocks more (glibc's, for its threads).
 MEMTRAIL_OUTPUT=$MT_TMP/t0.data LD_PRELOAD=$REC "$PROG" shortthreads 10000 >t0.out 2>t0.err
 want=$(log_of t0.data)
 set -- $(expect_of t0.out)
