@@ -142,9 +142,11 @@ struct mt_writer {
 	/* Where the chunk that failed to be written began, and its seq: a
 	 * recovery cuts the file back there (mt_writer_recover). */
 	uint64_t fail_off, fail_seq;
-	/* Chunks begun (use_set), and the number of the last one written
-	 * whole: mt_writer_resume writes none twice. */
-	uint64_t begun, done_no;
+	/* Chunks begun (use_set), the number of the last one written whole,
+	 * and of the one being written with where its write ends
+	 * (written's value then; it began at fail_off): mt_writer_resume
+	 * writes none twice, and keeps no part of one. */
+	uint64_t begun, done_no, wr_no, wr_end;
 	int header_done;
 };
 
@@ -218,7 +220,7 @@ struct mt_writer *mt_writer_new(int fd, const struct mt_writer_mem *mem,
 	w->chunk_ns = opts && opts->chunk_ns ? opts->chunk_ns : 1000000000ull;
 	w->quantum = opts ? opts->time_quantum_ns : 0;
 	w->thread = NO_THREAD;
-	w->done_no = UINT64_MAX;
+	w->done_no = w->wr_no = UINT64_MAX;
 	w->raw_cap = w->chunk_bytes + RECORD_SLACK;
 	w->out_cap = MT_CHUNK_HEADER + ZSTD_compressBound(w->raw_cap + CHUNK_BEGIN_MAX);
 	w->wait = opts ? opts->wait : NULL;
@@ -378,6 +380,8 @@ static int compress_write(struct mt_writer *w, const struct sealed *c)
 	memcpy(w->out, MT_CHUNK_MAGIC, 4);
 	mt_put_u32(w->out + 4, (uint32_t)out.pos);
 	mt_put_u32(w->out + 8, (uint32_t)len);
+	w->wr_no = c->no;
+	w->wr_end = w->written + MT_CHUNK_HEADER + out.pos;
 	int err = write_all(w, w->out, MT_CHUNK_HEADER + out.pos);
 	if (err)
 		return set_err(w, err);
@@ -521,6 +525,14 @@ int mt_writer_recover(struct mt_writer *w, uint64_t *off)
 
 uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size)
 {
+	/* it died in a chunk's write_all: the chunk is whole in the file
+	 * (every write returned), or what of it is there goes */
+	if (w->wr_no != UINT64_MAX && w->wr_no != w->done_no) {
+		if (w->written >= w->wr_end)
+			w->done_no = w->wr_no;
+		else
+			w->written = w->fail_off;
+	}
 	/* a chunk written whole, and the process died before it let go of
 	 * it: the sealed one (mt_writer_write_sealed), or the one being
 	 * built (mt_writer_flush) */
@@ -528,8 +540,7 @@ uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size)
 		__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
 	else if (w->used && w->begun == w->done_no)
 		use_set(w, w->cur);
-	/* a write cut short: every byte counted in written was written by a
-	 * call that returned, and a chunk is written by one call (write_all) */
+	/* (a write cut short within the last write(2) is not counted) */
 	return size > w->written ? w->written : size;
 }
 

@@ -154,6 +154,7 @@ static struct {
 	int (*fn)(void);        /* the call: run as its caller would, under its locks */
 	uint64_t a[3];          /* its arguments */
 	int ret, io_held;
+	pid_t caller;           /* the calling thread */
 	struct mt_tbuf *tb;     /* the caller's ring */
 	int fatal;              /* the signal the program dies of, once known */
 	uint32_t want;          /* program threads waiting for a lock */
@@ -181,6 +182,7 @@ static inline int remote(void)
 static void dr_serve(void);
 static void dr_nap(void);
 static void dr_lost(void);
+static int dr_gone(void);
 
 /*
  * A lock whose owner died: in the program, the drainer did (the program
@@ -192,8 +194,8 @@ static void lk_owner_died(pthread_mutex_t *m)
 	pthread_mutex_consistent(m);
 	if (drainer_self)
 		drainer_orphan = 1;
-	else if (!mt_robust_held(&DR.spare_life))
-		dr_lost();      /* (else the spare takes the drainer's place) */
+	else if (dr_gone())
+		dr_lost();      /* (not while the spare lives: it takes the place) */
 }
 
 /*
@@ -234,7 +236,6 @@ static int lk_try(pthread_mutex_t *m)
 
 static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2);
 static void dr_wake(void);
-static int dr_gone(void);
 
 /* The drainer and its spare are gone: the program drains again from
  * now on, and the ticker went with them, so every event reads the clock
@@ -1882,6 +1883,7 @@ static int dr_call(int (*fn)(void), uint64_t a0, uint64_t a1, uint64_t a2)
 	DR.a[2] = a2;
 	DR.io_held = mt_tls.io_held;
 	DR.tb = mt_tls.tb;
+	DR.caller = (pid_t)syscall(SYS_gettid);
 	seq = __atomic_add_fetch(&DR.call, 1, __ATOMIC_SEQ_CST);
 	dr_wake();
 	while ((d = __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE)) != seq) {
@@ -2123,9 +2125,25 @@ static int dr_take(pthread_mutex_t *m)
 	return r == 0 || r == EOWNERDEAD;
 }
 
+/* Is m held by the program's thread waiting for a call, which the spare
+ * runs as that thread (so it is as good as the spare's)? */
+static int dr_caller_holds(pthread_mutex_t *m)
+{
+	pid_t owner = __atomic_load_n((const int *)m, __ATOMIC_RELAXED) & 0x3fffffff;
+	return __atomic_load_n(&DR.call, __ATOMIC_ACQUIRE) != __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE) &&
+	       owner && owner == DR.caller;
+}
+
 static __attribute__((noreturn)) void dr_spare(int pidfd)
 {
 	int fd = S.fd;        /* the log's descriptor as it was at the start */
+
+	/* a bounded log's first segment goes once full: not kept open here
+	 * (the takeover opens the current one by its path, fd_ours) */
+	if (S.ring) {
+		close(fd);
+		fd = -1;
+	}
 
 	for (;;) {
 		struct timespec at;
@@ -2161,35 +2179,35 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 	if (dr_take(&io_lock))
 		pthread_mutex_unlock(&io_lock);
 	/* The writer as the drainer left it (mt_writer_resume): under both
-	 * locks, if the program lets go of them soon; one of its threads may
-	 * hold one while it waits for a call, which this process runs only
-	 * below. The file itself is still: only a drainer writes it. */
-	int both = 0;
-	for (int i = 0; i < 100 && !both; i++) {
-		if (dr_take(&log_lock)) {
-			if (dr_take(&io_lock))
-				both = 1;
-			else
-				pthread_mutex_unlock(&log_lock);
-		}
-		if (!both)
-			dr_wait(1000000);
+	 * locks, each taken here or held by the program's thread waiting
+	 * for a call (which this process runs only below); one of its
+	 * threads may hold one for a moment. The file itself is still: only
+	 * a drainer writes it. */
+	int lg = 0, io = 0;
+	for (int i = 0; i < 1000 && !(lg && io); i++) {
+		/* 1: the caller's; 2: taken here */
+		if (!lg)
+			lg = dr_caller_holds(&log_lock) ? 1 : dr_take(&log_lock) ? 2 : 0;
+		if (!io)
+			io = dr_caller_holds(&io_lock) ? 1 : dr_take(&io_lock) ? 2 : 0;
+		if (!(lg && io))
+			dr_wait(100000);
 	}
 	struct stat st;
 	if (fd_ours() && fstat(S.fd, &st) == 0) {
 		uint64_t size = (uint64_t)st.st_size, w = mt_writer_written(S.w);
-		uint64_t keep = both ? mt_writer_resume(S.w, size) : size > w ? w : size;
+		uint64_t keep = lg && io ? mt_writer_resume(S.w, size) : size > w ? w : size;
 		/* the drainer died in a write: the file and its offset (the
 		 * drainer's too, one open file) go back to its last whole
 		 * write */
 		if (keep < size && ftruncate(S.fd, (off_t)keep) == 0)
 			(void)lseek(S.fd, (off_t)keep, SEEK_SET);
 	}
-	if (both) {
+	if (io == 2)
 		pthread_mutex_unlock(&io_lock);
+	if (lg == 2)
 		pthread_mutex_unlock(&log_lock);
-	}
-	if (S.fd != fd)
+	if (fd >= 0 && S.fd != fd)
 		close(fd);
 	dr_start_ticker();
 	dr_main(pidfd);

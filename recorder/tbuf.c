@@ -712,7 +712,10 @@ static void pass_handed(void)
 					break;
 				stage2 = 0;
 			} else {
-				tail += rlen(r);   /* a stack: handed out again harmlessly */
+				/* a stack: passed with the events after it, or
+				 * handed out again (harmlessly) before the first
+				 * event not passed */
+				tail += rlen(r);
 				continue;
 			}
 			tail += rlen(r);
