@@ -2129,7 +2129,7 @@ static int dr_take(pthread_mutex_t *m)
  * runs as that thread (so it is as good as the spare's)? */
 static int dr_caller_holds(pthread_mutex_t *m)
 {
-	pid_t owner = __atomic_load_n((const int *)m, __ATOMIC_RELAXED) & 0x3fffffff;
+	pid_t owner = mt_robust_owner(m);
 	return __atomic_load_n(&DR.call, __ATOMIC_ACQUIRE) != __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE) &&
 	       owner && owner == DR.caller;
 }
@@ -2160,7 +2160,7 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 			break;
 		/* the program keeps it: the drainer's death was seen with no
 		 * spare yet (dr_gone) */
-		pid_t owner = __atomic_load_n((const int *)&DR.life, __ATOMIC_RELAXED) & 0x3fffffff;
+		pid_t owner = mt_robust_owner(&DR.life);
 		if (r != ETIMEDOUT || (owner && owner != __atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE)))
 			_exit(0);
 	}
@@ -2172,17 +2172,13 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 	mt_tbuf_resume();      /* no event it drained is drained twice */
 	prctl(PR_SET_NAME, "memtrail-drain");
 	__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
-	/* no lock the drainer died holding is taken for the program's end
-	 * (lk_owner_died) below */
-	if (dr_take(&log_lock))
-		pthread_mutex_unlock(&log_lock);
-	if (dr_take(&io_lock))
-		pthread_mutex_unlock(&io_lock);
 	/* The writer as the drainer left it (mt_writer_resume): under both
 	 * locks, each taken here or held by the program's thread waiting
 	 * for a call (which this process runs only below); one of its
-	 * threads may hold one for a moment. The file itself is still: only
-	 * a drainer writes it. */
+	 * threads may hold one for a moment. A lock the drainer died holding
+	 * is taken here too, so that none is read below as the program's end
+	 * (lk_owner_died). The file itself is still: only a drainer writes
+	 * it. */
 	int lg = 0, io = 0;
 	for (int i = 0; i < 1000 && !(lg && io); i++) {
 		/* 1: the caller's; 2: taken here */

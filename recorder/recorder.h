@@ -161,14 +161,19 @@ void mt_tbuf_tick_stop(void);
  * mutex whose lock word is word (NULL: the ticker is in this process). */
 void mt_tbuf_tick_life(const int *word);
 /*
- * Does a thread hold the robust mutex whose lock word (a glibc mutex's
- * first member) is word? Its owner's thread id is in the word's low 30
+ * The thread holding the robust mutex whose lock word (a glibc mutex's
+ * first member) is word, 0 if none: its thread id is in the word's low 30
  * bits (FUTEX_TID_MASK) while it holds it, and the kernel clears them when
  * the owner dies, SIGKILL included. A load, no lock taken.
  */
+static inline pid_t mt_robust_owner(const void *word)
+{
+	return __atomic_load_n((const int *)word, __ATOMIC_RELAXED) & 0x3fffffff;
+}
+
 static inline int mt_robust_held(const void *word)
 {
-	return (__atomic_load_n((const int *)word, __ATOMIC_RELAXED) & 0x3fffffff) != 0;
+	return mt_robust_owner(word) != 0;
 }
 
 /* A live block: what a free of it writes to the log. */

@@ -676,7 +676,8 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
  * stored: whoever drains next passes over them (mt_tbuf_resume), or they
  * would be in the log twice.
  */
-static uint64_t handed;
+static uint64_t handed __attribute__((aligned(64)));   /* (stored at every event:
+							  a line of its own) */
 static int resume_due;
 
 void mt_tbuf_resume(void)
