@@ -52,6 +52,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1819,8 +1820,9 @@ static void start_helper(void)
  * (SIGKILL) loses nothing: the pidfd tells the drainer, which drains what
  * the rings hold and writes END(SIGNAL 9). A successful exec ends the
  * thread that holds the log lock across it: the robust lock tells the
- * drainer. If the drainer dies, its robust locks tell the program, which
- * drains again itself.
+ * drainer. If the drainer dies, its spare takes its place (dr_spare);
+ * with both gone, the robust locks tell the program, which drains again
+ * itself.
  *
  * Not with MEMTRAIL_DRAINER=0, nor where it cannot start: no shared
  * memory, no pidfd (Linux before 5.3), a clone refused, threads already
@@ -2088,8 +2090,8 @@ static void dr_hygiene(int pidfd, const char *name)
 }
 
 /*
- * The spare drainer: a second process of ours, started beside the drainer and
- * asleep on its life lock, that takes the drainer's place if the drainer
+ * The spare drainer: a second process of ours, forked by the drainer as it
+ * starts and asleep on its life lock, that takes the drainer's place if it
  * dies (the OOM killer's choice, say: in draining mode it holds the live
  * table). It is what keeps "nothing lost" then without a thread in the
  * program: a helper thread there would cost glibc its single-threaded
@@ -2110,9 +2112,13 @@ static void dr_hygiene(int pidfd, const char *name)
  * whole is not written twice (mt_writer_resume).
  *
  * It ends with the drainer's work (DR.finished), or once the program
- * keeps the life lock (nothing to take over). Only one spare: with the
- * drainer and it both killed, the program drains again itself, and
- * writes chunks as they fill, not every 0.2 s.
+ * keeps the life lock (nothing to take over). A spare that takes over
+ * forks a spare of its own first, so one kill at a time never leaves the
+ * program alone. Between its letting go of DR.spare_life and the new
+ * spare's taking it, a drainer's death is the program's to see (dr_gone),
+ * and the new spare, finding DR.life kept by the program, ends. With the
+ * drainer and its spare killed together, the program drains again itself,
+ * and writes chunks as they fill, not every 0.2 s.
  */
 
 
@@ -2132,6 +2138,23 @@ static int dr_caller_holds(pthread_mutex_t *m)
 	pid_t owner = mt_robust_owner(m);
 	return __atomic_load_n(&DR.call, __ATOMIC_ACQUIRE) != __atomic_load_n(&DR.done, __ATOMIC_ACQUIRE) &&
 	       owner && owner == DR.caller;
+}
+
+static __attribute__((noreturn)) void dr_spare(int pidfd);
+static int dr_begin(pthread_mutex_t *life, const char *name);
+
+/*
+ * In a drainer that holds DR.life and named itself in DR.pid: forks its
+ * spare. Here and not in the intermediate clone, which the program waits
+ * for: a fork copies the page tables of the whole address space (a
+ * followed child of a 2 GiB process waited some 20 ms more for it). The
+ * spare is this process's child; `memtrail record` reaps it once this
+ * one ends (reap_drainers).
+ */
+static void dr_fork_spare(void)
+{
+	if (_Fork() == 0)
+		dr_spare(dr_begin(&DR.spare_life, "memtrail-spare"));
 }
 
 static __attribute__((noreturn)) void dr_spare(int pidfd)
@@ -2205,6 +2228,10 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 		pthread_mutex_unlock(&log_lock);
 	if (fd >= 0 && S.fd != fd)
 		close(fd);
+	/* a spare of its own (this process is one thread still), so that
+	 * the next kill too finds one standing by */
+	pthread_mutex_unlock(&DR.spare_life);
+	dr_fork_spare();
 	dr_start_ticker();
 	dr_main(pidfd);
 }
@@ -2303,6 +2330,30 @@ static int dr_begin(pthread_mutex_t *life, const char *name)
 	return pidfd;
 }
 
+/*
+ * The drainer's parent, which ends at once, so that the drainer is not
+ * the program's child. It runs in the program's memory, on a stack of its
+ * own, with the program's thread (and so its thread-local storage, errno
+ * included) stopped until it ends (CLONE_VFORK): a clone of the memory
+ * would copy the page tables of the whole address space once more, and
+ * tear them down as it ends (a followed child of a process with 2 GiB
+ * mapped waited some 40 ms more for that). All it does here is _Fork,
+ * whose parent side writes nothing but the return value.
+ */
+static int dr_intermediate(void *arg)
+{
+	(void)arg;
+	if (_Fork() == 0) {
+		int pidfd = dr_begin(&DR.life, "memtrail-drain");
+		dr_start_ticker();      /* DR.ticks settled before DR.pid */
+		__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
+		futex((uint32_t *)&DR.pid, FUTEX_WAKE, INT32_MAX, NULL);
+		dr_fork_spare();
+		dr_main(pidfd);
+	}
+	return 0;
+}
+
 /* Starts the drainer (the constructor, or a followed child): alone, active. */
 static void dr_start(void)
 {
@@ -2337,36 +2388,35 @@ static void dr_start(void)
 	 * taken by the program's helper thread, which then ticks too;
 	 * otherwise the drainer does, and the program runs no thread. */
 	DR.ticks = !helper_has_work();
-	/* The intermediate: a raw clone that ends with no signal. The
-	 * drainer: _Fork (no atfork handlers: ours would take the shared
+	/* The intermediate (dr_intermediate) shares this memory and this
+	 * thread waits while it runs: signals blocked, it ends with none.
+	 * The drainer: _Fork (no atfork handlers: ours would take the shared
 	 * locks), which gives it its own thread id in glibc's thread
 	 * structure and a robust list, so its death frees the robust
 	 * locks it holds. Both start with every signal blocked: none of
 	 * the program's handlers may run in them, nor a signal end them. */
+	/* (the drainer and its spares run on their copies of it: as large
+	 * as a main thread's usual stack, its pages made as they are used,
+	 * and a guard page below) */
+	enum { STACK = 8 << 20, GUARD = 64 << 10 };
 	sigset_t all, old;
+	int saved = errno;
+	char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return;
+	mprotect(stack, GUARD, PROT_NONE);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = syscall(SYS_clone, 0ul, NULL, NULL, NULL, NULL);
-	if (pid == 0) {
-		if (_Fork() == 0) {
-			int pidfd = dr_begin(&DR.life, "memtrail-drain");
-			dr_start_ticker();      /* DR.ticks settled before DR.pid */
-			__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
-			futex((uint32_t *)&DR.pid, FUTEX_WAKE, INT32_MAX, NULL);
-			dr_main(pidfd);
-		}
-		/* the spare, once the drainer holds its life lock */
-		for (int i = 0; i < 100 && !__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE); i++)
-			futex((uint32_t *)&DR.pid, FUTEX_WAIT, 0, &to);
-		if (__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) && _Fork() == 0)
-			dr_spare(dr_begin(&DR.spare_life, "memtrail-spare"));
-		syscall(SYS_exit, 0);
-	}
+	pid = clone(dr_intermediate, stack + STACK, CLONE_VM | CLONE_VFORK, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0)
+		while (waitpid((pid_t)pid, NULL, __WCLONE) < 0 && errno == EINTR)
+			;
+	munmap(stack, STACK);
+	errno = saved;
 	if (pid < 0)
 		return;
-	while (waitpid((pid_t)pid, NULL, __WCLONE) < 0 && errno == EINTR)
-		;
 	for (int i = 0; i < 100 && !__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE); i++)
 		futex((uint32_t *)&DR.pid, FUTEX_WAIT, 0, &to);
 	if (!__atomic_load_n(&DR.pid, __ATOMIC_ACQUIRE) || dr_gone())

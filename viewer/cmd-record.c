@@ -550,8 +550,9 @@ static void report(const char *path, pid_t pid, const char *prog)
 
 /*
  * The recorder's drainer processes (recorder/core.c: memtrail-drain and
- * its memtrail-spare) end up our children: we are a subreaper, and they
- * are orphans from the start. Each is waited
+ * its memtrail-spare) end up our children: we are a subreaper, the
+ * drainer is an orphan from the start, and its spare (its child) becomes
+ * one when the drainer ends. Each is waited
  * for, up to 10 s, so that the log is whole when it is read (a program
  * killed by SIGKILL leaves its drainer writing the rest) and its CPU time
  * counts as the run's. Other orphans of the program are left alone.
@@ -584,8 +585,10 @@ static void reap_drainers(void)
 				   strncmp(strchr(buf, '(') + 1, "memtrail-spare)", 15) != 0) ||
 			    sscanf(c + 2, "%*c %d", &ppid) != 1 || ppid != self)
 				continue;
-			if (waitpid(pid, NULL, WNOHANG) == 0)
-				left++;
+			/* (one reaped may leave a spare that was its child,
+			 * now ours: another pass finds it) */
+			left++;
+			(void)waitpid(pid, NULL, WNOHANG);
 		}
 		closedir(d);
 		if (!left)

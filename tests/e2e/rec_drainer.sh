@@ -17,8 +17,11 @@
 # - the drainer: named memtrail-drain, not the program's child, and its
 #   spare, memtrail-spare, neither: both gone once the program has ended;
 # - the drainer killed mid-run: its spare (memtrail-spare) takes its
-#   place, the log is whole, the figures exact; the drainer and its spare
-#   killed: the program drains again itself, and the same holds;
+#   place and forks a spare of its own, the log is whole, the figures
+#   exact; the drainer killed, then the spare that took its place: the
+#   new spare takes over, and the same holds; the spare and the drainer
+#   killed (the spare first, so that none forks another): the program
+#   drains again itself, and the same holds;
 # - either killed while threads start and end (the drainer drains then):
 #   the program ends, the figures exact;
 # - an exec: END(EXEC) in the first log, and its drainer ends.
@@ -101,20 +104,30 @@ set -- $(expect_of s.out)
 got=$(log_of s.data)
 [ "$got" = "$1 $2 (0, 3) 0" ] && mt_ok "steady: log $got" || mt_fail "steady: log '$got', program made $1 allocs $2 frees"
 
-# ---- the drainer killed mid-run: its spare takes its place; both killed: ----------
-# ---- the program drains again itself ---------------------------------------------
-for who in drainer both; do
+# ---- the drainer killed mid-run: its spare takes its place; killed again: --------
+# ---- the next spare does; both killed: the program drains again itself ---------
+for who in drainer twice both; do
 	MEMTRAIL_OUTPUT=$MT_TMP/k.data LD_PRELOAD=$REC "$PROG" steady >k.out 2>k.err &
 	pid=$!
 	sleep 0.5
 	dr=$(mt_drainer_of "$MT_TMP/k.data")
 	sp=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
+	sp2=
 	if [ $who = both ]; then
-		[ -n "$dr" ] && [ -n "$sp" ] && kill -KILL $dr $sp
+		[ -n "$dr" ] && [ -n "$sp" ] && kill -KILL $sp && kill -KILL $dr
 		want=""
 	else
 		[ -n "$dr" ] && kill -KILL $dr
 		want=$sp
+		sleep 0.3
+		# the spare that took over stands a spare of its own by
+		sp2=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
+		if [ -z "$sp2" ] || [ "$sp2" = "$sp" ]; then
+			want="a new spare, not '$sp2',"
+		elif [ $who = twice ]; then
+			[ -n "$sp" ] && kill -KILL $sp
+			want=$sp2
+		fi
 	fi
 	sleep 0.3
 	now=$(mt_drainer_of "$MT_TMP/k.data")
@@ -124,8 +137,8 @@ for who in drainer both; do
 	set -- $(expect_of k.out)
 	got=$(log_of k.data)
 	[ -n "$dr" ] && [ -n "$sp" ] && [ "$now" = "$want" ] && [ $rc = 3 ] && [ "$got" = "$1 $2 (0, 3) 0" ] &&
-		mt_ok "$who killed (drainer $dr, spare $sp): drainer then '$now', the program went on (exit $rc), log $got" ||
-		mt_fail "$who killed (drainer '$dr', spare '$sp'): drainer then '$now', exit $rc, log '$got', program made $1 allocs $2 frees"
+		mt_ok "$who killed (drainer $dr, spare $sp, its spare '$sp2'): drainer then '$now', the program went on (exit $rc), log $got" ||
+		mt_fail "$who killed (drainer '$dr', spare '$sp', its spare '$sp2'): drainer then '$now' ($want expected), exit $rc, log '$got', program made $1 allocs $2 frees"
 done
 
 # ---- killed while threads start and end ------------------------------------------
@@ -145,8 +158,8 @@ for who in drainer both; do
 	pid=$!
 	sleep 0.4
 	dr=$(mt_drainer_of "$MT_TMP/t.data")
-	[ $who = both ] && dr="$dr $(mt_drainer_of "$MT_TMP/t.data" memtrail-spare)"
-	kill -KILL $dr
+	[ $who = both ] && dr="$(mt_drainer_of "$MT_TMP/t.data" memtrail-spare) $dr"
+	kill -KILL $dr      # (the spare first: none forks another)
 	i=0
 	while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
 		sleep 0.1
