@@ -2014,14 +2014,31 @@ static void dr_start_ticker(void)
 	pthread_attr_destroy(&at);
 }
 
-static __attribute__((noreturn)) void dr_main(int pidfd)
+static pid_t dr_fork_spare(void);
+
+/*
+ * The drainer's loop. spare: its spare's pid (its child), or 0; one found
+ * dead (the OOM killer's choice too: a fork's pages count in both
+ * processes' resident sets) is replaced, checked every SPARE_CHECK_NS.
+ */
+#define SPARE_CHECK_NS 100000000ull
+
+static __attribute__((noreturn)) void dr_main(int pidfd, pid_t spare)
 {
-	uint64_t next_flush = mono_ns() + FLUSH_EVERY_NS;
+	uint64_t next_flush = mono_ns() + FLUSH_EVERY_NS, next_spare = next_flush;
 
 	for (;;) {
 		dr_serve();
 		if (!mt_rec_active)
 			break;
+		if (spare > 0) {
+			uint64_t n = mono_ns();
+			if (n >= next_spare) {
+				next_spare = n + SPARE_CHECK_NS;
+				if (waitpid(spare, NULL, WNOHANG) == spare)
+					spare = dr_fork_spare();
+			}
+		}
 		/* what the program's threads sealed, draining: written at
 		 * once, needing no log lock (and a bounded log turns then) */
 		if (mt_writer_sealed_pending(S.w))
@@ -2113,11 +2130,13 @@ static void dr_hygiene(int pidfd, const char *name)
  *
  * It ends with the drainer's work (DR.finished), or once the program
  * keeps the life lock (nothing to take over). A spare that takes over
- * forks a spare of its own first, so one kill at a time never leaves the
- * program alone. Between its letting go of DR.spare_life and the new
+ * forks a spare of its own first, and a drainer whose spare died forks
+ * another (dr_main), so one kill at a time never leaves the program
+ * alone. Between its letting go of DR.spare_life and the new
  * spare's taking it, a drainer's death is the program's to see (dr_gone),
  * and the new spare, finding DR.life kept by the program, ends. With the
- * drainer and its spare killed together, the program drains again itself,
+ * drainer and its spare killed together (within 0.1 s), the program
+ * drains again itself,
  * and writes chunks as they fill, not every 0.2 s.
  */
 
@@ -2148,13 +2167,16 @@ static int dr_begin(pthread_mutex_t *life, const char *name);
  * spare. Here and not in the intermediate clone, which the program waits
  * for: a fork copies the page tables of the whole address space (a
  * followed child of a 2 GiB process waited some 20 ms more for it). The
- * spare is this process's child; `memtrail record` reaps it once this
- * one ends (reap_drainers).
+ * spare is this process's child (dr_main replaces it if it dies);
+ * `memtrail record` reaps it once this one ends (reap_drainers). Its pid,
+ * or -1.
  */
-static void dr_fork_spare(void)
+static pid_t dr_fork_spare(void)
 {
-	if (_Fork() == 0)
+	pid_t pid = _Fork();
+	if (pid == 0)
 		dr_spare(dr_begin(&DR.spare_life, "memtrail-spare"));
+	return pid;
 }
 
 static __attribute__((noreturn)) void dr_spare(int pidfd)
@@ -2231,9 +2253,9 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 	/* a spare of its own (this process is one thread still), so that
 	 * the next kill too finds one standing by */
 	pthread_mutex_unlock(&DR.spare_life);
-	dr_fork_spare();
+	pid_t spare = dr_fork_spare();
 	dr_start_ticker();
-	dr_main(pidfd);
+	dr_main(pidfd, spare);
 }
 
 /* The pages of this library's writable statics (after its RELRO part). */
@@ -2322,7 +2344,10 @@ static int dr_begin(pthread_mutex_t *life, const char *name)
 	mt_tls.tb = NULL;
 	mt_tls.guard = 1;
 	mt_tls.io_held = 0;
-	pthread_mutex_lock(life);
+	/* (a spare's, after a spare killed: made consistent, or its first
+	 * unlock, at a takeover, would leave it unusable for the next) */
+	if (pthread_mutex_lock(life) == EOWNERDEAD)
+		pthread_mutex_consistent(life);
 	int pidfd = (int)syscall(SYS_pidfd_open, S.pid, 0);
 	if (pidfd < 0)
 		_exit(0);
@@ -2348,8 +2373,7 @@ static int dr_intermediate(void *arg)
 		dr_start_ticker();      /* DR.ticks settled before DR.pid */
 		__atomic_store_n(&DR.pid, getpid(), __ATOMIC_RELEASE);
 		futex((uint32_t *)&DR.pid, FUTEX_WAKE, INT32_MAX, NULL);
-		dr_fork_spare();
-		dr_main(pidfd);
+		dr_main(pidfd, dr_fork_spare());
 	}
 	return 0;
 }

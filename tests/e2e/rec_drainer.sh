@@ -19,9 +19,10 @@
 # - the drainer killed mid-run: its spare (memtrail-spare) takes its
 #   place and forks a spare of its own, the log is whole, the figures
 #   exact; the drainer killed, then the spare that took its place: the
-#   new spare takes over, and the same holds; the spare and the drainer
-#   killed (the spare first, so that none forks another): the program
-#   drains again itself, and the same holds;
+#   new spare takes over, and the same holds; the spare killed: the
+#   drainer forks another; the spare and the drainer killed (the drainer
+#   stopped first, so that it forks no other): the program drains again
+#   itself, and the same holds;
 # - either killed while threads start and end (the drainer drains then):
 #   the program ends, the figures exact;
 # - an exec: END(EXEC) in the first log, and its drainer ends.
@@ -106,7 +107,7 @@ got=$(log_of s.data)
 
 # ---- the drainer killed mid-run: its spare takes its place; killed again: --------
 # ---- the next spare does; both killed: the program drains again itself ---------
-for who in drainer twice both; do
+for who in drainer twice spare both; do
 	MEMTRAIL_OUTPUT=$MT_TMP/k.data LD_PRELOAD=$REC "$PROG" steady >k.out 2>k.err &
 	pid=$!
 	sleep 0.5
@@ -114,8 +115,14 @@ for who in drainer twice both; do
 	sp=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
 	sp2=
 	if [ $who = both ]; then
-		[ -n "$dr" ] && [ -n "$sp" ] && kill -KILL $sp && kill -KILL $dr
+		[ -n "$dr" ] && [ -n "$sp" ] && kill -STOP $dr && kill -KILL $sp && kill -KILL $dr
 		want=""
+	elif [ $who = spare ]; then
+		[ -n "$sp" ] && kill -KILL $sp
+		want=$dr
+		sleep 0.3
+		sp2=$(mt_drainer_of "$MT_TMP/k.data" memtrail-spare)
+		[ -n "$sp2" ] && [ "$sp2" != "$sp" ] || want="$dr and a new spare, not '$sp2',"
 	else
 		[ -n "$dr" ] && kill -KILL $dr
 		want=$sp
@@ -137,8 +144,8 @@ for who in drainer twice both; do
 	set -- $(expect_of k.out)
 	got=$(log_of k.data)
 	[ -n "$dr" ] && [ -n "$sp" ] && [ "$now" = "$want" ] && [ $rc = 3 ] && [ "$got" = "$1 $2 (0, 3) 0" ] &&
-		mt_ok "$who killed (drainer $dr, spare $sp, its spare '$sp2'): drainer then '$now', the program went on (exit $rc), log $got" ||
-		mt_fail "$who killed (drainer '$dr', spare '$sp', its spare '$sp2'): drainer then '$now' ($want expected), exit $rc, log '$got', program made $1 allocs $2 frees"
+		mt_ok "$who killed (drainer $dr, spare $sp, next spare '$sp2'): drainer then '$now', the program went on (exit $rc), log $got" ||
+		mt_fail "$who killed (drainer '$dr', spare '$sp', next spare '$sp2'): drainer then '$now' ($want expected), exit $rc, log '$got', program made $1 allocs $2 frees"
 done
 
 # ---- killed while threads start and end ------------------------------------------
@@ -158,8 +165,11 @@ for who in drainer both; do
 	pid=$!
 	sleep 0.4
 	dr=$(mt_drainer_of "$MT_TMP/t.data")
-	[ $who = both ] && dr="$(mt_drainer_of "$MT_TMP/t.data" memtrail-spare) $dr"
-	kill -KILL $dr      # (the spare first: none forks another)
+	if [ $who = both ]; then
+		kill -STOP $dr      # (so that it forks no other spare)
+		dr="$(mt_drainer_of "$MT_TMP/t.data" memtrail-spare) $dr"
+	fi
+	kill -KILL $dr
 	i=0
 	while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
 		sleep 0.1
