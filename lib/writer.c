@@ -121,6 +121,7 @@ struct mt_writer {
 	uint64_t idle_after;   /* I/O side: a written chunk's buffers go idle
 				  (mem.idle) if it began at this time or later */
 	int keep_full;         /* ... and only if it was sealed part-empty */
+	int keep_io;           /* the output buffer and the context never go idle */
 	uint8_t *out;          /* chunk header + compressed frame */
 	size_t out_cap;
 	ZSTD_CCtx *cctx;
@@ -463,9 +464,11 @@ int mt_writer_write_sealed(struct mt_writer *w)
 			if (w->sealed.n[i])
 				w->mem.idle(w->mem.opaque, (void *)(uintptr_t)w->sealed.p[i],
 					    w->sealed.n[i]);
-		w->mem.idle(w->mem.opaque, w->out, w->out_cap);
-		ZSTD_freeCCtx(w->cctx);
-		w->cctx = NULL;
+		if (!w->keep_io) {
+			w->mem.idle(w->mem.opaque, w->out, w->out_cap);
+			ZSTD_freeCCtx(w->cctx);
+			w->cctx = NULL;
+		}
 	}
 	__atomic_store_n(&w->sealed_len, 0, __ATOMIC_RELEASE);
 	return err ? err : werr(w);
@@ -547,6 +550,11 @@ uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size)
 void mt_writer_keep_full(struct mt_writer *w)
 {
 	w->keep_full = 1;
+}
+
+void mt_writer_keep_io(struct mt_writer *w, int on)
+{
+	w->keep_io = on;
 }
 
 void mt_writer_set_fd(struct mt_writer *w, int fd)

@@ -239,6 +239,15 @@ uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size);
  */
 void mt_writer_keep_full(struct mt_writer *w);
 
+/*
+ * on: the compressed chunk's buffer and the compression context are kept
+ * when a chunk's buffers go idle, for a writer whose chunks are compressed
+ * in a process of their own (the recorder's drainer), where they count in
+ * no program's resident set: stl bench, the drainer faulted 5,000 pages a
+ * run back in for them, and made a context every chunk.
+ */
+void mt_writer_keep_io(struct mt_writer *w, int on);
+
 /* The descriptor to write to from now on (the caller moved its log). Under
  * the caller's I/O lock. */
 void mt_writer_set_fd(struct mt_writer *w, int fd);

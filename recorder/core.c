@@ -244,6 +244,8 @@ static void dr_wake(void);
 static void dr_lost(void)
 {
 	DR.on = 0;
+	if (S.w)
+		mt_writer_keep_io(S.w, 0);
 	mt_tbuf_resume();
 	/* (a tick it left is not reused anyway: tbuf.c, ticker_lives) */
 	if (DR.ticks)
@@ -2451,6 +2453,8 @@ static void dr_start(void)
 	if (DR.ticks)
 		mt_tbuf_tick_life((const int *)&DR.life);
 	DR.on = 1;
+	/* it compresses: what only that touches is kept, in its memory */
+	mt_writer_keep_io(S.w, 1);
 	close(S.fd);          /* the log is the drainer's */
 	if (DR.drains)
 		dr_drains_tables();
