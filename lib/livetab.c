@@ -282,18 +282,16 @@ static int resize(struct mt_livetab *t, size_t cap)
 	}
 	if (done_new(t, &d, cap + TAIL) < 0)
 		return -1;
-	if (extend(t, cap + TAIL > t->n ? cap + TAIL - t->n : 0) < 0) {
-		done_free(t, &d);
-		return -1;
-	}
-	set_cap(t, cap);
-	/* with the bitmap's slack, -1 here means a run of thousands */
-	if (rehash(t, old_n, &d, 0) < 0) {
-		done_free(t, &d);
-		return -1;
+	t->moving = 1;
+	int rc = extend(t, cap + TAIL > t->n ? cap + TAIL - t->n : 0);
+	if (rc == 0) {
+		set_cap(t, cap);
+		/* with the bitmap's slack, -1 here means a run of thousands */
+		rc = rehash(t, old_n, &d, 0);
 	}
 	done_free(t, &d);
-	return 0;
+	t->moving = 0;
+	return rc;
 }
 
 /* The homes for at least n blocks, growing from cap. */
@@ -447,7 +445,17 @@ static void span_sort(unsigned char *base, size_t n, uint32_t *work, int depth, 
 	}
 }
 
+static int sort_in(struct mt_livetab *t, int back);
+
 int mt_livetab_sort(struct mt_livetab *t, int back)
+{
+	t->moving = 1;
+	int rc = sort_in(t, back);
+	t->moving = 0;
+	return rc;
+}
+
+static int sort_in(struct mt_livetab *t, int back)
 {
 	size_t wlen = SORT_WORK;
 	uint32_t *work = t->mem->alloc(wlen);
@@ -525,6 +533,7 @@ int mt_livetab_unsort(struct mt_livetab *t)
 	uint32_t *work = d.bits ? t->mem->alloc(SORT_WORK) : NULL;
 	int rc;
 
+	t->moving = 1;
 	/*
 	 * Sorted again by home, the blocks go to their places in one pass
 	 * over the slots; without the memory for that sort, each is rehashed
@@ -542,6 +551,7 @@ int mt_livetab_unsort(struct mt_livetab *t)
 
 	done_free(t, &d);
 	t->sorted = NULL;
+	t->moving = 0;
 	return rc;
 }
 

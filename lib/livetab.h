@@ -83,6 +83,10 @@ struct mt_livetab {
 	uint64_t *sorted;          /* while sorted: unsort's bitmap */
 	size_t sorted_words;
 	const struct mt_livetab_mem *mem;
+	int moving;                /* a growth, a sort or its undoing is moving
+				      blocks: the table is not whole until it
+				      ends (a process killed meanwhile leaves
+				      it so: the recorder's drainer, core.c) */
 };
 
 /* An empty table taking its memory from mem (NULL: the default).

@@ -149,6 +149,25 @@ struct mt_writer {
 	 * writes none twice, and keeps no part of one. */
 	uint64_t begun, done_no, wr_no, wr_end;
 	int header_done;
+	/*
+	 * The event being put, as it began (with undo_on: mt_writer_undo).
+	 * An event record changes its address state (side streams,
+	 * histories) before its end commits it (used, events): a process
+	 * killed in between would leave the chunk's streams at odds with its
+	 * records. events: w->events then, UINT64_MAX while being saved.
+	 */
+	int undo_on;
+	struct {
+		uint64_t events;
+		size_t used;
+		struct addr_state *as;
+		uint8_t *at[MT_STREAMS];
+		uint64_t n[2], last[2];
+		size_t slot[2];
+		struct hist_slot e[2];
+		uint32_t astack;
+		uint64_t asize;
+	} undo;
 };
 
 static void *zstd_alloc(void *opaque, size_t size)
@@ -526,8 +545,13 @@ int mt_writer_recover(struct mt_writer *w, uint64_t *off)
 	return 0;
 }
 
+static void undo_restore(struct mt_writer *w);
+
 uint64_t mt_writer_resume(struct mt_writer *w, uint64_t size)
 {
+	/* it died putting an event: the chunk as before it */
+	undo_restore(w);
+	w->undo.as = NULL;
 	/* it died in a chunk's write_all: the chunk is whole in the file
 	 * (every write returned), or what of it is there goes */
 	if (w->wr_no != UINT64_MAX && w->wr_no != w->done_no) {
@@ -839,6 +863,8 @@ static inline void put_joined(struct addr_state *as, uint32_t stack, uint64_t si
 static inline void end_event(struct mt_writer *w, uint8_t *p)
 {
 	w->used = (size_t)(p + 1 - w->raw);
+	/* the count last: it commits the event (undo_restore) */
+	__asm__ volatile("" ::: "memory");
 	w->events++;
 }
 
@@ -905,6 +931,68 @@ int mt_writer_sample(struct mt_writer *w, uint64_t t, uint64_t mean)
 	return 0;
 }
 
+/*
+ * Saves what an event record is about to change in as: the slot of its
+ * allocated address in the allocations' history (s0) and of its freed
+ * one in the frees' (s1). Stores only, in order: the compiler may not
+ * move the state's changes above them.
+ */
+static __attribute__((noinline)) void undo_save(struct mt_writer *w, struct addr_state *as,
+						size_t s0, size_t s1)
+{
+	size_t i = (size_t)(as->hist[0].n % MT_ADDR_HISTORY);
+
+	w->undo.events = UINT64_MAX;
+	__asm__ volatile("" ::: "memory");
+	w->undo.as = as;
+	w->undo.used = w->used;
+	memcpy(w->undo.at, as->at, sizeof(w->undo.at));
+	for (int h = 0; h < 2; h++) {
+		w->undo.n[h] = as->hist[h].n;
+		w->undo.last[h] = as->hist[h].last;
+	}
+	w->undo.slot[0] = s0;
+	w->undo.slot[1] = s1;
+	w->undo.e[0] = as->hist[0].index[s0];
+	w->undo.e[1] = as->hist[1].index[s1];
+	w->undo.astack = as->astack[i];
+	w->undo.asize = as->asize[i];
+	__asm__ volatile("" ::: "memory");
+	w->undo.events = w->events;
+	__asm__ volatile("" ::: "memory");
+}
+
+#define UNDO_SAVE(w, as, s0, s1)                                \
+	do {                                                    \
+		if (MT_WRITER_UNLIKELY((w)->undo_on))           \
+			undo_save((w), (as), (s0), (s1));       \
+	} while (0)
+
+/* An event begun (undo_save) and not ended: its changes undone. */
+static void undo_restore(struct mt_writer *w)
+{
+	struct addr_state *as = w->undo.as;
+
+	if (!as || w->undo.events != w->events)
+		return;
+	w->used = w->undo.used;      /* (end_event may have moved it) */
+	memcpy(as->at, w->undo.at, sizeof(as->at));
+	for (int h = 0; h < 2; h++) {
+		as->hist[h].n = w->undo.n[h];
+		as->hist[h].last = w->undo.last[h];
+		as->hist[h].index[w->undo.slot[h]] = w->undo.e[h];
+	}
+	size_t i = (size_t)(as->hist[0].n % MT_ADDR_HISTORY);
+	as->astack[i] = w->undo.astack;
+	as->asize[i] = w->undo.asize;
+}
+
+void mt_writer_undo(struct mt_writer *w, int on)
+{
+	if (w->undo_on != on)
+		w->undo_on = on;
+}
+
 int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t size,
 		    uint32_t stack, uint32_t thread)
 {
@@ -914,6 +1002,8 @@ int mt_writer_alloc(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_t siz
 		return werr(w);
 	struct addr_state *as = w->as;
 	size_t slot = hist_slot_of(addr);
+
+	UNDO_SAVE(w, as, slot, slot);
 
 	*p = MT_REC_ALLOC;
 	put_field(as, MT_STREAM_STACKS, stack);
@@ -934,6 +1024,7 @@ int mt_writer_free_block(struct mt_writer *w, uint64_t t, uint64_t addr, uint64_
 	struct addr_state *as = w->as;
 	size_t slot = hist_slot_of(addr);
 
+	UNDO_SAVE(w, as, slot, slot);
 	*p = MT_REC_FREE;
 	/* BLOCK unless the address named its allocation (format.h FREE) */
 	if (!put_addr(as, &as->hist[1], slot, addr, block_key(as, slot, addr, size, stack))) {
@@ -955,6 +1046,7 @@ int mt_writer_realloc(struct mt_writer *w, uint64_t t, uint64_t old_addr, uint64
 	struct addr_state *as = w->as;
 	size_t os = hist_slot_of(old_addr), ns = hist_slot_of(new_addr);
 
+	UNDO_SAVE(w, as, ns, os);
 	*p = MT_REC_REALLOC;
 	put_field(as, MT_STREAM_STACKS, stack);
 	put_field(as, MT_STREAM_SIZES, size);

@@ -248,6 +248,14 @@ void mt_writer_keep_full(struct mt_writer *w);
  */
 void mt_writer_keep_io(struct mt_writer *w, int on);
 
+/*
+ * on: each event record saves what it changes before its end commits it,
+ * so that mt_writer_resume can take back one whose process was killed in
+ * between (the recorder's drainer; a dozen stores an event). Off (the
+ * default) where nobody would resume the writer.
+ */
+void mt_writer_undo(struct mt_writer *w, int on);
+
 /* The descriptor to write to from now on (the caller moved its log). Under
  * the caller's I/O lock. */
 void mt_writer_set_fd(struct mt_writer *w, int fd);

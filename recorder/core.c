@@ -200,6 +200,17 @@ static void lk_owner_died(pthread_mutex_t *m)
 }
 
 /*
+ * The log lock is taken: the writer's events are undoable while a drainer
+ * process holds it (a spare resumes the writer if it is killed), and not
+ * in the program (nobody resumes a writer of a process that died).
+ */
+static inline void lk_mine(pthread_mutex_t *m)
+{
+	if (m == &log_lock && S.w)
+		mt_writer_undo(S.w, drainer_self);
+}
+
+/*
  * The log and I/O locks. With a drainer they are shared with it and
  * robust. The drainer never blocks on one: the program's thread holding
  * it may be waiting for the drainer to run a call (dr_call).
@@ -223,6 +234,7 @@ static void lk(pthread_mutex_t *m)
 	}
 	if (MT_UNLIKELY(r == EOWNERDEAD))
 		lk_owner_died(m);
+	lk_mine(m);
 }
 
 static int lk_try(pthread_mutex_t *m)
@@ -232,6 +244,8 @@ static int lk_try(pthread_mutex_t *m)
 		lk_owner_died(m);
 		r = 0;
 	}
+	if (r == 0)
+		lk_mine(m);
 	return r == 0 ? 0 : -1;
 }
 
@@ -1912,7 +1926,13 @@ static void dr_serve(void)
 	drainer_in_call = 1;
 	mt_tls.io_held = DR.io_held;
 	mt_tls.tb = DR.tb;
-	DR.ret = DR.fn();
+	/* (none once recording stopped: a call the drainer died in may
+	 * be one that found the tables not whole, dr_spare) */
+	if (S.w)
+		mt_writer_undo(S.w, 1);
+	DR.ret = mt_rec_active ? DR.fn() : -1;
+	if (S.w)
+		mt_writer_undo(S.w, 0);
 	mt_tls.io_held = io;
 	mt_tls.tb = tb;
 	drainer_in_call = 0;
@@ -2128,7 +2148,10 @@ static void dr_hygiene(int pidfd, const char *name)
  * loop begins, where a lock whose owner died means the program's thread
  * execed or was killed (lk_owner_died). A chunk the drainer was cut off
  * writing is cut off the file and written again whole; one it had written
- * whole is not written twice (mt_writer_resume).
+ * whole is not written twice; an event record it was cut off putting is
+ * taken back (mt_writer_resume; the drainer's records are undoable,
+ * lk_mine). A table it died moving the blocks of ends the recording
+ * (below).
  *
  * It ends with the drainer's work (DR.finished), or once the program
  * keeps the life lock (nothing to take over). A spare that takes over
@@ -2237,7 +2260,8 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 			dr_wait(100000);
 	}
 	struct stat st;
-	if (fd_ours() && fstat(S.fd, &st) == 0) {
+	int ours = fd_ours();
+	if (ours && fstat(S.fd, &st) == 0) {
 		uint64_t size = (uint64_t)st.st_size, w = mt_writer_written(S.w);
 		uint64_t keep = lg && io ? mt_writer_resume(S.w, size) : size > w ? w : size;
 		/* the drainer died in a write: the file and its offset (the
@@ -2245,6 +2269,18 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 		 * write */
 		if (keep < size && ftruncate(S.fd, (off_t)keep) == 0)
 			(void)lseek(S.fd, (off_t)keep, SEEK_SET);
+	}
+	/* The drainer died moving a table's entries (a growth, the leak
+	 * scan's sort): blocks are out of place or in no slot, and nothing
+	 * says which. The log stops here, saying so, rather than go on with
+	 * figures that would be wrong from then on; the program runs on. */
+	if (lg && io && ours && mt_rec_active &&
+	    ((S.live && S.live->tab.moving) || (S.stacks && mt_stacks_moving(S.stacks)))) {
+		int held = mt_tls.io_held;
+		mt_tls.io_held = 1;
+		(void)put_stop_end("the drainer process was killed while it reorganized a table");
+		mt_tls.io_held = held;
+		stop_locked("the drainer process was killed while it reorganized a table", "");
 	}
 	if (io == 2)
 		pthread_mutex_unlock(&io_lock);

@@ -385,6 +385,8 @@ int mt_stacks_each(const struct mt_stacks *s,
 		   void *ctx);
 /* Stacks so far (ids 0 .. count - 1). */
 size_t mt_stacks_count(const struct mt_stacks *s);
+/* Is a growth between its stores (a process killed there left it so)? */
+int mt_stacks_moving(const struct mt_stacks *s);
 
 /*
  * Live blocks: lib/livetab.h's table on pages of our own (tables.c), and

@@ -531,6 +531,7 @@ struct mt_stacks {
 	char *free_at;        /* the latest chunk's room */
 	size_t room;          /* in bytes */
 	size_t next_bytes;    /* the next chunk's mapping */
+	int moving;           /* between the two stores of a growth */
 };
 
 struct mt_stacks *mt_stacks_new(int refs)
@@ -582,10 +583,21 @@ static int stacks_grow(struct mt_stacks *s)
 			j = (j + 1) & nmask;
 		ns[j] = *o;
 	}
-	unpages(s->slots, (s->mask + 1) * sizeof(struct stack_slot));
+	/* the old slots go once no longer named: a process killed here
+	 * leaves the table whole, or marked (mt_stacks_moving) */
+	struct stack_slot *old = s->slots;
+	size_t omask = s->mask;
+	s->moving = 1;
 	s->slots = ns;
 	s->mask = nmask;
+	s->moving = 0;
+	unpages(old, (omask + 1) * sizeof(struct stack_slot));
 	return 0;
+}
+
+int mt_stacks_moving(const struct mt_stacks *s)
+{
+	return s->moving;
 }
 
 static int recs_grow(struct mt_stacks *s)
@@ -595,9 +607,11 @@ static int recs_grow(struct mt_stacks *s)
 	if (!nr)
 		return -1;
 	memcpy(nr, s->recs, s->count * sizeof(*nr));
-	unpages(s->recs, s->reccap * sizeof(*nr));
-	s->recs = nr;
+	const struct mt_stack_rec **old = s->recs;
+	size_t ocap = s->reccap;
+	s->recs = nr;           /* (then a smaller cap only grows it sooner) */
 	s->reccap = ncap;
+	unpages(old, ocap * sizeof(*nr));
 	return 0;
 }
 

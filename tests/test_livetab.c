@@ -364,6 +364,64 @@ static void test_sort(void **state)
 	sort_and_back(0);
 }
 
+/*
+ * While a growth moves blocks the table says so (moving), and only then:
+ * the recorder's drainer killed meanwhile leaves a table a reader must
+ * not trust (recorder/core.c, dr_spare). Checked from inside the growth,
+ * in its memory's resize, and around sorts.
+ */
+static struct mt_livetab *watched;
+static int resizes_moving, resizes;
+
+static void *watch_alloc(size_t n)
+{
+	return calloc(1, n);
+}
+
+static void *watch_resize(void *p, size_t n, size_t m)
+{
+	void *q = realloc(p, m);
+
+	resizes++;
+	resizes_moving += watched->moving;
+	if (q)
+		memset((char *)q + n, 0, m - n);
+	return q;
+}
+
+static void watch_release(void *p, size_t n)
+{
+	(void)n;
+	free(p);
+}
+
+static const struct mt_livetab_mem watching = { watch_alloc, watch_resize, watch_release, 0 };
+
+static void test_moving(void **state)
+{
+	struct mt_livetab t;
+	uint32_t v = 0;
+
+	(void)state;
+	watched = &t;
+	mt_livetab_init(&t, &watching);
+	for (uint64_t i = 1; i <= 100000; i++) {
+		assert_int_equal(mt_livetab_put(&t, i * 48, (uint32_t)i, &v), 0);
+		assert_int_equal(t.moving, 0);
+	}
+	assert_true(resizes > 3);
+	assert_int_equal(resizes_moving, resizes);
+	assert_int_equal(mt_livetab_sort(&t, 1), 0);
+	assert_int_equal(t.moving, 0);
+	assert_int_equal(mt_livetab_unsort(&t), 0);
+	assert_int_equal(t.moving, 0);
+	for (uint64_t i = 1; i <= 100000; i++) {
+		assert_int_equal(mt_livetab_get(&t, i * 48, &v), 1);
+		assert_int_equal(v, (uint32_t)i);
+	}
+	mt_livetab_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_reserve_and_clear),
 		cmocka_unit_test(test_wide),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_moving),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
  * bytes, CHUNK_BEGIN first), every record field, the quantized clock (TIME)
  * and thread changes (SWITCH), chunk limits by size and by time, the
  * deferred (double-buffered) mode, the time clamp, write errors,
+ * a writer resumed after its process was killed at random moments,
  * and that all memory comes from the allocator passed in. Not here: the recorder (tests/e2e/rec_*.sh).
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameHeader */
@@ -18,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <cmocka.h>
@@ -1124,6 +1129,146 @@ static void test_recover(void **state)
 	assert_int_equal(f->live_allocs, 0);
 }
 
+/*
+ * A writer whose process is killed anywhere, resumed by another (the
+ * recorder's spare drainer, mt_writer_resume, with mt_writer_undo on):
+ * its memory shared, a child puts events as fast as it can and is
+ * SIGKILLed after 0 to 3 ms, 60 times; each time the parent resumes it,
+ * ends the log and decodes every chunk (side streams used up exactly,
+ * framing, checksums), and each event decoded is the one the child put
+ * at that place (addresses, sizes, the old block of a realloc), as many
+ * as the writer counted. Without the undo, most rounds leave side-stream
+ * bytes of a half-put event, or histories ahead of the records.
+ */
+static struct {
+	uint8_t *base;
+	size_t *used;             /* in the shared pages too: the child's
+				     allocations are the parent's */
+	size_t cap;
+} shm;
+
+static void *shm_alloc(void *opaque, size_t size)
+{
+	(void)opaque;
+	size = (size + 63) & ~(size_t)63;
+	if (*shm.used + size > shm.cap)
+		return NULL;
+	void *p = shm.base + *shm.used;
+	*shm.used += size;
+	return p;
+}
+
+static void shm_free(void *opaque, void *p)
+{
+	(void)opaque;
+	(void)p;
+}
+
+/* Event e of the pattern: alloc a, realloc a -> b, free b, by threes. */
+static uint64_t pat_a(uint64_t j) { return 0x100000 + (j % 4096) * 48; }
+static uint64_t pat_b(uint64_t j) { return 0x900000 + (j % 2048) * 64; }
+static uint64_t pat_size(uint64_t j) { return 8 + j % 13; }
+
+static void put_pattern(struct mt_writer *w, uint64_t e)
+{
+	uint64_t j = e / 3;
+	switch (e % 3) {
+	case 0:
+		(void)mt_writer_alloc(w, e, pat_a(j), pat_size(j), 0, 0);
+		break;
+	case 1:
+		(void)mt_writer_realloc(w, e, pat_a(j), pat_size(j), 0, pat_b(j), pat_size(j) + 5, 0,
+					0);
+		break;
+	default:
+		(void)mt_writer_free_block(w, e, pat_b(j), pat_size(j) + 5, 0, 0);
+	}
+}
+
+static void test_resume_killed(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t ip = 0x1234;
+	struct mt_writer_mem mem = { shm_alloc, shm_free, NULL, NULL };
+	uint64_t seed = 7;
+
+	shm.cap = (size_t)256 << 20;
+	shm.base = mmap(NULL, shm.cap, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(shm.base != MAP_FAILED);
+	shm.used = (size_t *)shm.base;
+	for (int round = 0; round < 60; round++) {
+		struct mt_totals tot = { 0 };
+		struct decoded d;
+		struct stat st;
+
+		*shm.used = 64;
+		assert_int_equal(ftruncate(f->fd, 0), 0);
+		assert_int_equal(lseek(f->fd, 0, SEEK_SET), 0);
+		/* (chunks of some 10,000 events: the decoder's histories
+		 * hold 65,536) */
+		struct mt_writer_opts o = { .chunk_bytes = 65536 };
+		struct mt_writer *w = mt_writer_new(f->fd, &mem, &o);
+		assert_non_null(w);
+		assert_int_equal(mt_writer_header(w, 1, 2, "", 0), 0);
+		assert_int_equal(mt_writer_stack(w, 0, 0, 0, 0, &ip, 1), 0);
+		mt_writer_undo(w, 1);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (uint64_t e = 0;; e++)
+				put_pattern(w, e);
+		}
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		struct timespec nap = { 0, (long)(seed % 3000000) };
+		nanosleep(&nap, NULL);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+		assert_int_equal(fstat(f->fd, &st), 0);
+		uint64_t keep = mt_writer_resume(w, (uint64_t)st.st_size);
+		assert_true(keep <= (uint64_t)st.st_size);
+		assert_int_equal(ftruncate(f->fd, (off_t)keep), 0);
+		assert_int_equal(lseek(f->fd, (off_t)keep, SEEK_SET), (off_t)keep);
+		uint64_t events = mt_writer_events(w);
+		assert_int_equal(mt_writer_end(w, events + 1, MT_END_EXIT, 0, &tot), 0);
+		assert_int_equal(mt_writer_flush(w), 0);
+		mt_writer_free(w);
+
+		decode(f, &d);
+		uint64_t e = 0;
+		for (int c = 0; c < d.nchunks; c++) {
+			for (int i = 0; i < d.chunks[c].nrec; i++) {
+				const struct rec *r = &d.chunks[c].recs[i];
+				uint64_t j = e / 3;
+				if (r->type == MT_REC_ALLOC) {
+					assert_int_equal(e % 3, 0);
+					assert_int_equal(r->a, pat_a(j));
+					assert_int_equal(r->b, pat_size(j));
+				} else if (r->type == MT_REC_REALLOC) {
+					assert_int_equal(e % 3, 1);
+					assert_int_equal(r->a, pat_a(j));
+					assert_int_equal(r->e, pat_b(j));
+					assert_int_equal(r->b, pat_size(j) + 5);
+					assert_int_equal(r->oz, pat_size(j));
+				} else if (r->type == MT_REC_FREE) {
+					assert_int_equal(e % 3, 2);
+					assert_int_equal(r->a, pat_b(j));
+					assert_int_equal(r->b, pat_size(j) + 5);
+				} else {
+					continue;
+				}
+				e++;
+			}
+		}
+		assert_int_equal(e, events);
+		free_decoded(&d);
+	}
+	munmap(shm.base, shm.cap);
+}
+
 /* Limits of the format are refused, not written. */
 static void test_range(void **state)
 {
@@ -1158,6 +1303,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seal_old, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
