@@ -1147,6 +1147,69 @@ void mt_rec_emit_stack(struct mt_tbuf_thread *th, uint32_t lid, const struct mt_
 		gid_set(th, lid, stack_id(c, stamp_ns(0)));
 }
 
+/*
+ * The event a drainer is emitting, as the live table had its address
+ * before (drainer only). Its table change comes before its record; a
+ * drainer killed between the two would leave a free lost (its block live
+ * for good) or an allocation in the table with no record (drained again,
+ * it would write the free of a block the log never had). The spare puts
+ * the table back (emit_undo) and drains the event again. A record that
+ * was committed (the writer's count moved) needs nothing; the figures
+ * counted after it were not counted. wev: the writer's event count then,
+ * UINT64_MAX while it is set.
+ */
+static struct {
+	uint64_t wev;
+	uint64_t key;           /* the event's (tbuf.c, handing) */
+	uint64_t addr, bytes;
+	uint32_t val;
+	int found;
+	int is_free;
+} ej = { UINT64_MAX, 0, 0, 0, 0, 0, 0 };
+
+static __attribute__((noinline)) void emit_journal(uint64_t addr, int is_free)
+{
+	ej.wev = UINT64_MAX;
+	__asm__ volatile("" ::: "memory");
+	ej.key = mt_tbuf_handing();
+	ej.addr = addr;
+	ej.is_free = is_free;
+	ej.found = mt_livetab_get(&S.live->tab, addr, &ej.val);
+	ej.bytes = S.live->bytes;
+	__asm__ volatile("" ::: "memory");
+	ej.wev = mt_writer_events(S.w);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* In a spare taking over, both locks held, the writer resumed: the table
+ * as before the event its drainer was cut off in (a wide record's block
+ * excepted, and an allocation over a block whose free went unseen). */
+static void emit_undo(void)
+{
+	uint32_t v;
+	int now;
+
+	if (ej.wev == UINT64_MAX)
+		return;
+	if (ej.wev != mt_writer_events(S.w)) {
+		/* its record is in: not to be drained again (it was, when
+		 * the drainer died before it counted it as handed out) */
+		if (mt_writer_events(S.w) == ej.wev + 1 + (!ej.is_free && ej.found))
+			mt_tbuf_handed(ej.key);
+		ej.wev = UINT64_MAX;
+		return;
+	}
+	now = mt_livetab_get(&S.live->tab, ej.addr, &v);
+	if (ej.is_free && ej.found && !now && !(ej.val & MT_LIVETAB_WIDE)) {
+		if (mt_livetab_put(&S.live->tab, ej.addr, ej.val, &v) == 0)
+			S.live->bytes = ej.bytes;
+	} else if (!ej.is_free && !ej.found && now && !(v & MT_LIVETAB_WIDE)) {
+		if (mt_livetab_take(&S.live->tab, ej.addr, &v))
+			S.live->bytes = ej.bytes;
+	}
+	ej.wev = UINT64_MAX;
+}
+
 void mt_rec_emit_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr, uint64_t size,
 		       uint32_t lid)
 {
@@ -1158,6 +1221,8 @@ void mt_rec_emit_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr, 
 
 	if (MT_UNLIKELY(pending != NULL))
 		split_pending(addr, th, t);
+	if (drainer_self)
+		emit_journal(addr, 0);
 	if (id >= 0 && live_add(t, idx, addr, size, (uint32_t)id) == 0) {
 		check(mt_writer_alloc(S.w, t, addr, size, (uint32_t)id, idx));
 		count_alloc(size);
@@ -1170,6 +1235,8 @@ void mt_rec_emit_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr)
 
 	if (MT_UNLIKELY(!mt_rec_active))
 		return;
+	if (drainer_self)
+		emit_journal(addr, 1);
 	if (mt_live_remove(S.live, addr, &b)) {
 		uint64_t t = stamp_ns(time);
 		uint32_t idx = thread_index(th, t);
@@ -2270,6 +2337,8 @@ static __attribute__((noreturn)) void dr_spare(int pidfd)
 		if (keep < size && ftruncate(S.fd, (off_t)keep) == 0)
 			(void)lseek(S.fd, (off_t)keep, SEEK_SET);
 	}
+	if (lg && io && ours && mt_rec_active && S.live && !S.live->tab.moving)
+		emit_undo();
 	/* The drainer died moving a table's entries (a growth, the leak
 	 * scan's sort): blocks are out of place or in no slot, and nothing
 	 * says which. The log stops here, saying so, rather than go on with

@@ -129,6 +129,10 @@ void mt_tbuf_drain(uint64_t upto, uint64_t wait_ns, int all);
 /* The drainer process died: the next drain first passes over the events
  * it had handed out (tbuf.c, "handed"). */
 void mt_tbuf_resume(void);
+/* The key of the event being handed out; an event whose record is in the
+ * log counted as handed out (a spare taking over, core.c emit_undo). */
+uint64_t mt_tbuf_handing(void);
+void mt_tbuf_handed(uint64_t key);
 /* The calling thread is exiting (its ring is reused once it is gone). */
 void mt_tbuf_exited(void);
 /* With the log lock: rings of exited threads, drained and gone, are freed

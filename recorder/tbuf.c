@@ -678,6 +678,20 @@ static inline void prefetch_next(const struct mt_tbuf *b, uint64_t tail, uint64_
  */
 static uint64_t handed __attribute__((aligned(64)));   /* (stored at every event:
 							  a line of its own) */
+/* The key of the event being handed out (an allocation's or a free's;
+ * beside handed, on its line). */
+static uint64_t handing;
+
+uint64_t mt_tbuf_handing(void)
+{
+	return handing;
+}
+
+void mt_tbuf_handed(uint64_t key)
+{
+	if (key > handed)
+		handed = key;
+}
 static int resume_due;
 
 void mt_tbuf_resume(void)
@@ -739,6 +753,7 @@ static void drain_one(struct mt_tbuf *b, uint64_t h, uint64_t lim, const struct 
 	int stage2 = b->stage2;
 
 	while ((key = peek(b, &tail, stage2, h)) < lim) {
+		__atomic_store_n(&handing, key, __ATOMIC_RELAXED);
 		take(b, &tail, &stage2);
 		__atomic_store_n(&handed, key, __ATOMIC_RELAXED);
 		if (pf)
