@@ -149,7 +149,11 @@ static int extend(struct mt_livetab *t, size_t more)
 
 int mt_livetab_extend(struct mt_livetab *t)
 {
-	return extend(t, TAIL);
+	/* the slots may move (a killed owner leaves them so: moving) */
+	t->moving = 1;
+	int rc = extend(t, TAIL);
+	t->moving = 0;
+	return rc;
 }
 
 static inline int done_at(const struct done *d, size_t i)
@@ -322,6 +326,21 @@ int mt_livetab_grow(struct mt_livetab *t)
 	return resize(t, cap_for(t, t->cap, t->len + 1));
 }
 
+/*
+ * A block's slot copied to another: its first word (the address) before
+ * the rest, which mt_livetab_mend relies on to find a move cut off.
+ */
+static void move_slot(unsigned char *dst, const unsigned char *src)
+{
+	uint64_t lo = mt_livetab_lo(src);
+	uint16_t hi;
+
+	memcpy(&hi, src + 8, 2);
+	memcpy(dst, &lo, 8);
+	__asm__ volatile("" ::: "memory");
+	memcpy(dst + 8, &hi, 2);
+}
+
 void mt_livetab_shift(struct mt_livetab *t, unsigned char *hole)
 {
 	/* Backward shift: move into the hole every later block of the run
@@ -333,11 +352,39 @@ void mt_livetab_shift(struct mt_livetab *t, unsigned char *hole)
 		if (!a)
 			break;
 		if (t->slots + mt_livetab_home(a, t->cap) * S <= hole) {
-			memcpy(hole, s, S);
+			move_slot(hole, s);
 			hole = s;
 		}
 	}
 	mt_livetab_set(hole, 0, 0);
+}
+
+int mt_livetab_mend(struct mt_livetab *t, uint64_t addr)
+{
+	if (mt_livetab_is_odd(addr) || !t->cap)
+		return 0;
+	/*
+	 * A backward shift cut off (mt_livetab_shift) leaves the last block
+	 * it moved in two slots of the run: its new one, maybe half written
+	 * (a slot is two stores, the address first: move_slot), and its old
+	 * one, whole, which was the hole to fill next. Every move goes from a later slot of the run to an
+	 * earlier one at or after the removed block's slot, itself at or
+	 * after addr's home: the pair lies in the run from there, and no
+	 * other address is in a run twice. The later copy goes over the
+	 * earlier, and the shift goes on from the later.
+	 */
+	unsigned char *run = t->slots + mt_livetab_home(addr, t->cap) * S;
+	for (unsigned char *a = run; mt_livetab_lo(a) & MT_LIVETAB_ADDR_MASK; a += S) {
+		uint64_t x = mt_livetab_lo(a) & MT_LIVETAB_ADDR_MASK;
+
+		for (unsigned char *b = a + S; mt_livetab_lo(b) & MT_LIVETAB_ADDR_MASK; b += S)
+			if ((mt_livetab_lo(b) & MT_LIVETAB_ADDR_MASK) == x) {
+				move_slot(a, b);
+				mt_livetab_shift(t, b);
+				return 1;
+			}
+	}
+	return 0;
 }
 
 /* ---- address order, for the leak scan ------------------------------------------ */

@@ -84,7 +84,8 @@ struct mt_livetab {
 	size_t sorted_words;
 	const struct mt_livetab_mem *mem;
 	int moving;                /* a growth, a sort or its undoing is moving
-				      blocks: the table is not whole until it
+				      blocks, or the tail is extended (the
+				      slots may move): the table is not whole until it
 				      ends (a process killed meanwhile leaves
 				      it so: the recorder's drainer, core.c) */
 };
@@ -224,6 +225,16 @@ void mt_livetab_shift(struct mt_livetab *t, unsigned char *hole);
 int mt_livetab_odd_put(struct mt_livetab *t, uint64_t addr, uint32_t val, uint32_t *old);
 int mt_livetab_odd_get(const struct mt_livetab *t, uint64_t addr, uint32_t *val);
 int mt_livetab_odd_take(struct mt_livetab *t, uint64_t addr, uint32_t *val);
+
+/*
+ * For an owner killed inside mt_livetab_take of addr (the recorder's
+ * drainer, core.c): finishes a backward shift it left cut off in addr's
+ * run, so that no block is in two slots. 1 when it did, 0 when there was
+ * none. The caller knows from its own journal whether addr is to be put
+ * back, and sets len (the take counted it out before shifting). Odd
+ * addresses are not mended (no heap block has one).
+ */
+int mt_livetab_mend(struct mt_livetab *t, uint64_t addr);
 
 /* Inline (each runs once per event of a recording or a replay). */
 

@@ -1153,7 +1153,9 @@ void mt_rec_emit_stack(struct mt_tbuf_thread *th, uint32_t lid, const struct mt_
  * drainer killed between the two would leave a free lost (its block live
  * for good) or an allocation in the table with no record (drained again,
  * it would write the free of a block the log never had). The spare puts
- * the table back (emit_undo) and drains the event again. A record that
+ * the table back (emit_undo: a take cut off in its backward shift is
+ * finished first, mt_livetab_mend, and the counts are as before) and
+ * drains the event again. A record that
  * was committed (the writer's count moved) needs nothing; the figures
  * counted after it were not counted. wev: the writer's event count then,
  * UINT64_MAX while it is set.
@@ -1162,10 +1164,11 @@ static struct {
 	uint64_t wev;
 	uint64_t key;           /* the event's (tbuf.c, handing) */
 	uint64_t addr, bytes;
+	size_t len, oddlen;     /* the table's counts (a take counts out first) */
 	uint32_t val;
 	int found;
 	int is_free;
-} ej = { UINT64_MAX, 0, 0, 0, 0, 0, 0 };
+} ej = { UINT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 static __attribute__((noinline)) void emit_journal(uint64_t addr, int is_free)
 {
@@ -1176,6 +1179,8 @@ static __attribute__((noinline)) void emit_journal(uint64_t addr, int is_free)
 	ej.is_free = is_free;
 	ej.found = mt_livetab_get(&S.live->tab, addr, &ej.val);
 	ej.bytes = S.live->bytes;
+	ej.len = S.live->tab.len;
+	ej.oddlen = S.live->tab.oddlen;
 	__asm__ volatile("" ::: "memory");
 	ej.wev = mt_writer_events(S.w);
 	__asm__ volatile("" ::: "memory");
@@ -1199,13 +1204,27 @@ static void emit_undo(void)
 		ej.wev = UINT64_MAX;
 		return;
 	}
+	/* a take cut off inside its backward shift left a block in two
+	 * slots (the table is whole again after this) */
+	if (ej.is_free && ej.found)
+		(void)mt_livetab_mend(&S.live->tab, ej.addr);
 	now = mt_livetab_get(&S.live->tab, ej.addr, &v);
 	if (ej.is_free && ej.found && !now && !(ej.val & MT_LIVETAB_WIDE)) {
-		if (mt_livetab_put(&S.live->tab, ej.addr, ej.val, &v) == 0)
+		if (mt_livetab_put(&S.live->tab, ej.addr, ej.val, &v) == 0) {
 			S.live->bytes = ej.bytes;
+			S.live->tab.len = ej.len;
+			S.live->tab.oddlen = ej.oddlen;
+		}
+	} else if (ej.is_free && ej.found && now) {
+		/* cut off after counting it out, before moving anything */
+		S.live->tab.len = ej.len;
+		S.live->tab.oddlen = ej.oddlen;
 	} else if (!ej.is_free && !ej.found && now && !(v & MT_LIVETAB_WIDE)) {
-		if (mt_livetab_take(&S.live->tab, ej.addr, &v))
+		if (mt_livetab_take(&S.live->tab, ej.addr, &v)) {
 			S.live->bytes = ej.bytes;
+			S.live->tab.len = ej.len;
+			S.live->tab.oddlen = ej.oddlen;
+		}
 	}
 	ej.wev = UINT64_MAX;
 }
@@ -1993,10 +2012,12 @@ static void dr_serve(void)
 	drainer_in_call = 1;
 	mt_tls.io_held = DR.io_held;
 	mt_tls.tb = DR.tb;
-	/* (none once recording stopped: a call the drainer died in may
-	 * be one that found the tables not whole, dr_spare) */
+	/* its records undoable, as the drainer's own (a spare resumes the
+	 * writer if this process dies inside one) */
 	if (S.w)
 		mt_writer_undo(S.w, 1);
+	/* none once recording stopped: a call the drainer died in may be
+	 * one that found the tables not whole (dr_spare) */
 	DR.ret = mt_rec_active ? DR.fn() : -1;
 	if (S.w)
 		mt_writer_undo(S.w, 0);

@@ -10,11 +10,16 @@
  * (its e2e tests).
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -422,6 +427,205 @@ static void test_moving(void **state)
 	mt_livetab_fini(&t);
 }
 
+/*
+ * The table in memory shared with a child that puts and takes on it, as
+ * the recorder's drainer does in memory shared with its spare, and that
+ * is SIGKILLed at a random moment, 300 times. Before each change it
+ * journals what the change needs to be undone (as core.c's emit_journal)
+ * and after it counts it done (the writer's count, there). The parent
+ * then does what the spare does (core.c, emit_undo): a change not counted
+ * is mended (mt_livetab_mend) and undone. Then the table must hold
+ * exactly the blocks of the changes counted, each once, with its value,
+ * and count them. The addresses all have their homes in 16 slots, so that
+ * their run is hundreds of slots long and a take's backward shift moves
+ * most of it: many kills land inside one.
+ */
+#define KN 600
+struct kshared {
+	struct mt_livetab t;
+	struct {
+		uint64_t op;            /* UINT64_MAX while being written */
+		uint64_t addr;
+		size_t len, oddlen;
+		uint32_t val;
+		int found, is_free;
+	} j;
+	uint64_t done;
+	size_t bump;
+	unsigned char arena[];
+};
+#define KARENA (8u << 20)
+static struct kshared *ks;
+
+static void *ks_alloc(size_t n)
+{
+	void *p = ks->arena + ks->bump;
+
+	ks->bump += (n + 63) & ~(size_t)63;
+	assert_true(ks->bump <= KARENA);
+	return p;
+}
+
+static void *ks_resize(void *p, size_t n, size_t m)
+{
+	void *q = ks_alloc(m);
+
+	memcpy(q, p, n);
+	return q;
+}
+
+static void ks_release(void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+}
+
+static const struct mt_livetab_mem ks_mem = { ks_alloc, ks_resize, ks_release, 0 };
+
+static uint64_t kpool[KN];
+static int klive[KN];
+static uint32_t kval[KN];
+
+/* Change i: the pool's block it picks goes in if out, out if in. */
+static size_t kpick(uint64_t i)
+{
+	uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+
+	return (size_t)((h ^ (h >> 29)) % KN);
+}
+
+static void kapply(uint64_t i)
+{
+	size_t k = kpick(i);
+
+	klive[k] = !klive[k];
+	kval[k] = (uint32_t)(i * 2654435761u) | 1;
+}
+
+static void __attribute__((noreturn)) kchild(void)
+{
+	uint32_t v;
+
+	for (uint64_t i = ks->done;; i++) {
+		size_t k = kpick(i);
+
+		ks->j.op = UINT64_MAX;
+		__asm__ volatile("" ::: "memory");
+		ks->j.addr = kpool[k];
+		ks->j.is_free = klive[k];
+		ks->j.found = mt_livetab_get(&ks->t, kpool[k], &ks->j.val);
+		ks->j.len = ks->t.len;
+		ks->j.oddlen = ks->t.oddlen;
+		__asm__ volatile("" ::: "memory");
+		ks->j.op = i;
+		__asm__ volatile("" ::: "memory");
+		if (klive[k])
+			(void)mt_livetab_take(&ks->t, kpool[k], &v);
+		else
+			(void)mt_livetab_put(&ks->t, kpool[k], (uint32_t)(i * 2654435761u) | 1, &v);
+		kapply(i);
+		__asm__ volatile("" ::: "memory");
+		ks->done = i + 1;
+		__asm__ volatile("" ::: "memory");
+	}
+}
+
+/* What the spare does with a change not counted (core.c, emit_undo). */
+static int kundo(void)
+{
+	struct mt_livetab *t = &ks->t;
+	uint32_t v = 0;
+	int mended = 0, now;
+
+	if (ks->j.op == UINT64_MAX || ks->j.op != ks->done)
+		return 0;
+	if (ks->j.is_free && ks->j.found)
+		mended = mt_livetab_mend(t, ks->j.addr);
+	now = mt_livetab_get(t, ks->j.addr, &v);
+	if (ks->j.is_free && ks->j.found && !now)
+		assert_int_equal(mt_livetab_put(t, ks->j.addr, ks->j.val, &v), 0);
+	else if (!ks->j.is_free && !ks->j.found && now)
+		assert_int_equal(mt_livetab_take(t, ks->j.addr, &v), 1);
+	t->len = ks->j.len;
+	t->oddlen = ks->j.oddlen;
+	return mended;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_killed_owner(void **state)
+{
+	static uint64_t seen[KN + 1];
+	uint64_t model_done = 0;
+	int mended = 0;
+	uint32_t v = 0;
+
+	(void)state;
+	ks = mmap(NULL, sizeof(*ks) + KARENA, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		  -1, 0);
+	assert_true(ks != MAP_FAILED);
+	mt_livetab_init(&ks->t, &ks_mem);
+	assert_int_equal(mt_livetab_reserve(&ks->t, 4 * KN), 0);
+	size_t cap = ks->t.cap;
+	for (size_t k = 0; k < KN; k++) {
+		uint64_t a;
+		do
+			a = (rnd() & MT_LIVETAB_ADDR_MASK & ~15ull) | 16;
+		while (mt_livetab_home(a, cap) < cap / 3 || mt_livetab_home(a, cap) >= cap / 3 + 16);
+		kpool[k] = a;
+		for (size_t m = 0; m < k; m++)
+			if (kpool[m] == a)
+				k--;    /* drawn twice: again */
+	}
+	for (int round = 0; round < 300; round++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			kchild();
+		struct timespec d = { 0, (long)(rnd() % 3000000) };
+		nanosleep(&d, NULL);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, NULL, 0), pid);
+		assert_int_equal(ks->t.moving, 0);
+		assert_int_equal(ks->t.cap, cap);       /* reserved: no growth */
+		mended += kundo();
+		for (; model_done < ks->done; model_done++)
+			kapply(model_done);
+		/* the blocks of the changes counted, each with its value */
+		size_t nlive = 0, ns = 0;
+		for (size_t k = 0; k < KN; k++) {
+			assert_int_equal(mt_livetab_get(&ks->t, kpool[k], &v), klive[k]);
+			if (klive[k]) {
+				assert_int_equal(v, kval[k]);
+				nlive++;
+			}
+		}
+		assert_int_equal(mt_livetab_count(&ks->t), nlive);
+		/* each in one slot, and nothing else */
+		for (size_t i = 0; i < ks->t.n; i++) {
+			uint64_t a = mt_livetab_lo(ks->t.slots + i * MT_LIVETAB_SLOT) & MT_LIVETAB_ADDR_MASK;
+			if (a) {
+				assert_true(ns < nlive);
+				seen[ns++] = a;
+			}
+		}
+		assert_int_equal(ns, nlive);
+		qsort(seen, ns, sizeof(*seen), addr_cmp);
+		for (size_t i = 1; i < ns; i++)
+			assert_true(seen[i] != seen[i - 1]);
+	}
+	print_message("  300 kills, %llu changes, %d shifts mended\n",
+		      (unsigned long long)ks->done, mended);
+	/* most kills land in a take's shift (the run is hundreds of slots) */
+	assert_true(mended > 0);
+	munmap(ks, sizeof(*ks) + KARENA);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_wide),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_moving),
+		cmocka_unit_test(test_killed_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
