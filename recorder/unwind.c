@@ -843,6 +843,27 @@ static inline __attribute__((always_inline)) int step(struct rcache *rc, const s
 	return *ip ? S_NEXT : S_NULL;
 }
 
+/*
+ * A frame just found (in st->in) put in the walk: its registers and what
+ * its step read, each word loaded on its own. A copy of the struct
+ * loads 16 bytes at a time, each over two 8-byte stores made a few
+ * instructions before, which the CPU cannot forward: the load waits for
+ * the stores to reach the cache (perf, stl bench: 12 % of walk's samples
+ * on that copy). Its hash and rbp dependence are finish()'s to set.
+ */
+static inline __attribute__((always_inline)) void put_frame(struct frame *d, const struct frame *s)
+{
+	uint64_t ip = s->ip, sp = s->sp, bp = s->bp, slot = s->bpslot;
+	uint32_t cb = s->cfabp;
+
+	__asm__("" : "+r"(ip), "+r"(sp), "+r"(bp), "+r"(slot), "+r"(cb));
+	d->ip = ip;
+	d->sp = sp;
+	d->bp = bp;
+	d->bpslot = slot;
+	d->cfabp = cb;
+}
+
 /* Prefix hashes and rbp dependences of f[from..n-1] (those before are right). */
 static void finish(struct uw_state *st, int from)
 {
@@ -918,7 +939,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 				/* The usual: new frames, then all of the kept walk
 				 * from frame c out. Only the new ones are written. */
 				for (int k = 0; k < j; k++) {
-					f[c + 1 + k] = in[j - 1 - k];
+					put_frame(&f[c + 1 + k], &in[j - 1 - k]);
 					st->ips[c + 1 + k] = in[j - 1 - k].ip;
 				}
 				st->n = c + 1 + j;
@@ -1002,7 +1023,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 				changed = at;
 			for (int k = seg[s].b - 1; k >= seg[s].a; k--) {
 				st->ips[at] = in[k].ip;
-				f[at++] = in[k];
+				put_frame(&f[at++], &in[k]);
 			}
 		}
 	}
