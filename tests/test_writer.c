@@ -1232,7 +1232,13 @@ static void test_resume_killed(void **state)
 		assert_true(keep <= (uint64_t)st.st_size);
 		assert_int_equal(ftruncate(f->fd, (off_t)keep), 0);
 		assert_int_equal(lseek(f->fd, (off_t)keep, SEEK_SET), (off_t)keep);
+		/* and the writer goes on, as the spare does: its records
+		 * name addresses by the histories the undo left */
 		uint64_t events = mt_writer_events(w);
+		for (uint64_t k = 0; k < 3000; k++)
+			put_pattern(w, events + k);
+		assert_int_equal(mt_writer_events(w), events + 3000);
+		events += 3000;
 		assert_int_equal(mt_writer_end(w, events + 1, MT_END_EXIT, 0, &tot), 0);
 		assert_int_equal(mt_writer_flush(w), 0);
 		mt_writer_free(w);
