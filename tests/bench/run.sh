@@ -66,6 +66,10 @@
 #                     machine
 #   MT_BENCH_TIMEOUT  seconds before a run is killed and counted as a crash
 #                     (default 300)
+#   MT_BENCH_PERF     1: the recording workloads run again under `perf
+#                     record`, and a table gives each tool's samples in all
+#                     over the samples in the program's own code (a figure
+#                     the machine's speed does not move); see perf_run
 #   MT_BUILD          the build directory (default build): the memtrail
 #                     program measured, and build/bench/ for the workloads
 #                     and the outputs
@@ -730,6 +734,66 @@ if selected heapgraph; then
 		done
 	fi
 fi
+
+# MT_BENCH_PERF=1: each workload run again under `perf record` (cpu-clock
+# samples of the whole process tree), native, memtrail and heaptrack -r
+# interleaved, MT_BENCH_RUNS rounds: a "perf" row with the samples in all
+# and in the workload's own code (own_dso). Their quotient does not move
+# with the machine's speed, which the CPU seconds above do (identical
+# native runs here: up to 1.6x apart); what each tool adds to it, over
+# heaptrack -r's, is a second reading of the CPU-per-event target.
+own_dso() {
+	case $1 in
+	churn|mt_churn*) echo churn;;
+	stl|large) echo "$1";;
+	python3) basename "$(readlink -f "$PYTHON")";;
+	sqlite3) echo libsqlite3.so;;
+	gcc) echo cc1;;
+	esac
+}
+
+perf_run() {
+	pr_base=$out/$1.$2.perf$3
+	case $2 in
+	native) set -- "$1" "$2" "$3";;
+	memtrail) set -- "$1" "$2" "$3" "$MEMTRAIL" record $(mt_record_args "$1") -o "$pr_base.mtdata";;
+	heaptrack-r) set -- "$1" "$2" "$3" heaptrack -r -o "$pr_base.ht";;
+	*) return 0;;
+	esac
+	pr_wl=$1; pr_tool=$2; pr_run=$3
+	shift 3
+	pr_dso=$(own_dso "$pr_wl")
+	[ -n "$pr_dso" ] || return 0
+	(ulimit -v "$vmem" 2>/dev/null
+	 wl_exec "$pr_wl" "$pr_base.s" perf record -q -e cpu-clock -F 1000 -o "$pr_base.data" -- "$@") \
+		>/dev/null 2>"$pr_base.stderr" ||
+		fail "$pr_wl: $pr_tool under perf, run $pr_run: exit $?; see $pr_base.stderr"
+	perf report -i "$pr_base.data" --no-children --sort dso -F sample,dso 2>/dev/null |
+	    awk -v d="$pr_dso" -v w="$pr_wl" -v t="$pr_tool" -v r="$pr_run" '
+		/^#/ || NF < 2 { next }
+		{ all += $1; if (index($2, d) == 1) own += $1 }
+		END { if (own > 0) printf "%s\tperf\t%s\t%s\t%d\t%d\n", w, t, r, all, own }' >>"$tsv"
+	rm -f "$pr_base".data* "$pr_base".mtdata "$pr_base".ht* "$pr_base".s
+}
+
+if [ "${MT_BENCH_PERF:-0}" = 1 ]; then
+	if ! command -v perf >/dev/null 2>&1; then
+		note "MT_BENCH_PERF: no perf"
+	else
+		for wl in $ran; do
+			[ -n "$(own_dso "$wl")" ] || continue
+			echo "bench: $wl under perf..." >&2
+			r=1
+			while [ $r -le "$runs" ]; do
+				for tool in $tools; do
+					perf_run "$wl" "$tool" "$r"
+				done
+				r=$((r + 1))
+			done
+		done
+	fi
+fi
+
 end_all=$(now_ns)
 load_end=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null)
 
@@ -1121,6 +1185,43 @@ awk -F '\t' 'NR > 1 && $2 == "count" {
 			printf "  %-12s%s%s\n", x, c[x], m
 		}
 	}' "$tsv" | sort
+
+# MT_BENCH_PERF's table: medians of all samples over the program's own.
+if grep -q '	perf	' "$tsv" 2>/dev/null; then
+	echo
+	echo "Under perf (MT_BENCH_PERF=1): samples in all / samples in the program's own code, medians;"
+	echo "added = a tool's quotient less native's; memtrail's added over heaptrack -r's"
+	awk -F '\t' '
+	function median(k,    n, i, j, t, v) {
+		n = cnt[k]
+		for (i = 1; i <= n; i++)
+			v[i] = val[k, i]
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+			}
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	$2 == "perf" && $6 > 0 {
+		k = $1 SUBSEP $3
+		cnt[k]++
+		val[k, cnt[k]] = $5 / $6
+		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
+	}
+	END {
+		fmt = "  %-9s %8s %8s %10s %14s\n"
+		printf fmt, "workload", "native", "memtrail", "hptrk -r", "mt/ht-r added"
+		for (i = 1; i <= n; i++) {
+			w = order[i]
+			a = cnt[w, "native"] ? median(w SUBSEP "native") : ""
+			m = cnt[w, "memtrail"] ? median(w SUBSEP "memtrail") : ""
+			h = cnt[w, "heaptrack-r"] ? median(w SUBSEP "heaptrack-r") : ""
+			r = (a != "" && m != "" && h != "" && h > a) ? sprintf("%.2f", (m - a) / (h - a)) : "n/a"
+			printf fmt, w, a == "" ? "n/a" : sprintf("%.3f", a), m == "" ? "n/a" : sprintf("%.3f", m), \
+				h == "" ? "n/a" : sprintf("%.3f", h), r
+		}
+	}' "$tsv"
+fi
 
 if [ -n "$notes" ]; then
 	echo
