@@ -594,6 +594,18 @@ echo "bench: $runs run(s) of each workload with: $tools" >&2
 [ $have_mt = 1 ] || echo "bench: memtrail: n/a, $mt_why" >&2
 [ $have_ht = 1 ] || echo "bench: heaptrack: n/a, $ht_why" >&2
 
+# each_round WORKLOAD RUN: RUN WORKLOAD TOOL ROUND for MT_BENCH_RUNS rounds,
+# every tool in each round (interleaved).
+each_round() {
+	er_r=1
+	while [ $er_r -le "$runs" ]; do
+		for er_t in $tools; do
+			"$2" "$1" "$er_t" "$er_r"
+		done
+		er_r=$((er_r + 1))
+	done
+}
+
 # Whether workload $1 is selected by MT_BENCH_ONLY.
 selected() {
 	[ -z "$only" ] && return 0
@@ -612,13 +624,7 @@ for wl in $workloads; do
 	ran="$ran $wl"
 	rm -f "$out/$wl".*
 	echo "bench: $wl..." >&2
-	r=1
-	while [ $r -le "$runs" ]; do
-		for tool in $tools; do
-			run_record "$wl" "$tool" "$r"
-		done
-		r=$((r + 1))
-	done
+	each_round "$wl" run_record
 	# python3's leak scan, in runs of its own (see the top comment); the
 	# output is python3's.
 	if [ "$wl" = python3 ] && [ $have_mt = 1 ] && [ -f "$out/python3.ref.out" ] &&
@@ -783,13 +789,7 @@ if [ "${MT_BENCH_PERF:-0}" = 1 ]; then
 		for wl in $ran; do
 			[ -n "$(own_dso "$wl")" ] || continue
 			echo "bench: $wl under perf..." >&2
-			r=1
-			while [ $r -le "$runs" ]; do
-				for tool in $tools; do
-					perf_run "$wl" "$tool" "$r"
-				done
-				r=$((r + 1))
-			done
+			each_round "$wl" perf_run
 		done
 	fi
 fi
