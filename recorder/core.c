@@ -1209,22 +1209,18 @@ static void emit_undo(void)
 	if (ej.is_free && ej.found)
 		(void)mt_livetab_mend(&S.live->tab, ej.addr);
 	now = mt_livetab_get(&S.live->tab, ej.addr, &v);
-	if (ej.is_free && ej.found && !now && !(ej.val & MT_LIVETAB_WIDE)) {
-		if (mt_livetab_put(&S.live->tab, ej.addr, ej.val, &v) == 0) {
-			S.live->bytes = ej.bytes;
-			S.live->tab.len = ej.len;
-			S.live->tab.oddlen = ej.oddlen;
-		}
-	} else if (ej.is_free && ej.found && now) {
-		/* cut off after counting it out, before moving anything */
+	/* back: the table holds the blocks it held before the event (a
+	 * free's block still in its slot was at most counted out) */
+	int back = 0;
+	if (ej.is_free && ej.found)
+		back = now || (!(ej.val & MT_LIVETAB_WIDE) &&
+			       mt_livetab_put(&S.live->tab, ej.addr, ej.val, &v) == 0);
+	else if (!ej.is_free && !ej.found && now && !(v & MT_LIVETAB_WIDE))
+		back = mt_livetab_take(&S.live->tab, ej.addr, &v);
+	if (back) {
+		S.live->bytes = ej.bytes;
 		S.live->tab.len = ej.len;
 		S.live->tab.oddlen = ej.oddlen;
-	} else if (!ej.is_free && !ej.found && now && !(v & MT_LIVETAB_WIDE)) {
-		if (mt_livetab_take(&S.live->tab, ej.addr, &v)) {
-			S.live->bytes = ej.bytes;
-			S.live->tab.len = ej.len;
-			S.live->tab.oddlen = ej.oddlen;
-		}
 	}
 	ej.wev = UINT64_MAX;
 }

@@ -402,12 +402,11 @@ static inline int ticker_lives(void)
 int mt_tbuf_tick(void)
 {
 	uint64_t k = __atomic_load_n(&counter_line.v, __ATOMIC_RELAXED);
-	if (k == tick_line.keys && ++tick_line.idle >= IDLE_TICKS) {
+	tick_line.idle = k == tick_line.keys ? tick_line.idle + 1 : 0;
+	if (tick_line.idle >= IDLE_TICKS) {
 		mt_tbuf_tick_stop();
 		return 0;
 	}
-	if (k != tick_line.keys)
-		tick_line.idle = 0;
 	tick_line.keys = k;
 	__atomic_store_n(&tick_line.v, ++tick_line.seq, __ATOMIC_RELAXED);
 	return 1;
