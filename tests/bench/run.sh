@@ -759,17 +759,16 @@ own_dso() {
 }
 
 perf_run() {
-	pr_base=$out/$1.$2.perf$3
-	case $2 in
-	native) set -- "$1" "$2" "$3";;
-	memtrail) set -- "$1" "$2" "$3" "$MEMTRAIL" record $(mt_record_args "$1") -o "$pr_base.mtdata";;
-	heaptrack-r) set -- "$1" "$2" "$3" heaptrack -r -o "$pr_base.ht";;
-	*) return 0;;
-	esac
 	pr_wl=$1; pr_tool=$2; pr_run=$3
-	shift 3
+	pr_base=$out/$pr_wl.$pr_tool.perf$pr_run
 	pr_dso=$(own_dso "$pr_wl")
 	[ -n "$pr_dso" ] || return 0
+	case $pr_tool in
+	native) set --;;
+	memtrail) set -- "$MEMTRAIL" record $(mt_record_args "$pr_wl") -o "$pr_base.mtdata";;
+	heaptrack-r) set -- heaptrack -r -o "$pr_base.ht";;
+	*) return 0;;
+	esac
 	(ulimit -v "$vmem" 2>/dev/null
 	 wl_exec "$pr_wl" "$pr_base.s" perf record -q -e cpu-clock -F 1000 -o "$pr_base.data" -- "$@") \
 		>/dev/null 2>"$pr_base.stderr" ||
@@ -882,6 +881,12 @@ NR == 1 { next }
 			add(w SUBSEP tool SUBSEP "size", $7)
 			if ($10 != "-" && $10 != "")
 				rcpu[w, tool, $4] = $10
+		}
+	} else if (ph == "perf") {
+		# MT_BENCH_PERF: samples in all over those in the program
+		if ($6 > 0) {
+			add(w SUBSEP tool SUBSEP "perf", $5 / $6)
+			if (!((w) in pseen)) { pseen[w] = 1; porder[++npw] = w }
 		}
 	} else if (ph == "count") {
 		ev[w, tool] = $8
@@ -1158,6 +1163,20 @@ END {
 	if (r1 != "" && r2 != "" && ev["churn_small", "memtrail"] != "" && ev["churn", "memtrail"] != "")
 		printf "  replay memory (churn: same 1,000 stacks, 64 live blocks): %s events -> %s RSS, %s events -> %s RSS\n", \
 			commas(ev["churn_small", "memtrail"]), mib(r1), commas(ev["churn", "memtrail"]), mib(r2)
+	if (npw) {
+		print ""
+		print "Under perf (MT_BENCH_PERF=1): samples in all / samples in the code of the program, medians;"
+		print "added = the quotient of a tool less the native one; memtrail added over heaptrack -r added"
+		fmt = "  %-9s %8s %8s %10s %14s\n"
+		printf fmt, "workload", "native", "memtrail", "hptrk -r", "mt/ht-r added"
+		for (k = 1; k <= npw; k++) {
+			w = porder[k]
+			a = med(w, "native", "perf"); m = med(w, "memtrail", "perf"); h = med(w, "heaptrack-r", "perf")
+			printf fmt, w, a == "" ? "n/a" : sprintf("%.3f", a), m == "" ? "n/a" : sprintf("%.3f", m), \
+				h == "" ? "n/a" : sprintf("%.3f", h), \
+				(a != "" && m != "" && h != "" && h > a) ? sprintf("%.2f", (m - a) / (h - a)) : "n/a"
+		}
+	}
 }' "$tsv"
 
 # Counts from the independent sources side by side.
@@ -1185,43 +1204,6 @@ awk -F '\t' 'NR > 1 && $2 == "count" {
 			printf "  %-12s%s%s\n", x, c[x], m
 		}
 	}' "$tsv" | sort
-
-# MT_BENCH_PERF's table: medians of all samples over the program's own.
-if grep -q '	perf	' "$tsv" 2>/dev/null; then
-	echo
-	echo "Under perf (MT_BENCH_PERF=1): samples in all / samples in the program's own code, medians;"
-	echo "added = a tool's quotient less native's; memtrail's added over heaptrack -r's"
-	awk -F '\t' '
-	function median(k,    n, i, j, t, v) {
-		n = cnt[k]
-		for (i = 1; i <= n; i++)
-			v[i] = val[k, i]
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-			}
-		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-	}
-	$2 == "perf" && $6 > 0 {
-		k = $1 SUBSEP $3
-		cnt[k]++
-		val[k, cnt[k]] = $5 / $6
-		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
-	}
-	END {
-		fmt = "  %-9s %8s %8s %10s %14s\n"
-		printf fmt, "workload", "native", "memtrail", "hptrk -r", "mt/ht-r added"
-		for (i = 1; i <= n; i++) {
-			w = order[i]
-			a = cnt[w, "native"] ? median(w SUBSEP "native") : ""
-			m = cnt[w, "memtrail"] ? median(w SUBSEP "memtrail") : ""
-			h = cnt[w, "heaptrack-r"] ? median(w SUBSEP "heaptrack-r") : ""
-			r = (a != "" && m != "" && h != "" && h > a) ? sprintf("%.2f", (m - a) / (h - a)) : "n/a"
-			printf fmt, w, a == "" ? "n/a" : sprintf("%.3f", a), m == "" ? "n/a" : sprintf("%.3f", m), \
-				h == "" ? "n/a" : sprintf("%.3f", h), r
-		}
-	}' "$tsv"
-fi
 
 if [ -n "$notes" ]; then
 	echo
