@@ -117,7 +117,8 @@ struct mt_capture {
 void mt_tbuf_alloc(const struct mt_capture *c, void *p, size_t size);
 void mt_tbuf_free(void *p);
 void *mt_tbuf_realloc(const struct mt_capture *c, void *p, size_t nmemb, size_t n);
-/* A key of its own (after every event that happened before the call). */
+/* The next key to be taken: every event that happened before the call has
+ * a smaller one, every later one a key at least as large. */
 uint64_t mt_tbuf_key(void);
 /*
  * With the log lock: hands every final event to core.c (mt_rec_emit_*) in
