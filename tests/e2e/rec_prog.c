@@ -195,6 +195,59 @@ static void shortthreads(long rounds)
 	expect();
 }
 
+/*
+ * A second thread starts to allocate while the main thread allocates
+ * without pause: the moment the recorder stops taking order keys the
+ * one-thread way (recorder/tbuf.c, keys_shared). Each thread allocates a
+ * block, puts it in one slot and frees the block it took out of it, most
+ * often the other thread's: every such free must replay after its
+ * allocation. The main thread starts the second one after 2,000 blocks
+ * and goes on until it has made HAND_ROUNDS; one block is left in the
+ * slot, freed at the end. Nothing is live then.
+ */
+#define HAND_ROUNDS 50000
+static void *hand_slot;
+static int hand_done;
+static long hand_allocs[2], hand_bytes[2], hand_frees[2];
+
+static void hand_loop(int who, pthread_t *th, void *(*start)(void *))
+{
+	for (long i = 0; who ? i < HAND_ROUNDS : !__atomic_load_n(&hand_done, __ATOMIC_ACQUIRE); i++) {
+		size_t n = 16 + (size_t)(i % 64);
+		void *p = malloc(n);
+		hand_allocs[who]++;
+		hand_bytes[who] += (long)n;
+		void *q = __atomic_exchange_n(&hand_slot, p, __ATOMIC_ACQ_REL);
+		if (q) {
+			free(q);
+			hand_frees[who]++;
+		}
+		if (!who && i == 2000)
+			pthread_create(th, NULL, start, NULL);
+	}
+}
+
+static void *hand_second(void *arg)
+{
+	(void)arg;
+	hand_loop(1, NULL, NULL);
+	__atomic_store_n(&hand_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void handoff(void)
+{
+	pthread_t th;
+	hand_loop(0, &th, hand_second);
+	pthread_join(th, NULL);
+	free(hand_slot);
+	allocs = hand_allocs[0] + hand_allocs[1];
+	frees = hand_frees[0] + hand_frees[1] + 1;
+	bytes = hand_bytes[0] + hand_bytes[1];
+	live = blocks = 0;
+	expect();
+}
+
 /* Threads churning while the main thread forks, execs and takes signals. */
 static volatile int stop_churn;
 
@@ -613,6 +666,8 @@ int main(int argc, char **argv)
 		forked();
 	} else if (!strcmp(mode, "stress")) {
 		stress();
+	} else if (!strcmp(mode, "handoff")) {
+		handoff();
 	} else if (!strcmp(mode, "dlopen")) {
 		dlopened(argv[2]);
 	} else if (!strcmp(mode, "exit")) {
