@@ -162,6 +162,7 @@ static inline __attribute__((always_inline)) void capture(struct mt_capture *c,
 	c->n = m;
 	c->fn = fn;
 	c->same = mt_tls.same_stack;
+	c->keep = mt_tls.keep_frames;
 	/* The walker hands the frames' hash over when it has it (it mixes
 	 * in only the frames that changed since the thread's last stack);
 	 * else it is computed here. The tag path is part of a stack's

@@ -48,6 +48,7 @@ struct mt_tls {
 	int io_held;          /* this thread holds core.c's io_lock */
 	struct mt_tbuf *tb;   /* the thread's event ring (tbuf.c), NULL: none yet */
 	int same_stack;       /* the last capture's frames were the one's before it (unwind.c) */
+	unsigned keep_frames; /* its outermost frames that were (unwind.c; 0: none known) */
 };
 extern __thread struct mt_tls mt_tls;
 
@@ -104,6 +105,8 @@ struct mt_capture {
 	 * this one (the incremental walk proved it: unwind.c); with fn and
 	 * tag the same, so is the stack (tbuf.c then skips the lookup). */
 	int same;
+	/* Its first keep frames are, likewise, that capture's (0: not known). */
+	unsigned keep;
 };
 
 /* ---- tbuf.c -------------------------------------------------------------- */

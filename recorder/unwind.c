@@ -752,6 +752,12 @@ struct uw_state {
 				   return address): a reuse reaching it steps on */
 	int hit;                /* the last walk reused kept frames */
 	int same;               /* the last walk is the kept one, unchanged */
+	int keep;               /* its outermost frames proven the kept walk's
+				   (kept frame c: c + 1; 0 when it is not so
+				   simple: several runs, or none) */
+	unsigned whole;         /* the last capture's program frames began at
+				   its walk's outermost (none cut at max), */
+	unsigned prog_n;        /* and were so many */
 	int walked;             /* the capture before the last was a walk (not
 				   libunwind's), so the kept walk is its frames */
 	uint64_t *prev;         /* check mode: the last capture, by libunwind */
@@ -919,6 +925,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 
 	st->hit = 0;
 	st->same = 0;
+	st->keep = 0;
 	for (;;) {
 		/* the kept walk's frame at this stack pointer, if any */
 		while (c >= 0 && f[c].sp < sp)
@@ -945,6 +952,7 @@ static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int 
 				st->n = c + 1 + j;
 				st->hit = 1;
 				st->same = j == 0 && c == kept;
+				st->keep = c + 1;
 				finish(st, c + 1);
 				return st->n;
 			}
@@ -1077,6 +1085,23 @@ static inline const uint64_t *program_frames(struct uw_state *st, int n, unsigne
 	return st->ips;
 }
 
+/*
+ * The outermost program frames of a capture (ips, np: program_frames')
+ * that are the thread's last capture's (mt_tls.keep_frames), was: that
+ * capture was a walk (the kept one). Only when neither was cut at max:
+ * then program frames and walk frames are counted alike from the
+ * outermost. No more than either has.
+ */
+static unsigned shared_outer(struct uw_state *st, const uint64_t *ips, unsigned np, int was)
+{
+	unsigned before = was && st->whole ? st->prog_n : 0;
+	st->whole = ips == st->ips;
+	st->prog_n = np;
+	unsigned keep = st->whole ? (unsigned)st->keep : 0;
+	keep = keep < before ? keep : before;
+	return keep < np ? keep : np;
+}
+
 /* The walk starts at the caller of the function whose frame pointer is
  * fp (the recorder keeps frame pointers). */
 /*
@@ -1095,6 +1120,7 @@ static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch,
 	const uint64_t *fr = fp;
 	int n;
 	mt_tls.same_stack = 0;
+	mt_tls.keep_frames = 0;
 	if (MT_UNLIKELY(!st))
 		return full_bt(fp, max, scratch, np, hash);
 	if (MT_UNLIKELY(st->skip)) {
@@ -1115,8 +1141,11 @@ static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch,
 	/* the same frames as the thread's last capture, when that was a walk
 	 * too (its frames are the kept walk) and this one kept it unchanged */
 	mt_tls.same_stack = st->same && st->walked;
+	int was = st->walked;
 	st->walked = 1;
-	return program_frames(st, n, max, np, hash);
+	const uint64_t *ips = program_frames(st, n, max, np, hash);
+	mt_tls.keep_frames = shared_outer(st, ips, *np, was);
+	return ips;
 }
 
 /* ---- check mode ------------------------------------------------------------------ */
@@ -1139,6 +1168,7 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 	unsigned m;
 	int n;
 	mt_tls.same_stack = 0;
+	mt_tls.keep_frames = 0;
 	if (st && !st->prev && !(st->prev = mt_mem_alloc_kept(UW_FRAMES * sizeof(uint64_t))))
 		st = NULL;
 	if (!st || (n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK)) < 0) {
@@ -1161,6 +1191,11 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 		if (m != st->prevn || memcmp(rips, st->prev, m * sizeof(*rips)))
 			same = 0;
 	}
+	/* the outer frames it calls the last capture's, against libunwind's */
+	unsigned keep = shared_outer(st, ips, *np, st->walked);
+	if (keep > st->prevn || memcmp(rips, st->prev, keep * sizeof(*rips)))
+		same = 0;
+	mt_tls.keep_frames = keep;
 	st->walked = 1;
 	memcpy(st->prev, rips, m * sizeof(*rips));
 	st->prevn = m;
