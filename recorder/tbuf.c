@@ -150,6 +150,24 @@ struct r_stack {
 
 enum { B_USED, B_EXITED, B_FREE };
 
+/*
+ * A stack that followed another: its local id, found again without
+ * interning when the same stack follows the same one (local_stack).
+ * The stack is the one before (prev1 - 1) in its first keep frames, then
+ * inner[], n frames in all, with fn and tag; hash is mt_capture's. 256
+ * entries of 128 bytes a thread, up to 12 inner frames (the bench's
+ * sqlite3 found 62 % of its stacks so with 64 entries of 8, 87 % so).
+ */
+#define NEXT_BITS 8
+#define NEXT_INNER 12
+struct next_stack {
+	uint32_t prev1, lid;
+	uint16_t keep, n;
+	uint32_t fn, tag;
+	uint64_t hash;
+	uint64_t inner[NEXT_INNER];
+};
+
 struct mt_tbuf {
 	/* the producer's (its thread) */
 	uint64_t head;          /* bytes written, published with release */
@@ -163,6 +181,7 @@ struct mt_tbuf {
 	/* the thread's last stack in local, for a capture whose frames are
 	 * the last one's (mt_capture.same): lid + 1 (0: none), fn and tag */
 	uint32_t same_lid1, same_fn, same_tag;
+	struct next_stack follow[1 << NEXT_BITS];
 	/* the thread's last clock reading, and the tick it was taken in */
 	uint64_t stamp_val, stamp_tick;
 	/* the drainer's (log lock) */
@@ -535,9 +554,29 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 	 * a time: churn, 19 frames, spent 5 % of its samples there). */
 	if (c->same && b->same_lid1 && b->same_fn == c->fn && b->same_tag == c->tag)
 		return b->same_lid1 - 1;
+	/* A stack whose outer frames the unwinder proved the last one's: the
+	 * stack that followed the last one with those outer frames and these
+	 * inner ones is this one, found by comparing the inner frames alone
+	 * (sqlite3 bench: 1.85 of its 2.12 million stacks found so; perf,
+	 * samples of the interning over the program's: 0.24 -> 0.16; python3
+	 * 0.13 -> 0.08). */
+	struct next_stack *e = NULL;
+	unsigned in = c->n - c->keep;
+	if (c->keep && b->same_lid1 && in <= NEXT_INNER) {
+		e = &b->follow[(uint32_t)(c->hash ^ b->same_lid1 * 0x9E3779B9u) >> (32 - NEXT_BITS)];
+		if (e->prev1 == b->same_lid1 && e->hash == c->hash && e->keep == c->keep &&
+		    e->n == c->n && e->fn == c->fn && e->tag == c->tag &&
+		    !memcmp(e->inner, c->ips + c->keep, in * sizeof(uint64_t))) {
+			b->same_lid1 = e->lid + 1;
+			b->same_fn = c->fn;
+			b->same_tag = c->tag;
+			return e->lid;
+		}
+	}
 	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &rec);
 
 	if (lid < 0) {
+		b->same_lid1 = 0;       /* (the next capture is compared with this one) */
 		mt_rec_stop_nomem("out of memory for the stack table", 0);
 		return -1;
 	}
@@ -545,8 +584,10 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		mt_rec_new_stack(c);
 		uint32_t len = (uint32_t)sizeof(struct r_stack);
 		int64_t off = reserve(b, len);
-		if (off < 0)
+		if (off < 0) {
+			b->same_lid1 = 0;
 			return -1;
+		}
 		struct r_stack *r = (struct r_stack *)(b->ring + off);
 		r->h.kl = len | R_STACK;
 		r->h.lid = (uint32_t)lid;
@@ -556,6 +597,16 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		r->hash = c->hash;
 		r->rec = rec;
 		__atomic_store_n(&b->head, b->head + len, __ATOMIC_RELEASE);
+	}
+	if (e) {
+		e->prev1 = b->same_lid1;
+		e->lid = (uint32_t)lid;
+		e->keep = (uint16_t)c->keep;
+		e->n = (uint16_t)c->n;
+		e->fn = c->fn;
+		e->tag = c->tag;
+		e->hash = c->hash;
+		memcpy(e->inner, c->ips + c->keep, in * sizeof(uint64_t));
 	}
 	b->same_lid1 = (uint32_t)lid + 1;
 	b->same_fn = c->fn;
@@ -677,7 +728,7 @@ static inline uint64_t peek(struct mt_tbuf *b, uint64_t *tail, int stage2, uint6
 			const struct r_stack *st = (const struct r_stack *)r;
 
 			mt_stack_rec_frames(st->rec, ips);
-			struct mt_capture c = { ips, st->n, st->fn, st->tag, st->hash, st->rec, 0 };
+			struct mt_capture c = { ips, st->n, st->fn, st->tag, st->hash, st->rec, 0, 0 };
 
 			mt_rec_emit_stack(&b->th, st->h.lid, &c);
 		}
