@@ -19,6 +19,12 @@
  *                         at every other level and between allocations:
  *                         each walk keeps many short runs of the last one
  *                         (more than the walker's table of runs holds)
+ *   rec_unwind follow     allocations in turn from sibling call chains
+ *                         under one caller: each stack shares its outer
+ *                         frames with the one before and differs from the
+ *                         next one on (the recorder finds such a stack
+ *                         again by its inner frames alone: tbuf.c,
+ *                         local_stack)
  *   rec_unwind reload A B dlopens A and B in turn, allocating in their
  *                         deep frames, and dlcloses each: B's code lands
  *                         where A's was, with other frame layouts, so a
@@ -276,6 +282,43 @@ NOIPA static int level(int d, unsigned long pat, int which)
 	return x * 3 + 1;
 }
 
+/* ---- follow ------------------------------------------------------------------ */
+
+NOIPA static void tip_a(int i)
+{
+	alloc_here(24 + (size_t)(i & 7));
+}
+
+NOIPA static void tip_b(int i)
+{
+	alloc_here(40 + (size_t)(i & 1));
+}
+
+NOIPA static void fork_a(int i)
+{
+	tip_a(i);
+	tip_b(i);
+}
+
+NOIPA static void fork_b(int i)
+{
+	tip_b(i);
+	tip_a(i);
+	if (i & 4)
+		fork_a(i);
+}
+
+static void run_follow(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		if (i % 3)
+			fork_a(i);
+		else
+			fork_b(i);
+		down(i % 5, NULL, 0);
+	}
+}
+
 static void run_alternate(void)
 {
 	unsigned long s = 0;
@@ -298,11 +341,13 @@ int main(int argc, char **argv)
 		run_threads();
 	else if (strcmp(mode, "alternate") == 0)
 		run_alternate();
+	else if (strcmp(mode, "follow") == 0)
+		run_follow();
 	else if (strcmp(mode, "reload") == 0 && argc == 4) {
 		if (run_reload(argv[2], argv[3]) < 0)
 			return 1;
 	} else {
-		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads|alternate|reload A B\n");
+		fprintf(stderr, "usage: rec_unwind longjmp|context|signal|threads|alternate|follow|reload A B\n");
 		return 2;
 	}
 	printf("%s: %lu allocations\n", mode, allocs);

@@ -13,7 +13,9 @@
 #                last one (tbuf.c then takes the last one's stack id
 #                without a lookup): each is also compared with libunwind's
 #                walk of the capture before, a difference a mismatch; S > 0
-#                for python3, which allocates from one place in a row
+#                for python3, which allocates from one place in a row; so are
+#                the outer frames a walk calls the capture before's (tbuf.c
+#                finds a stack again by its other frames then)
 #   full, incremental
 #                the same stdout and exit status as the native run, and the
 #                same figures: report --summary (times, resident set and
@@ -122,7 +124,7 @@ for b in "$MT_SAMPLES"/*; do
 	one "sample_${b##*/}" 0 "$b"
 done
 one cxx 1 ./rec_unwind_cxx
-for m in longjmp context signal threads alternate; do
+for m in longjmp context signal threads alternate follow; do
 	one "$m" 1 ./rec_unwind "$m"
 done
 one reload 1 ./rec_unwind reload "$MT_TMP/plug_a.so" "$MT_TMP/plug_b.so"
