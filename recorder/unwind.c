@@ -1102,8 +1102,26 @@ static unsigned shared_outer(struct uw_state *st, const uint64_t *ips, unsigned 
 	return keep < np ? keep : np;
 }
 
-/* The walk starts at the caller of the function whose frame pointer is
- * fp (the recorder keeps frame pointers). */
+/*
+ * The walk starts at the caller of the function whose frame pointer is
+ * fp, or further out: the recorder keeps frame pointers, so its own
+ * frames (the hook's, between the program and the capture) are left by
+ * their chain, without a rule each (a step of the walk's 2 to 7 a
+ * capture on the bench's programs). A chain that goes down the stack or
+ * far up it stops there, and the walk steps on by rule (as from a frame
+ * of the program that called a hook by a tail call).
+ */
+static inline const uint64_t *first_frame(const uint64_t *fr)
+{
+	while (fr[1] >= mt_self_lo && fr[1] < mt_self_hi) {
+		const uint64_t *up = (const uint64_t *)(uintptr_t)fr[0];
+		if (up <= fr || (uintptr_t)up - (uintptr_t)fr > (1u << 16) || ((uintptr_t)up & 7))
+			break;
+		fr = up;
+	}
+	return fr;
+}
+
 /*
  * A thread whose stacks keep meeting frames the walk cannot take (code
  * made at run time without unwind tables, a handler of a signal that
@@ -1128,6 +1146,7 @@ static const uint64_t *fast_backtrace(void *fp, unsigned max, uint64_t *scratch,
 		st->walked = 0;
 		return full_bt(fp, max, scratch, np, hash);
 	}
+	fr = first_frame(fr);
 	n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK);
 	if (MT_UNLIKELY(n < 0)) {
 		if (++st->misses == FALLBACKS_IN_A_ROW) {
@@ -1171,6 +1190,7 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 	mt_tls.keep_frames = 0;
 	if (st && !st->prev && !(st->prev = mt_mem_alloc_kept(UW_FRAMES * sizeof(uint64_t))))
 		st = NULL;
+	fr = first_frame(fr);
 	if (!st || (n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], (int)max + UW_SLACK)) < 0) {
 		__atomic_add_fetch(&check_fallbacks, 1, __ATOMIC_RELAXED);
 		if (st)
