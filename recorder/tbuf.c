@@ -209,9 +209,9 @@ static struct mt_tbuf *rings;   /* pushed with compare-and-swap */
 /* The next key, on a line of its own: every event of every thread
  * increments it, and a variable beside it (the linker's choice: the
  * unwinder's rule generation, read on every unwind, was one) would make
- * each reader of that variable miss in turn. shared: set once a second
- * thread takes keys (keys_shared), read with v by the thread that takes
- * them. */
+ * each reader of that variable miss in turn. shared: SH_ALONE until a
+ * second thread takes keys (keys_shared), read with v by the thread that
+ * takes them. */
 static struct {
 	uint64_t v;
 	uint32_t shared;
@@ -259,30 +259,61 @@ static int claim(struct mt_tbuf *b, int from, int to)
  * Keys taken by more than one thread: from now on with a locked
  * increment (take_key). Called by a thread with a new ring before it
  * takes a key, so that no other thread is left taking one the plain way.
- * That thread reads shared after announcing (announce, then take_key):
- * after shared is set, the thread that took keys alone either read it
- * set, or had announced before; its announcement is seen here once its
- * stores left the CPU (a store waits in a core's store buffer for
- * nanoseconds; 1 ms is a margin of 10^5, and a thread preempted or a vCPU
- * descheduled meanwhile empties the buffer), and then it is waited for
- * until its event is published (an event in flight never waits for
- * anything: module comment). A system call that makes every other CPU
- * empty its buffer (membarrier) would prove the first half without the
+ * The thread that took keys alone reads shared after announcing
+ * (announce, then take_key): once shared is set, it either read it set,
+ * or had announced before; its announcement is seen here once its stores
+ * left the CPU (a store waits in a core's store buffer for nanoseconds;
+ * 1 ms is a margin of 10^5, and a thread preempted or a vCPU descheduled
+ * meanwhile empties the buffer), and then it is waited for until its
+ * event is published. A system call that makes every other CPU empty
+ * its buffer (membarrier) would prove the first half without the
  * margin, but can be refused, or kill the process, under a seccomp
- * filter the program installs before starting a thread. Once per
- * process (and per forked child).
+ * filter the program installs before starting a thread.
+ *
+ * One thread switches (SH_SWITCHING) and the others that come meanwhile
+ * wait until it is done (they have no event in flight: nothing waits for
+ * them). An event in flight never waits for anything of the recorder's,
+ * but a signal handler may hold it (a collector's stop-the-world park)
+ * until the thread that is switching runs on: the wait ends after
+ * SH_WAIT_NS all the same (the keys then are exact unless that thread
+ * was stopped between the load and the store of its increment). Once
+ * per process (and per forked child).
  */
+enum { SH_ALONE, SH_SWITCHING, SH_DONE };
+#define SH_WAIT_NS 1000000000ull
+
+static void nap_ns(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
 static void keys_shared(const struct mt_tbuf *self)
 {
-	struct timespec ms = { 0, 1000000 }, nap = { 0, 20000 };
+	uint32_t was = SH_ALONE;
+	uint64_t waited = 0;
+	int saved = errno;
 
-	if (__atomic_load_n(&counter_line.shared, __ATOMIC_ACQUIRE))
-		return;
-	__atomic_store_n(&counter_line.shared, 1, __ATOMIC_SEQ_CST);
-	nanosleep(&ms, NULL);
-	for (struct mt_tbuf *o = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); o; o = o->next)
-		while (o != self && __atomic_load_n(&o->lower, __ATOMIC_ACQUIRE))
-			nanosleep(&nap, NULL);
+	if (__atomic_compare_exchange_n(&counter_line.shared, &was, SH_SWITCHING, 0,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		nap_ns(1000000);
+		for (struct mt_tbuf *o = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); o; o = o->next)
+			while (o != self && __atomic_load_n(&o->lower, __ATOMIC_ACQUIRE) &&
+			       waited < SH_WAIT_NS) {
+				nap_ns(20000);
+				waited += 20000;
+			}
+		__atomic_store_n(&counter_line.shared, SH_DONE, __ATOMIC_RELEASE);
+	} else {
+		while (__atomic_load_n(&counter_line.shared, __ATOMIC_ACQUIRE) != SH_DONE &&
+		       waited < 2 * SH_WAIT_NS) {
+			nap_ns(20000);
+			waited += 20000;
+		}
+	}
+	errno = saved;
 }
 
 static struct mt_tbuf *ring_new(void)
@@ -1087,5 +1118,5 @@ void mt_tbuf_child(void)
 	shared_passes = 0;
 	/* the forking thread is the child's only one */
 	key_rings = 0;
-	counter_line.shared = 0;
+	counter_line.shared = SH_ALONE;
 }
