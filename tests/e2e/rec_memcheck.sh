@@ -60,9 +60,9 @@ got="$(mt_val exe_allocs st.dec) $(mt_val exe_frees st.dec) $(mt_val exe_bytes s
 	mt_fail "short threads: log '$got', program '$want', stray frees/double allocs $(mt_val ignored_frees st.dec)/$(mt_val double_allocs st.dec)"
 [ "$(mt_val threads st.dec)" = 8001 ] && mt_ok "short threads: 8001 thread indexes" ||
 	mt_fail "short threads: $(mt_val threads st.dec) thread indexes"
-# A second thread that starts to allocate while the main thread allocates
+# Two threads that start to allocate while the main thread allocates
 # without pause (from then on the recorder takes order keys with a locked
-# increment: tbuf.c, keys_shared), each freeing the other's blocks: in
+# increment: tbuf.c, keys_shared), each freeing the others' blocks: in
 # every run the program's own figures are exact and the order valid.
 bad=""
 for run in 1 2 3 4 5 6; do
@@ -74,7 +74,7 @@ for run in 1 2 3 4 5 6; do
 	[ "$got" = "$want" ] && [ "$odd" = "0 0 0 0" ] ||
 		bad="$bad run $run: log '$got', program '$want', stray frees/double allocs/mismatches/truncated $odd;"
 done
-[ -z "$bad" ] && mt_ok "handoff: 6 runs of a thread joining a busy one, figures exact, valid order ($want)" ||
+[ -z "$bad" ] && mt_ok "handoff: 6 runs of two threads joining a busy one, figures exact, valid order ($want)" ||
 	mt_fail "handoff:$bad"
 rss=$(mt_val max_rss st.dec)
 [ -n "$rss" ] && [ "$rss" -lt $((20 << 20)) ] && mt_ok "short threads: peak RSS $rss B (< 20 MiB)" ||

@@ -196,23 +196,26 @@ static void shortthreads(long rounds)
 }
 
 /*
- * A second thread starts to allocate while the main thread allocates
+ * Two more threads start to allocate while the main thread allocates
  * without pause: the moment the recorder stops taking order keys the
- * one-thread way (recorder/tbuf.c, keys_shared). Each thread allocates a
- * block, puts it in one slot and frees the block it took out of it, most
- * often the other thread's: every such free must replay after its
- * allocation. The main thread starts the second one after 2,000 blocks
- * and goes on until it has made HAND_ROUNDS; one block is left in the
- * slot, freed at the end. Nothing is live then.
+ * one-thread way (recorder/tbuf.c, keys_shared), one thread switching
+ * while the other waits for it. Each thread allocates a block, puts it
+ * in one slot and frees the block it took out of it, most often another
+ * thread's: every such free must replay after its allocation. The main
+ * thread starts the two after 2,000 blocks and goes on until each has
+ * made HAND_ROUNDS; one block is left in the slot, freed at the end.
+ * Nothing is live then.
  */
 #define HAND_ROUNDS 50000
 static void *hand_slot;
 static int hand_done;
-static long hand_allocs[2], hand_bytes[2], hand_frees[2];
+static long hand_allocs[3], hand_bytes[3], hand_frees[3];
 
-static void hand_loop(int who, pthread_t *th, void *(*start)(void *))
+static void *hand_more(void *arg);
+
+static void hand_loop(long who, pthread_t *th)
 {
-	for (long i = 0; who ? i < HAND_ROUNDS : !__atomic_load_n(&hand_done, __ATOMIC_ACQUIRE); i++) {
+	for (long i = 0; who ? i < HAND_ROUNDS : __atomic_load_n(&hand_done, __ATOMIC_ACQUIRE) < 2; i++) {
 		size_t n = 16 + (size_t)(i % 64);
 		void *p = malloc(n);
 		hand_allocs[who]++;
@@ -223,27 +226,28 @@ static void hand_loop(int who, pthread_t *th, void *(*start)(void *))
 			hand_frees[who]++;
 		}
 		if (!who && i == 2000)
-			pthread_create(th, NULL, start, NULL);
+			for (long t = 0; t < 2; t++)
+				pthread_create(&th[t], NULL, hand_more, (void *)(t + 1));
 	}
 }
 
-static void *hand_second(void *arg)
+static void *hand_more(void *arg)
 {
-	(void)arg;
-	hand_loop(1, NULL, NULL);
-	__atomic_store_n(&hand_done, 1, __ATOMIC_RELEASE);
+	hand_loop((long)arg, NULL);
+	__atomic_add_fetch(&hand_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 static void handoff(void)
 {
-	pthread_t th;
-	hand_loop(0, &th, hand_second);
-	pthread_join(th, NULL);
+	pthread_t th[2];
+	hand_loop(0, th);
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
 	free(hand_slot);
-	allocs = hand_allocs[0] + hand_allocs[1];
-	frees = hand_frees[0] + hand_frees[1] + 1;
-	bytes = hand_bytes[0] + hand_bytes[1];
+	allocs = hand_allocs[0] + hand_allocs[1] + hand_allocs[2];
+	frees = hand_frees[0] + hand_frees[1] + hand_frees[2] + 1;
+	bytes = hand_bytes[0] + hand_bytes[1] + hand_bytes[2];
 	live = blocks = 0;
 	expect();
 }
