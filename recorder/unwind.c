@@ -1213,8 +1213,10 @@ static const uint64_t *check_backtrace(void *fp, unsigned max, uint64_t *scratch
 	}
 	/* the outer frames it calls the last capture's, against libunwind's */
 	unsigned keep = shared_outer(st, ips, *np, st->walked);
-	if (keep > st->prevn || memcmp(rips, st->prev, keep * sizeof(*rips)))
+	if (keep > st->prevn || memcmp(rips, st->prev, keep * sizeof(*rips))) {
 		same = 0;
+		keep = 0;       /* (tbuf.c would take the claim on trust) */
+	}
 	mt_tls.keep_frames = keep;
 	st->walked = 1;
 	memcpy(st->prev, rips, m * sizeof(*rips));
