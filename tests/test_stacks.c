@@ -82,7 +82,7 @@ static void make_stacks(struct truth *t, size_t count)
 
 static struct mt_capture cap(const struct truth *s, uint64_t hash)
 {
-	struct mt_capture c = { s->ips, s->n, s->fn, s->tag, hash, NULL, 0 };
+	struct mt_capture c = { s->ips, s->n, s->fn, s->tag, hash, NULL, 0, 0 };
 	return c;
 }
 
@@ -251,7 +251,7 @@ static void test_log(void **state)
 			if (!s->rec)
 				continue;
 			mt_stack_rec_frames(s->rec, ips);
-			struct mt_capture c = { ips, s->n, s->fn, s->tag, hash_of(s, 5), s->rec, 0 };
+			struct mt_capture c = { ips, s->n, s->fn, s->tag, hash_of(s, 5), s->rec, 0, 0 };
 			int is_new;
 			s->gid = mt_stacks_intern(log, &c, &is_new, NULL);
 			assert_true(s->gid >= 0);
@@ -296,8 +296,8 @@ static void test_edges(void **state)
 	(void)state;
 	struct mt_stacks *s = mt_stacks_new(0);
 	static const uint64_t f[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	struct mt_capture empty = { NULL, 0, 0, 0, 7, NULL, 0 };
-	struct mt_capture full = { f, 8, 0, 0, 7, NULL, 0 }, part = { f, 5, 0, 0, 7, NULL, 0 };
+	struct mt_capture empty = { NULL, 0, 0, 0, 7, NULL, 0, 0 };
+	struct mt_capture full = { f, 8, 0, 0, 7, NULL, 0, 0 }, part = { f, 5, 0, 0, 7, NULL, 0, 0 };
 	const struct mt_stack_rec *r;
 	uint64_t out[8];
 	int is_new;
