@@ -455,9 +455,27 @@ struct cluster { uint64_t lo, hi; size_t first, base; };
 /* A file mapping (memcheck's SkFileC segments): readable, executable. */
 struct fmap { uint64_t lo, hi; uint8_t r, x; };
 
+/*
+ * Which 2 MiB regions of memory hold part of a cluster, hashed to a bit
+ * each (bits 21 to 36 of an address): most words between the lowest
+ * block and the highest point elsewhere (the heap's blocks are low, a
+ * large block mmap'ed high, and words between them point at code, stacks
+ * and the program's own mappings), and one bit, read from 8 KiB that
+ * stay in the cache, rules them out without the clusters' binary search
+ * (cc1 at exit: 1.6 million of its 4 million words between the lowest
+ * block and the highest end, 0.17 million in a cluster).
+ */
+#define REGION_SHIFT 21
+#define FILTER_BITS 16
+static inline uint64_t region_bit(uint64_t p)
+{
+	return (p >> REGION_SHIFT) & ((1u << FILTER_BITS) - 1);
+}
+
 struct scan {
 	struct cluster *cl;   /* the blocks in clusters, by address */
 	size_t ncl;
+	uint64_t *filter;     /* (1 << FILTER_BITS) bits, by region_bit */
 	uint32_t *gran;       /* per granule of each cluster: its first block */
 	size_t ngran;
 	unsigned shift;       /* log2 of a granule's size */
@@ -610,6 +628,18 @@ static int make_clusters(struct scan *s)
 		base += ng + 1;
 		i = j;
 	}
+	s->filter = scratch(((size_t)1 << FILTER_BITS) / 8);
+	if (!s->filter)
+		return -1;
+	for (size_t c = 0; c < ncl; c++) {
+		uint64_t r = s->cl[c].lo >> REGION_SHIFT, e = (s->cl[c].hi - 1) >> REGION_SHIFT;
+		if (e - r >= ((uint64_t)1 << FILTER_BITS))
+			e = r + ((uint64_t)1 << FILTER_BITS) - 1;     /* every bit */
+		for (; r <= e; r++) {
+			uint64_t b = r & ((1u << FILTER_BITS) - 1);
+			s->filter[b >> 6] |= (uint64_t)1 << (b & 63);
+		}
+	}
 	return 0;
 }
 
@@ -751,15 +781,28 @@ static void scan_words(struct scan *s, const uint64_t *p, size_t nw, int prior, 
 {
 	uint64_t ws[BATCH];
 	size_t gs[BATCH], fs[BATCH];
+	const uint64_t lo = s->lo, span = s->hi - s->lo;
+	if (!s->filter) {       /* no block: no word can point into one */
+		s->words += nw;
+		return;
+	}
 	for (size_t k = 0; k < nw;) {
-		size_t m = 0;
-		for (; k < nw && m < BATCH; k++) {
-			uint64_t w = p[k];
-			long g;
-			if (w < s->lo || w >= s->hi || (g = granule(s, w, &fs[m])) < 0)
+		size_t m = 0, c = 0;
+		/* the words that may point into a cluster, without a branch
+		 * on each: which words do is no pattern a branch predictor
+		 * learns (cc1 at exit: this loop was 60 % of the scan, most
+		 * of it on the test) */
+		for (; k < nw && c < BATCH; k++) {
+			uint64_t w = p[k], b = region_bit(w);
+			ws[c] = w;
+			c += (w - lo < span) & (unsigned)(s->filter[b >> 6] >> (b & 63));
+		}
+		for (size_t x = 0; x < c; x++) {
+			long g = granule(s, ws[x], &fs[m]);
+			if (g < 0)
 				continue;
 			__builtin_prefetch(&s->gran[g]);
-			ws[m] = w;
+			ws[m] = ws[x];
 			gs[m++] = (size_t)g;
 		}
 		for (size_t x = 0; x < m; x++) {
@@ -1244,6 +1287,8 @@ out:
 		unscratch(s.cl, s.ncl * sizeof(*s.cl));
 	if (s.gran)
 		unscratch(s.gran, s.ngran * sizeof(uint32_t));
+	if (s.filter)
+		unscratch(s.filter, ((size_t)1 << FILTER_BITS) / 8);
 	if (s.stack)
 		unscratch(s.stack, s.cap * sizeof(uint32_t));
 	if (buf)
