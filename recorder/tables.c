@@ -268,9 +268,9 @@ int mt_arena_init(void)
 	 * its others (python3's allocator then callocs another 128 KiB node
 	 * of its address map, a block memcheck's run has not). So what the
 	 * alignment leaves over stays reserved above it, and the
-	 * reservation's length is no multiple of 2 MiB: the kernel aligns an
-	 * anonymous mapping of such a length itself (Linux 6.7), leaving a
-	 * hole above. */
+	 * reservation's length is no multiple of 2 MiB: the kernel itself
+	 * aligns an anonymous mapping whose length is one (Linux 6.7), and
+	 * leaves the hole above it. */
 	for (; len >= ARENA_MIN && p == MAP_FAILED; len /= 2) {
 		size_t rlen = len + ARENA_ALIGN + 4096;
 		char *r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
