@@ -52,7 +52,7 @@ struct own_list {
 static struct own_list own;
 
 static struct own_list arena_used, arena_kept;
-static void *arena_take(size_t len);
+static void *arena_take(size_t len, size_t align);
 
 /* The part after p of l, made if there is none; NULL without memory. The
  * arena's list has its parts in the arena (a forked child copies them). */
@@ -62,7 +62,7 @@ static struct own_part *own_next(struct own_list *l, struct own_part *p)
 	if (n)
 		return n;
 	if (l == &arena_used || l == &arena_kept) {
-		if (!(n = arena_take(sizeof(*n))))
+		if (!(n = arena_take(sizeof(*n), 4096)))
 			return NULL;
 	} else {
 		n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -195,20 +195,10 @@ static int in_arena(const void *p)
 	return arena && (const char *)p >= arena && (const char *)p < arena_end;
 }
 
-/* len bytes of the arena (whole pages), not listed; NULL if none. */
-static void *arena_take(size_t len)
-{
-	if (!arena)
-		return NULL;
-	len = (len + 4095) & ~(size_t)4095;
-	uintptr_t p = __atomic_fetch_add(&arena_next, len, __ATOMIC_RELAXED);
-	if (p + len > (uintptr_t)arena_end || p + len < p)
-		return NULL;
-	return (void *)p;
-}
-
-/* The same, 2 MiB-aligned (the addresses skipped are never used). */
-static void *arena_take_aligned(size_t len)
+/* len bytes of the arena (whole pages) at a multiple of align (a power of
+ * two, 4096 or more; the addresses skipped are never used), not listed;
+ * NULL if none. */
+static void *arena_take(size_t len, size_t align)
 {
 	uintptr_t cur, p;
 
@@ -217,7 +207,7 @@ static void *arena_take_aligned(size_t len)
 	len = (len + 4095) & ~(size_t)4095;
 	cur = __atomic_load_n(&arena_next, __ATOMIC_RELAXED);
 	do {
-		p = (cur + ARENA_ALIGN - 1) & ~(uintptr_t)(ARENA_ALIGN - 1);
+		p = (cur + align - 1) & ~(uintptr_t)(align - 1);
 		if (p < cur || p + len > (uintptr_t)arena_end || p + len < p)
 			return NULL;
 	} while (!__atomic_compare_exchange_n(&arena_next, &cur, p + len, 1, __ATOMIC_RELAXED,
@@ -437,7 +427,7 @@ static void *pages_in(struct own_list *l, size_t len)
 {
 	void *p;
 	if (arena) {
-		if ((p = arena_take(len)) != NULL)
+		if ((p = arena_take(len, 4096)) != NULL)
 			own_add(l, p, len);
 		return p;
 	}
@@ -913,7 +903,7 @@ static char *aligned_map(size_t len, int prot)
  * huge pages where the kernel gives them (arena_huge). */
 static void *arena_table(size_t len, size_t room)
 {
-	void *p = arena_take_aligned(room);
+	void *p = arena_take(room, ARENA_ALIGN);
 
 	if (!p)
 		return NULL;
