@@ -573,6 +573,15 @@ static inline void publish(struct mt_tbuf *b, uint32_t len)
 	__atomic_store_n(&b->lower, 0, __ATOMIC_RELEASE);
 }
 
+/* lid is the thread's last stack, with c's fn and tag. */
+static inline int64_t last_stack(struct mt_tbuf *b, int64_t lid, const struct mt_capture *c)
+{
+	b->same_lid1 = (uint32_t)lid + 1;
+	b->same_fn = c->fn;
+	b->same_tag = c->tag;
+	return lid;
+}
+
 /* The local id of c's stack, its STACK record written if new; -1 on failure. */
 static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 {
@@ -597,12 +606,8 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		e = &b->follow[(uint32_t)(c->hash ^ b->same_lid1 * 0x9E3779B9u) >> (32 - NEXT_BITS)];
 		if (e->prev1 == b->same_lid1 && e->hash == c->hash && e->keep == c->keep &&
 		    e->n == c->n && e->fn == c->fn && e->tag == c->tag &&
-		    !memcmp(e->inner, c->ips + c->keep, in * sizeof(uint64_t))) {
-			b->same_lid1 = e->lid + 1;
-			b->same_fn = c->fn;
-			b->same_tag = c->tag;
-			return e->lid;
-		}
+		    !memcmp(e->inner, c->ips + c->keep, in * sizeof(uint64_t)))
+			return last_stack(b, e->lid, c);
 	}
 	int64_t lid = mt_stacks_intern(b->local, c, &is_new, &rec);
 
@@ -639,10 +644,7 @@ static int64_t local_stack(struct mt_tbuf *b, const struct mt_capture *c)
 		e->hash = c->hash;
 		memcpy(e->inner, c->ips + c->keep, in * sizeof(uint64_t));
 	}
-	b->same_lid1 = (uint32_t)lid + 1;
-	b->same_fn = c->fn;
-	b->same_tag = c->tag;
-	return lid;
+	return last_stack(b, lid, c);
 }
 
 /*
