@@ -377,8 +377,9 @@ static inline struct mt_tbuf *self(void)
 /*
  * Room for len bytes (plus a pad to the ring's end) at head; its offset,
  * or -1 when recording stopped meanwhile. Called before announcing.
+ * reserve() below is its usual case, inline.
  */
-static int64_t reserve(struct mt_tbuf *b, uint32_t len)
+static __attribute__((noinline)) int64_t reserve_slow(struct mt_tbuf *b, uint32_t len)
 {
 	if (MT_UNLIKELY(b->size != __atomic_load_n(&ring_want, __ATOMIC_RELAXED))) {
 		b->tail_seen = __atomic_load_n(&b->tail, __ATOMIC_ACQUIRE);
@@ -423,6 +424,24 @@ static int64_t reserve(struct mt_tbuf *b, uint32_t len)
 		}
 		mt_rec_drain_now();
 	}
+}
+
+/*
+ * The usual case: the ring has its size, less than half of it is in use
+ * (so len fits) and the record needs no pad. Inline: it is on every event,
+ * and the call was a third of its cost (cachegrind, stl bench: 48
+ * instructions an event, 17 of them saving and restoring registers for
+ * the slow path's calls).
+ */
+static inline int64_t reserve(struct mt_tbuf *b, uint32_t len)
+{
+	const uint32_t size = b->size;
+	uint64_t off = b->head & (size - 1);
+
+	if (MT_LIKELY(size == __atomic_load_n(&ring_want, __ATOMIC_RELAXED) &&
+		      b->head - b->tail_seen < size / 2 && off + len <= size))
+		return (int64_t)off;
+	return reserve_slow(b, len);
 }
 
 #if defined(__x86_64__)
