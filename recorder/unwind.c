@@ -871,7 +871,7 @@ static inline __attribute__((always_inline)) void put_frame(struct frame *d, con
 }
 
 /* Prefix hashes and rbp dependences of f[from..n-1] (those before are right). */
-static void finish(struct uw_state *st, int from)
+static inline __attribute__((always_inline)) void finish(struct uw_state *st, int from)
 {
 	struct frame *f = st->f;
 	uint64_t h = from ? f[from - 1].hash : MT_UNWIND_SEED;
@@ -901,7 +901,7 @@ struct seg {
  * frames: their number (st->f and st->ips, outermost first), or -1 where
  * a rule cannot be had (the caller falls back).
  */
-static int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int size)
+static inline __attribute__((always_inline)) int walk(struct uw_state *st, uint64_t ip, uint64_t sp, uint64_t bp, int size)
 {
 	/* After any dlclose the cache is emptied and the kept walk dropped
 	 * (gen is never 0), so that neither outlives the 16-bit generation's
