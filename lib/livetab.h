@@ -239,6 +239,50 @@ int mt_livetab_mend(struct mt_livetab *t, uint64_t addr);
 /* Inline (each runs once per event of a recording or a replay). */
 
 /*
+ * Where the block at addr (not odd) is, or goes: its slot (*found 1), or
+ * the empty slot that ends its probe (*found 0); NULL when the table must
+ * grow and the memory cannot be had (nothing changed). The table is grown
+ * first if full, so the slot stays right until the table next changes:
+ * mt_livetab_put_at puts there. (The two halves of mt_livetab_put, for a
+ * caller that notes what it is about to change, and how to undo it, in
+ * between: the recorder's drainer, core.c.)
+ */
+static inline unsigned char *mt_livetab_place(struct mt_livetab *t, uint64_t addr, int *found)
+{
+	unsigned char *s;
+	uint64_t lo;
+
+	/* at most 80 % full: grow before looking, so the probe is the last */
+	if (__builtin_expect(t->len >= t->grow_at, 0) && mt_livetab_grow(t) < 0)
+		return NULL;
+	/* One probe: the block's slot if it is live, else where it goes. */
+	for (s = t->slots + mt_livetab_home(addr, t->cap) * MT_LIVETAB_SLOT;
+	     (lo = mt_livetab_lo(s)) & MT_LIVETAB_ADDR_MASK; s += MT_LIVETAB_SLOT)
+		if ((lo & MT_LIVETAB_ADDR_MASK) == addr) {
+			*found = 1;
+			return s;
+		}
+	*found = 0;
+	/* the last slot stays empty: every probe ends inside the table */
+	if (__builtin_expect(s == t->slots + (t->n - 1) * MT_LIVETAB_SLOT, 0)) {
+		size_t i = (size_t)(s - t->slots) / MT_LIVETAB_SLOT;
+
+		if (mt_livetab_extend(t) < 0)
+			return NULL;
+		s = t->slots + i * MT_LIVETAB_SLOT;
+	}
+	return s;
+}
+
+/* addr with val at s, as mt_livetab_place gave it (found: as it said). */
+static inline void mt_livetab_put_at(struct mt_livetab *t, unsigned char *s, uint64_t addr,
+				     uint32_t val, int found)
+{
+	mt_livetab_set(s, addr, val);
+	t->len += !found;
+}
+
+/*
  * Adds the block at addr with value val. Returns 0 when addr was not live,
  * 1 when it was (its old value in *old, then replaced by val), or -1 when
  * the table must grow and the memory cannot be had (nothing changed).
@@ -247,32 +291,16 @@ static inline int mt_livetab_put(struct mt_livetab *t, uint64_t addr, uint32_t v
 				 uint32_t *old)
 {
 	unsigned char *s;
-	uint64_t lo;
+	int found;
 
 	if (__builtin_expect(mt_livetab_is_odd(addr), 0))
 		return mt_livetab_odd_put(t, addr, val, old);
-	/* at most 80 % full: grow before looking, so the probe is the last */
-	if (__builtin_expect(t->len >= t->grow_at, 0) && mt_livetab_grow(t) < 0)
+	if (!(s = mt_livetab_place(t, addr, &found)))
 		return -1;
-	/* One probe: the block's slot if it is live, else where it goes. */
-	for (s = t->slots + mt_livetab_home(addr, t->cap) * MT_LIVETAB_SLOT;
-	     (lo = mt_livetab_lo(s)) & MT_LIVETAB_ADDR_MASK; s += MT_LIVETAB_SLOT)
-		if ((lo & MT_LIVETAB_ADDR_MASK) == addr) {
-			*old = mt_livetab_val_of(s, lo);
-			mt_livetab_set(s, addr, val);
-			return 1;
-		}
-	/* the last slot stays empty: every probe ends inside the table */
-	if (__builtin_expect(s == t->slots + (t->n - 1) * MT_LIVETAB_SLOT, 0)) {
-		size_t i = (size_t)(s - t->slots) / MT_LIVETAB_SLOT;
-
-		if (mt_livetab_extend(t) < 0)
-			return -1;
-		s = t->slots + i * MT_LIVETAB_SLOT;
-	}
-	mt_livetab_set(s, addr, val);
-	t->len++;
-	return 0;
+	if (found)
+		*old = mt_livetab_val_of(s, mt_livetab_lo(s));
+	mt_livetab_put_at(t, s, addr, val, found);
+	return found;
 }
 
 /* The slot of the live block at addr (not odd), or NULL when none. */
@@ -303,6 +331,17 @@ static inline int mt_livetab_get(const struct mt_livetab *t, uint64_t addr, uint
 	return 1;
 }
 
+/* Removes the block in slot s (mt_livetab_slot_of's): the second half of
+ * mt_livetab_take, as mt_livetab_put_at is of mt_livetab_put. */
+static inline void mt_livetab_take_at(struct mt_livetab *t, unsigned char *s)
+{
+	t->len--;
+	if (mt_livetab_lo(s + MT_LIVETAB_SLOT) & MT_LIVETAB_ADDR_MASK)
+		mt_livetab_shift(t, s);
+	else
+		mt_livetab_set(s, 0, 0);
+}
+
 /* Removes the block at addr: 1 and its value in *val, or 0 when not live. */
 static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint32_t *val)
 {
@@ -313,11 +352,7 @@ static inline int mt_livetab_take(struct mt_livetab *t, uint64_t addr, uint32_t 
 	if (!(s = mt_livetab_slot_of(t, addr)))
 		return 0;
 	*val = mt_livetab_val_of(s, mt_livetab_lo(s));
-	t->len--;
-	if (mt_livetab_lo(s + MT_LIVETAB_SLOT) & MT_LIVETAB_ADDR_MASK)
-		mt_livetab_shift(t, s);
-	else
-		mt_livetab_set(s, 0, 0);
+	mt_livetab_take_at(t, s);
 	return 1;
 }
 

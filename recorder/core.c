@@ -988,11 +988,16 @@ static __attribute__((noinline)) int live_add_odd(int rc, uint64_t t, uint32_t i
 	return 0;
 }
 
+static inline void journal_note(int found, uint32_t val);
+
+/* noting: the drainer's journal is told before the table changes
+ * (journal_begin first). */
 static inline __attribute__((always_inline)) int live_add(uint64_t t, uint32_t idx, uint64_t addr,
-							 uint64_t size, uint32_t stack)
+							 uint64_t size, uint32_t stack, int noting)
 {
 	struct mt_block b = { size, stack }, old = { 0, 0 };
-	int rc = mt_live_add(S.live, addr, b, &old);
+	int rc = noting ? mt_live_add_noting(S.live, addr, b, &old, journal_note)
+			: mt_live_add(S.live, addr, b, &old);
 
 	return MT_LIKELY(rc == 0) ? 0 : live_add_odd(rc, t, idx, addr, old);
 }
@@ -1170,17 +1175,28 @@ static struct {
 	int is_free;
 } ej = { UINT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0 };
 
-static __attribute__((noinline)) void emit_journal(uint64_t addr, int is_free)
+/* The event begun (drainer only): the table's counts before it; the
+ * journal is not whole (wev) until journal_note. */
+static inline void journal_begin(uint64_t addr, int is_free)
 {
 	ej.wev = UINT64_MAX;
 	__asm__ volatile("" ::: "memory");
 	ej.key = mt_tbuf_handing();
 	ej.addr = addr;
 	ej.is_free = is_free;
-	ej.found = mt_livetab_get(&S.live->tab, addr, &ej.val);
 	ej.bytes = S.live->bytes;
 	ej.len = S.live->tab.len;
 	ej.oddlen = S.live->tab.oddlen;
+}
+
+/* What the table held at the event's address, told by the table just
+ * before it changes (mt_live_add_noting, mt_live_remove_noting): the
+ * journal is whole. An event that changes nothing leaves it unset, and
+ * a spare drains it again as it is. */
+static inline void journal_note(int found, uint32_t val)
+{
+	ej.found = found;
+	ej.val = val;
 	__asm__ volatile("" ::: "memory");
 	ej.wev = mt_writer_events(S.w);
 	__asm__ volatile("" ::: "memory");
@@ -1236,9 +1252,14 @@ void mt_rec_emit_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr, 
 
 	if (MT_UNLIKELY(pending != NULL))
 		split_pending(addr, th, t);
-	if (drainer_self)
-		emit_journal(addr, 0);
-	if (id >= 0 && live_add(t, idx, addr, size, (uint32_t)id) == 0) {
+	int added;
+	if (drainer_self) {
+		journal_begin(addr, 0);
+		added = id >= 0 && live_add(t, idx, addr, size, (uint32_t)id, 1) == 0;
+	} else {
+		added = id >= 0 && live_add(t, idx, addr, size, (uint32_t)id, 0) == 0;
+	}
+	if (added) {
 		check(mt_writer_alloc(S.w, t, addr, size, (uint32_t)id, idx));
 		count_alloc(size);
 	}
@@ -1250,9 +1271,14 @@ void mt_rec_emit_free(struct mt_tbuf_thread *th, uint64_t time, uint64_t addr)
 
 	if (MT_UNLIKELY(!mt_rec_active))
 		return;
-	if (drainer_self)
-		emit_journal(addr, 1);
-	if (mt_live_remove(S.live, addr, &b)) {
+	int taken;
+	if (drainer_self) {
+		journal_begin(addr, 1);
+		taken = mt_live_remove_noting(S.live, addr, &b, journal_note);
+	} else {
+		taken = mt_live_remove(S.live, addr, &b);
+	}
+	if (taken) {
 		uint64_t t = stamp_ns(time);
 		uint32_t idx = thread_index(th, t);
 
@@ -1295,7 +1321,7 @@ void mt_rec_emit_realloc_alloc(struct mt_tbuf_thread *th, uint64_t time, uint64_
 	int64_t id = r && lid != MT_TB_NO_STACK ? gid_of(th, lid) : -1;
 	if (r && MT_UNLIKELY(pending != NULL))
 		split_pending(r, th, t);
-	if (id >= 0 && live_add(t, idx, r, size, (uint32_t)id) == 0) {
+	if (id >= 0 && live_add(t, idx, r, size, (uint32_t)id, 0) == 0) {
 		if (was)
 			check(mt_writer_realloc(S.w, t, p, old.size, old.stack, r, size, (uint32_t)id,
 						idx));
