@@ -164,9 +164,6 @@ struct mt_writer {
 		uint8_t *at[MT_STREAMS];
 		uint64_t n[2], last[2];
 		size_t slot[2];
-		struct hist_slot e[2];
-		uint32_t astack;
-		uint64_t asize;
 	} undo;
 };
 
@@ -932,16 +929,20 @@ int mt_writer_sample(struct mt_writer *w, uint64_t t, uint64_t mean)
 }
 
 /*
- * Saves what an event record is about to change in as: the slot of its
- * allocated address in the allocations' history (s0) and of its freed
- * one in the frees' (s1). Stores only, in order: the compiler may not
- * move the state's changes above them.
+ * Saves what an event record is about to change in as, where it cannot be
+ * known again: where its streams and its record end, the histories'
+ * counts and latest addresses, and the index slots of its addresses in
+ * the allocations' history (s0) and the frees' (s1). Not what those slots
+ * and the allocation's stack and size held: undo_restore empties them
+ * instead. An index slot only finds an address's key (one it no longer
+ * finds is written as a delta), and a block's stack and size are only
+ * compared; their loads were two lines of 64 KiB arrays a save (perf,
+ * stl with the drainer: 38 % of undo_save's samples). Stores only, in
+ * order: the compiler may not move the state's changes above them.
  */
 static __attribute__((noinline)) void undo_save(struct mt_writer *w, struct addr_state *as,
 						size_t s0, size_t s1)
 {
-	size_t i = (size_t)(as->hist[0].n % MT_ADDR_HISTORY);
-
 	w->undo.events = UINT64_MAX;
 	__asm__ volatile("" ::: "memory");
 	w->undo.as = as;
@@ -953,10 +954,6 @@ static __attribute__((noinline)) void undo_save(struct mt_writer *w, struct addr
 	}
 	w->undo.slot[0] = s0;
 	w->undo.slot[1] = s1;
-	w->undo.e[0] = as->hist[0].index[s0];
-	w->undo.e[1] = as->hist[1].index[s1];
-	w->undo.astack = as->astack[i];
-	w->undo.asize = as->asize[i];
 	__asm__ volatile("" ::: "memory");
 	w->undo.events = w->events;
 	__asm__ volatile("" ::: "memory");
@@ -968,7 +965,14 @@ static __attribute__((noinline)) void undo_save(struct mt_writer *w, struct addr
 			undo_save((w), (as), (s0), (s1));       \
 	} while (0)
 
-/* An event begun (undo_save) and not ended: its changes undone. */
+/*
+ * An event begun (undo_save) and not ended: its changes undone. The index
+ * slots it may have written are emptied, as a new writer's are, and the
+ * stack and size it may have written for its allocation (at the number
+ * its history count gives) are made to match no block: no block's size
+ * is UINT64_MAX (such a request fails). No key can then name an entry it
+ * wrote; the event is put again after this, and writes both anew.
+ */
 static void undo_restore(struct mt_writer *w)
 {
 	struct addr_state *as = w->undo.as;
@@ -980,11 +984,9 @@ static void undo_restore(struct mt_writer *w)
 	for (int h = 0; h < 2; h++) {
 		as->hist[h].n = w->undo.n[h];
 		as->hist[h].last = w->undo.last[h];
-		as->hist[h].index[w->undo.slot[h]] = w->undo.e[h];
+		as->hist[h].index[w->undo.slot[h]] = (struct hist_slot){ 0, 0 };
 	}
-	size_t i = (size_t)(as->hist[0].n % MT_ADDR_HISTORY);
-	as->astack[i] = w->undo.astack;
-	as->asize[i] = w->undo.asize;
+	as->asize[as->hist[0].n % MT_ADDR_HISTORY] = UINT64_MAX;
 }
 
 void mt_writer_undo(struct mt_writer *w, int on)
