@@ -1163,7 +1163,9 @@ void mt_rec_emit_stack(struct mt_tbuf_thread *th, uint32_t lid, const struct mt_
  * drains the event again. A record that
  * was committed (the writer's count moved) needs nothing; the figures
  * counted after it were not counted. wev: the writer's event count then,
- * UINT64_MAX while it is set.
+ * UINT64_MAX from journal_begin until journal_note, which the table calls
+ * just before it changes; an event that changes nothing (a free of an
+ * address not live) leaves it so, and the spare drains it again as is.
  */
 static struct {
 	uint64_t wev;

@@ -491,7 +491,8 @@ static inline __attribute__((always_inline)) int mt_live_remove(struct mt_live *
  * lookup of its own probed twice (cachegrind, stl with the drainer: 60
  * instructions an event, most of them an insertion's probe to its empty
  * slot, done again by the put). Odd addresses and wide records note by
- * a lookup first, then go the usual way.
+ * a lookup first, then go the usual way: there the note comes before a
+ * change that may still fail (no memory; the table is then unchanged).
  */
 static inline __attribute__((always_inline)) int mt_live_add_noting(
 	struct mt_live *l, uint64_t addr, struct mt_block b, struct mt_block *old,

@@ -431,8 +431,9 @@ static void test_moving(void **state)
  * The table in memory shared with a child that puts and takes on it, as
  * the recorder's drainer does in memory shared with its spare, and that
  * is SIGKILLed at a random moment, 300 times. Before each change it
- * journals what the change needs to be undone (as core.c's emit_journal)
- * and after it counts it done (the writer's count, there). The parent
+ * journals what the change needs to be undone (as core.c's journal_begin
+ * and journal_note) and after it counts it done (the writer's count,
+ * there). The parent
  * then does what the spare does (core.c, emit_undo): a change not counted
  * is mended (mt_livetab_mend) and undone. Then the table must hold
  * exactly the blocks of the changes counted, each once, with its value,
