@@ -3346,6 +3346,20 @@ static uintptr_t exit_caller_sp(void)
 	unw_proc_info_t pi;
 	unw_word_t sp;
 	uintptr_t ex = (uintptr_t)&exit;
+	Dl_info di;
+	const ElfW(Sym) *sym = NULL;
+
+	/* First by the recorder's walker: libunwind looks each frame up with
+	 * dl_iterate_phdr, which waits for the loader's lock, and a program
+	 * thread that iterates without pause held it off for up to a minute
+	 * (robust_children's dlfork: glibc's lock is not fair). dladdr1 takes
+	 * another lock of the loader's, not that one. */
+	if (dladdr1((void *)ex, &di, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size &&
+	    (uintptr_t)di.dli_saddr == ex) {
+		uintptr_t at = mt_unwind_caller_sp(__builtin_frame_address(0), ex, ex + sym->st_size);
+		if (at)
+			return at;
+	}
 
 	if (!U.getcontext || !U.init_local || !U.step || !U.get_reg || !U.get_proc_info)
 		return 0;

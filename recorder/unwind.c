@@ -1241,6 +1241,24 @@ __attribute__((destructor)) static void check_report(void)
 	       c, " mismatches", NULL);
 }
 
+uintptr_t mt_unwind_caller_sp(void *fp, uintptr_t lo, uintptr_t hi)
+{
+	struct uw_state *st = full_bt ? state() : NULL;
+
+	if (!st)
+		return 0;
+	const uint64_t *fr = first_frame(fp);
+	int n = walk(st, fr[1], (uintptr_t)(fr + 2), fr[0], UW_FRAMES);
+	/* f[] is outermost first: the innermost frame in [lo, hi), then the
+	 * one outward of it. Every ip here is a return address: the call is
+	 * the byte before (a call to a function that does not return may be
+	 * the last instruction of the caller). */
+	for (int k = n - 1; k > 0; k--)
+		if (st->f[k].ip - 1 >= lo && st->f[k].ip - 1 < hi)
+			return (uintptr_t)st->f[k - 1].sp;
+	return 0;
+}
+
 /* ---- setup ---------------------------------------------------------------------- */
 
 mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int mode)
@@ -1284,6 +1302,14 @@ mt_backtrace_fn mt_unwind_setup(mt_backtrace_fn full, void (*flush)(void), int m
 	if (mode != MT_UNWIND_FULL)
 		mt_say("incremental unwinding is for x86-64 only: unwinding in full", NULL);
 	return full;
+}
+
+uintptr_t mt_unwind_caller_sp(void *fp, uintptr_t lo, uintptr_t hi)
+{
+	(void)fp;
+	(void)lo;
+	(void)hi;
+	return 0;
 }
 
 #endif

@@ -71,4 +71,13 @@ void mt_unwind_forget(void);
 /* In a forked child: a lock another thread of the parent held is free. */
 void mt_unwind_child(void);
 
+/*
+ * The stack pointer of the caller of the function at [lo, hi) nearest
+ * the stack's inner end, walking out from the caller of the function
+ * whose frame pointer is fp (as the hooks' captures do); 0 when the
+ * walker is off or cannot tell (a frame it cannot step, no such frame).
+ * Its rule lookups take no lock of the loader's, which libunwind's do.
+ */
+uintptr_t mt_unwind_caller_sp(void *fp, uintptr_t lo, uintptr_t hi);
+
 #endif
